@@ -1,0 +1,93 @@
+package sparklance.format.io
+
+import java.io.{EOFException, OutputStream}
+import java.nio.ByteBuffer
+import java.nio.channels.FileChannel
+import java.nio.file._
+import java.util.Comparator
+import scala.jdk.CollectionConverters._
+import scala.util.Using
+
+/** Storage on a local (or locally mounted) file system. Paths may be plain or `file:` URIs. */
+object LocalStorage extends Storage {
+  private def p(path: String): Path =
+    if (path.startsWith("file:")) Paths.get(java.net.URI.create(path)) else Paths.get(path)
+
+  private final class LocalInputFile(val path: String) extends InputFile {
+    private val channel = FileChannel.open(p(path), StandardOpenOption.READ)
+    val length: Long = channel.size()
+    def read(position: Long, len: Int): Array[Byte] = {
+      val buf = ByteBuffer.allocate(len)
+      var pos = position
+      while (buf.hasRemaining) {
+        val n = channel.read(buf, pos)
+        if (n < 0) throw new EOFException(s"$path: wanted $len bytes at $position, file has $length")
+        pos += n
+      }
+      buf.array()
+    }
+    def close(): Unit = channel.close()
+  }
+
+  def openInput(path: String): InputFile = new LocalInputFile(path)
+
+  def create(path: String): OutputStream = {
+    val target = p(path)
+    Files.createDirectories(target.getParent)
+    Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+  }
+
+  def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+    val target = p(path)
+    Files.createDirectories(target.getParent)
+    // Write a private temporary file, then link it to the final name: link creation fails
+    // atomically if the name exists, so a reader never sees a half-written manifest.
+    val tmp = Files.createTempFile(target.getParent, ".tmp-", ".partial")
+    try {
+      Files.write(tmp, bytes)
+      try { Files.createLink(target, tmp); true }
+      catch {
+        case _: FileAlreadyExistsException => false
+        case _: UnsupportedOperationException =>
+          try { Files.move(tmp, target); true } catch { case _: FileAlreadyExistsException => false }
+      }
+    } finally Files.deleteIfExists(tmp)
+  }
+
+  def overwrite(path: String, bytes: Array[Byte]): Unit = {
+    val target = p(path)
+    Files.createDirectories(target.getParent)
+    val tmp = Files.createTempFile(target.getParent, ".tmp-", ".partial")
+    Files.write(tmp, bytes)
+    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
+  }
+
+  def exists(path: String): Boolean = Files.exists(p(path))
+
+  private def children(dir: String): Seq[Path] = {
+    val d = p(dir)
+    if (!Files.isDirectory(d)) Seq.empty
+    else Using.resource(Files.list(d))(_.iterator().asScala.toVector)
+  }
+
+  def list(dir: String): Seq[FileEntry] =
+    children(dir).filter(Files.isRegularFile(_)).map(f => FileEntry(f.getFileName.toString, Files.size(f)))
+
+  def listDirectories(dir: String): Seq[String] =
+    children(dir).filter(Files.isDirectory(_)).map(_.getFileName.toString)
+
+  def mkdirs(dir: String): Unit = Files.createDirectories(p(dir))
+
+  def delete(path: String): Unit = Files.deleteIfExists(p(path))
+
+  def rename(from: String, to: String): Unit = {
+    Files.createDirectories(p(to).getParent)
+    Files.move(p(from), p(to), StandardCopyOption.ATOMIC_MOVE)
+  }
+
+  def deleteRecursively(path: String): Unit = {
+    val root = p(path)
+    if (Files.exists(root))
+      Using.resource(Files.walk(root))(_.sorted(Comparator.reverseOrder[Path]()).iterator().asScala.foreach(Files.delete))
+  }
+}

@@ -1,0 +1,42 @@
+package sparklance.format.table
+
+import scala.util.control.NonFatal
+import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException}
+import sparklance.format.io.Storage
+
+/** A Lance table at a path: lists its versions and opens snapshots of them. */
+final class Dataset(val storage: Storage, val path: String) {
+  private def versionsDir = Storage.join(path, "_versions")
+
+  def exists: Boolean = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._2.nonEmpty
+
+  /** All committed versions, ascending. Listing is the truth; the hint file is never trusted. */
+  def versions: Seq[Long] = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._2
+
+  /** The naming scheme of this table's manifests; V2 for a table that has none yet. */
+  def naming: VersionNaming = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._1.getOrElse(VersionNaming.V2)
+
+  def latestVersion: Long = versions.lastOption.getOrElse(throw new TableNotFoundException(path))
+
+  def snapshot(version: Option[Long] = None, forWrite: Boolean = false): Snapshot = {
+    val (scheme, all) = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))
+    if (all.isEmpty) throw new TableNotFoundException(path)
+    val v = version.getOrElse(all.last)
+    if (!all.contains(v)) throw new VersionNotFoundException(path, v)
+    val snap = load(scheme.get, v)
+    val m = snap.manifest
+    FeatureFlags.check(path, v, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
+    snap
+  }
+
+  private[format] def load(scheme: VersionNaming, version: Long): Snapshot = {
+    val file = Storage.join(versionsDir, scheme.fileName(version))
+    val bytes = try storage.readAll(file) catch {
+      case NonFatal(e) => throw new CorruptFileException(file, s"cannot read manifest: ${e.getMessage}", e)
+    }
+    val decoded = ManifestFile.decode(file, bytes)
+    if (decoded.manifest.getVersion != version)
+      throw new CorruptFileException(file, s"names version $version but holds version ${decoded.manifest.getVersion}")
+    Snapshot(path, scheme, decoded)
+  }
+}

@@ -1,0 +1,28 @@
+package sparklance.format.table
+
+import sparklance.format.UnsupportedFeatureException
+
+/** Manifest feature flags (LANCE-FORMAT.md): the bits this library understands, and the check. */
+object FeatureFlags {
+  val DeletionFiles = 1L
+  val StableRowIds = 2L
+  val TableConfig = 8L
+  val Known: Long = DeletionFiles | StableRowIds | TableConfig
+
+  private val names = Map(1L -> "deletion files", 2L -> "stable row ids", 4L -> "v2 format (deprecated)",
+    8L -> "table config", 16L -> "multiple base paths", 32L -> "transaction files disabled",
+    64L -> "data overlay files", 128L -> "covering index fields", 256L -> "per-file exact versions")
+
+  /** Fails naming each unknown bit: reading or writing a table whose features we skip could lose data. */
+  def check(tablePath: String, version: Long, readerFlags: Long, writerFlags: Long, forWrite: Boolean): Unit = {
+    val flags = if (forWrite) readerFlags | writerFlags else readerFlags
+    val unknown = flags & ~Known
+    if (unknown != 0) {
+      val bits = (0 until 64).map(1L << _).filter(b => (unknown & b) != 0)
+        .map(b => s"$b (${names.getOrElse(b, "unknown to sparklance")})")
+      throw new UnsupportedFeatureException(
+        s"Lance table $tablePath version $version sets feature flag(s) ${bits.mkString(", ")}, which sparklance " +
+          s"does not support; it refuses to ${if (forWrite) "write" else "read"} it rather than misread it")
+    }
+  }
+}

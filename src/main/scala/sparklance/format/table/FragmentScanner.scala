@@ -1,0 +1,102 @@
+package sparklance.format.table
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import org.roaringbitmap.RoaringBitmap
+import scala.jdk.CollectionConverters._
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.file.v2_0.FileReader20
+import sparklance.format.io.{InputFile, Storage}
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+
+/**
+ * Live rows of one fragment, in batches. `offsets(i)` is the physical row offset of row i in
+ * the fragment, from which the row address `(fragment id << 32) | offset` follows.
+ */
+final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) extends AutoCloseable {
+  def numRows: Int = offsets.length
+  def close(): Unit = vectors.foreach(_.close())
+}
+
+/**
+ * Reads the projected top-level `fields` of a fragment over physical rows [start, end), skipping
+ * rows its deletion file marks. Only the data files holding a projected field are opened, and
+ * fields absent from every data file (added later) read as nulls.
+ */
+final class FragmentScanner(
+    storage: Storage,
+    tablePath: String,
+    fragment: DataFragment,
+    fields: Seq[LanceField],
+    allocator: BufferAllocator,
+    start: Long,
+    end: Long,
+    batchRows: Int = 8192) extends Iterator[ScanBatch] with AutoCloseable {
+
+  private val deleted: RoaringBitmap = DeletionFiles.read(storage, tablePath, fragment)
+
+  private case class Source(reader: FileReader20, columnOf: Map[Int, Int])
+
+  private val files = fragment.getFilesList.asScala.toSeq
+  private var opened = Map.empty[String, Source]
+
+  private def sourceFor(field: LanceField): Option[Source] =
+    files.find(_.getFieldsList.contains(field.id)).map { f =>
+      opened.getOrElse(f.getPath, {
+        val s = open(f); opened += f.getPath -> s; s
+      })
+    }
+
+  private def open(f: DataFile): Source = {
+    if (f.getFileMajorVersion != 2 || f.getFileMinorVersion != 0)
+      throw new UnsupportedFeatureException(
+        s"Data file ${f.getPath} of $tablePath uses Lance file format ${f.getFileMajorVersion}.${f.getFileMinorVersion}; " +
+          "sparklance reads format 2.0 only so far")
+    val input: InputFile = storage.openInput(Storage.join(tablePath, s"data/${f.getPath}"))
+    val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala).map { case (id, c) => id.intValue -> c.intValue }.toMap
+    Source(new FileReader20(input), columnOf)
+  }
+
+  private val sources: Seq[Option[Source]] = fields.map(sourceFor)
+  private var position = start
+
+  // Skip whole batches of deleted rows without decoding them.
+  private def advancePastDeleted(): Unit =
+    while (position < end && deleted.contains(position.toInt)) {
+      val next = deleted.nextAbsentValue(position.toInt)
+      position = if (next < 0) end else math.min(end, next.toLong)
+    }
+
+  def hasNext: Boolean = { advancePastDeleted(); position < end }
+
+  def next(): ScanBatch = {
+    if (!hasNext) throw new NoSuchElementException
+    val n = math.min(batchRows.toLong, end - position).toInt
+    val from = position
+    position += n
+    val raw = fields.zip(sources).map {
+      case (field, Some(src)) => src.reader.read(field, id => src.columnOf.getOrElse(id,
+        throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
+      case (field, None) => NullVectors.allNull(field, n, allocator)
+    }
+    val deletedHere = deleted.rangeCardinality(from, from + n)
+    if (deletedHere == 0) new ScanBatch(raw, Array.tabulate(n)(i => (from + i).toInt))
+    else {
+      val keep = (0 until n).filterNot(i => deleted.contains((from + i).toInt)).toArray
+      val compacted = raw.map { v =>
+        val tp = v.getTransferPair(allocator)
+        val to = tp.getTo.asInstanceOf[FieldVector]
+        to.setInitialCapacity(keep.length); to.allocateNew()
+        var j = 0
+        while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
+        to.setValueCount(keep.length)
+        v.close()
+        to
+      }
+      new ScanBatch(compacted, keep.map(i => (from + i).toInt))
+    }
+  }
+
+  def close(): Unit = opened.values.foreach(_.reader.close())
+}

@@ -1,0 +1,113 @@
+package sparklance.format.table
+
+import com.google.protobuf.ByteString
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import scala.jdk.CollectionConverters._
+import sparklance.format.proto.FileProtos
+import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+
+/**
+ * One field of a Lance schema: a tree node with the table-wide field id. Fixed-size lists keep
+ * their item type in `arrowItemType` and have no children, as in the Lance schema.
+ */
+final case class LanceField(
+    id: Int,
+    name: String,
+    arrowType: ArrowType,
+    nullable: Boolean,
+    children: Seq[LanceField] = Nil,
+    metadata: Map[String, String] = Map.empty,
+    arrowItemType: Option[ArrowType] = None) {
+
+  /** This field and its descendants in pre-order, the order of Lance's flattened schema. */
+  def preOrder: Seq[LanceField] = this +: children.flatMap(_.preOrder)
+
+  def toArrow: Field = {
+    val md = if (metadata.isEmpty) null else metadata.asJava
+    val kids: java.util.List[Field] = arrowType match {
+      case _: ArrowType.FixedSizeList =>
+        java.util.List.of(new Field("item", FieldType.nullable(arrowItemType.get), null))
+      case _ => children.map(_.toArrow).asJava
+    }
+    new Field(name, new FieldType(nullable, arrowType, null, md), kids)
+  }
+
+  def logicalType: String = LogicalTypes.toLogical(arrowType, arrowItemType,
+    listOfStruct = children.headOption.exists(_.arrowType.isInstanceOf[ArrowType.Struct]) && isList)
+
+  private def isList = arrowType.isInstanceOf[ArrowType.List] || arrowType.isInstanceOf[ArrowType.LargeList]
+}
+
+/** A table's schema: top-level fields and the schema-level metadata. */
+final case class LanceSchema(fields: Seq[LanceField], metadata: Map[String, Array[Byte]] = Map.empty) {
+  def allFields: Seq[LanceField] = fields.flatMap(_.preOrder)
+  def maxFieldId: Int = if (allFields.isEmpty) -1 else allFields.map(_.id).max
+  def field(name: String): Option[LanceField] = fields.find(_.name == name)
+
+  def toArrow: Schema = new Schema(fields.map(_.toArrow).asJava,
+    metadata.map { case (k, v) => k -> new String(v, UTF_8) }.asJava)
+
+  /** Keep only the named top-level fields, in the given order. */
+  def project(names: Seq[String]): LanceSchema = LanceSchema(names.map(n =>
+    field(n).getOrElse(throw new IllegalArgumentException(s"No field '$n' in schema"))), metadata)
+
+  /** The flattened, pre-order protobuf form stored in manifests and file descriptors. */
+  def toProto: Seq[FileProtos.Field] = {
+    def encode(f: LanceField, parent: Int): Seq[FileProtos.Field] = {
+      val b = FileProtos.Field.newBuilder().setName(f.name).setId(f.id).setParentId(parent)
+        .setLogicalType(f.logicalType).setNullable(f.nullable)
+      f.arrowType match {
+        case _: ArrowType.Struct | _: ArrowType.Null =>
+        case _: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary =>
+          b.setEncoding(FileProtos.Field.Encoding.VAR_BINARY)
+        case _ => b.setEncoding(FileProtos.Field.Encoding.PLAIN)
+      }
+      f.metadata.foreach { case (k, v) => b.putMetadata(k, ByteString.copyFromUtf8(v)) }
+      b.build() +: f.children.flatMap(encode(_, f.id))
+    }
+    fields.flatMap(encode(_, -1))
+  }
+
+  def metadataProto: java.util.Map[String, ByteString] =
+    metadata.map { case (k, v) => k -> ByteString.copyFrom(v) }.asJava
+}
+
+object LanceSchema {
+  /** Rebuilds the tree from the flattened fields (children follow parents; parent_id -1 = top). */
+  def fromProto(fields: Seq[FileProtos.Field], metadata: java.util.Map[String, ByteString]): LanceSchema = {
+    val byParent = fields.groupBy(_.getParentId)
+    def build(f: FileProtos.Field, seen: Set[Int]): LanceField = {
+      if (seen.contains(f.getId)) throw new CorruptFileException("<schema>", s"field id ${f.getId} is its own ancestor")
+      if (f.getLogicalType.startsWith("dict:"))
+        throw new UnsupportedFeatureException(
+          s"Field '${f.getName}' uses a Lance dictionary type (${f.getLogicalType}), which sparklance does not read yet")
+      val (arrow, item) = LogicalTypes.fromLogical(f.getLogicalType)
+      val kids = arrow match {
+        case _: ArrowType.FixedSizeList => Nil
+        case _ => byParent.getOrElse(f.getId, Nil).filter(_.getId != f.getId).map(build(_, seen + f.getId))
+      }
+      LanceField(f.getId, f.getName, arrow, f.getNullable, kids,
+        f.getMetadataMap.asScala.map { case (k, v) => k -> v.toStringUtf8 }.toMap, item)
+    }
+    val top = fields.filter(_.getParentId == -1).map(build(_, Set.empty))
+    LanceSchema(top, metadata.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)
+  }
+
+  /** Assigns field ids depth first, starting at `firstId`, as Lance does for a new schema. */
+  def fromArrow(schema: Schema, firstId: Int = 0): LanceSchema = {
+    var next = firstId
+    def convert(f: Field): LanceField = {
+      val id = next; next += 1
+      val md = Option(f.getMetadata).map(_.asScala.toMap).getOrElse(Map.empty)
+      f.getType match {
+        case _: ArrowType.FixedSizeList =>
+          LanceField(id, f.getName, f.getType, f.isNullable, Nil, md, Some(f.getChildren.get(0).getType))
+        case _ =>
+          LanceField(id, f.getName, f.getType, f.isNullable, f.getChildren.asScala.toSeq.map(convert), md)
+      }
+    }
+    val fields = schema.getFields.asScala.toSeq.map(convert)
+    LanceSchema(fields, Option(schema.getCustomMetadata).map(_.asScala.map { case (k, v) => k -> v.getBytes(UTF_8) }.toMap).getOrElse(Map.empty))
+  }
+}

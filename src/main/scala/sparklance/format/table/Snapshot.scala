@@ -1,0 +1,29 @@
+package sparklance.format.table
+
+import scala.jdk.CollectionConverters._
+import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
+
+/** One version of a table: its manifest, decoded schema and fragments. Immutable. */
+final case class Snapshot(tablePath: String, naming: VersionNaming, file: ManifestFile) {
+  def manifest: Manifest = file.manifest
+  def version: Long = manifest.getVersion
+  lazy val schema: LanceSchema = LanceSchema.fromProto(manifest.getFieldsList.asScala.toSeq, manifest.getSchemaMetadataMap)
+  def fragments: Seq[DataFragment] = manifest.getFragmentsList.asScala.toSeq
+  def config: Map[String, String] = manifest.getConfigMap.asScala.toMap
+
+  /** The data file format version ("2.0", "2.1", ...), from the manifest or the first data file. */
+  def dataStorageVersion: String =
+    if (manifest.hasDataFormat && manifest.getDataFormat.getVersion.nonEmpty) manifest.getDataFormat.getVersion
+    else fragments.flatMap(_.getFilesList.asScala).headOption
+      .map(f => s"${f.getFileMajorVersion}.${f.getFileMinorVersion}").getOrElse("2.0")
+
+  def stableRowIds: Boolean = (manifest.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
+
+  /** Live rows, from fragment metadata alone. */
+  def countRows: Long = fragments.map(Snapshot.liveRows).sum
+}
+
+object Snapshot {
+  def liveRows(f: DataFragment): Long =
+    f.getPhysicalRows - (if (f.hasDeletionFile) f.getDeletionFile.getNumDeletedRows else 0L)
+}

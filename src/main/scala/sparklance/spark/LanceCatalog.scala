@@ -1,0 +1,187 @@
+package sparklance.spark
+
+import java.util
+import org.apache.spark.sql.catalyst.analysis._
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import scala.jdk.CollectionConverters._
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.table.Dataset
+
+/**
+ * A Spark catalog over a warehouse directory: namespaces are directories and a table `ns.t` is
+ * the Lance dataset `<warehouse>/ns/t.lance`, which pylance opens as it is.
+ *
+ * Options: `warehouse` (required), a local path or file: URI.
+ */
+class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
+  private var catalogName: String = _
+  private var warehouse: String = _
+  private[spark] val storage: Storage = LocalStorage
+
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
+    catalogName = name
+    val wh = Option(options.get("warehouse")).filter(_.nonEmpty).getOrElse(throw new IllegalArgumentException(
+      s"Catalog '$name' needs a warehouse: set spark.sql.catalog.$name.warehouse to a directory"))
+    warehouse = (if (wh.startsWith("file:")) java.nio.file.Paths.get(java.net.URI.create(wh)) else java.nio.file.Paths.get(wh))
+      .toAbsolutePath.normalize().toString
+    storage.mkdirs(warehouse)
+  }
+
+  override def name(): String = catalogName
+
+  // ---- identifiers and paths ----
+
+  private def checkPart(part: String, what: String): String = {
+    if (part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
+        part.startsWith("."))
+      throw new IllegalArgumentException(
+        s"Invalid $what name '$part' in catalog $catalogName: names may not be empty, start with '.', or contain '/' or '\\'")
+    part
+  }
+
+  private def namespacePath(namespace: Array[String]): String =
+    namespace.map(checkPart(_, "namespace")).foldLeft(warehouse)(Storage.join)
+
+  private[spark] def tablePath(ident: Identifier): String =
+    Storage.join(namespacePath(ident.namespace()), checkPart(ident.name(), "table") + ".lance")
+
+  private def quoted(ident: Identifier): String = (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
+
+  private def dataset(ident: Identifier) = new Dataset(storage, tablePath(ident))
+
+  // ---- namespaces ----
+
+  override def listNamespaces(): Array[Array[String]] = listNamespaces(Array.empty[String])
+
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = {
+    if (namespace.nonEmpty && !namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    storage.listDirectories(namespacePath(namespace))
+      .filterNot(d => d.endsWith(".lance") || d.startsWith("."))
+      .sorted.map(d => namespace :+ d).toArray
+  }
+
+  override def namespaceExists(namespace: Array[String]): Boolean =
+    namespace.nonEmpty && storage.exists(namespacePath(namespace)) && !namespace.last.endsWith(".lance")
+
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
+    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    Map("location" -> namespacePath(namespace)).asJava
+  }
+
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
+    if (namespace.isEmpty) throw new IllegalArgumentException("Cannot create the empty namespace")
+    if (namespaceExists(namespace)) throw new NamespaceAlreadyExistsException(namespace)
+    val unsupported = metadata.asScala.keySet -- Set("owner", "comment", "location")
+    if (unsupported.nonEmpty)
+      throw new UnsupportedOperationException(s"Namespace properties ${unsupported.mkString(", ")} are not supported by sparklance")
+    storage.mkdirs(namespacePath(namespace))
+  }
+
+  override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
+    throw new UnsupportedOperationException("sparklance namespaces have no properties to alter")
+
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+    if (!namespaceExists(namespace)) return false
+    val path = namespacePath(namespace)
+    val hasContent = storage.listDirectories(path).exists(!_.startsWith(".")) || storage.list(path).nonEmpty
+    if (hasContent && !cascade) throw new NonEmptyNamespaceException(namespace)
+    storage.deleteRecursively(path)
+    true
+  }
+
+  // ---- tables ----
+
+  override def listTables(namespace: Array[String]): Array[Identifier] = {
+    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    storage.listDirectories(namespacePath(namespace)).filter(_.endsWith(".lance")).sorted
+      .map(d => Identifier.of(namespace, d.stripSuffix(".lance")))
+      .filter(id => dataset(id).exists).toArray
+  }
+
+  override def tableExists(ident: Identifier): Boolean = dataset(ident).exists
+
+  override def loadTable(ident: Identifier): Table = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    new LanceTable(quoted(ident), ds, ds.snapshot())
+  }
+
+  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): Table = {
+    val staged = stageCreate(ident, columns, partitions, properties)
+    staged.commitStagedChanges()
+    loadTable(ident)
+  }
+
+  private def checkCreate(ident: Identifier, partitions: Array[Transform]): Unit = {
+    if (ident.namespace().isEmpty)
+      throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
+    if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
+    if (partitions.nonEmpty)
+      throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
+  }
+
+  private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
+    val schema = Columns.toStruct(columns)
+    val config = TableProperties.validate(quoted(ident), properties.asScala.toMap)
+    (SparkTypes.toLance(schema, quoted(ident)), config)
+  }
+
+  override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
+    val (schema, config) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config)
+  }
+
+  override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
+    val (schema, config) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config)
+  }
+
+  override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    val (schema, config) = newTable(ident, columns, properties)
+    val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
+    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config)
+  }
+
+  // Spark 4 still routes the StructType variants here from some code paths.
+  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform],
+      properties: util.Map[String, String]): Table =
+    createTable(ident, Columns.fromStruct(schema), partitions, properties)
+
+  override def alterTable(ident: Identifier, changes: TableChange*): Table =
+    throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet (${quoted(ident)})")
+
+  /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */
+  override def dropTable(ident: Identifier): Boolean = {
+    if (!tableExists(ident)) return false
+    val trash = Storage.join(Storage.join(warehouse, ".trash"),
+      (ident.namespace() :+ s"${ident.name()}-${System.currentTimeMillis()}.lance").mkString("/"))
+    storage.rename(tablePath(ident), trash)
+    true
+  }
+
+  override def purgeTable(ident: Identifier): Boolean = {
+    if (!tableExists(ident)) return false
+    storage.deleteRecursively(tablePath(ident))
+    true
+  }
+
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+    if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
+    if (tableExists(newIdent)) throw new TableAlreadyExistsException(newIdent)
+    if (!namespaceExists(newIdent.namespace())) throw new NoSuchNamespaceException(newIdent.namespace())
+    storage.rename(tablePath(oldIdent), tablePath(newIdent))
+  }
+}

@@ -1,0 +1,61 @@
+package sparklance.spark
+
+import java.util
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import scala.jdk.CollectionConverters._
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.spark.scan.LanceScanBuilder
+import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
+
+/** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
+class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot)
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
+
+  override def name(): String = tableName
+
+  lazy val sparkSchema: StructType = SparkTypes.toSpark(snapshot.schema, tableName)
+
+  override def columns(): Array[Column] = Columns.fromStruct(sparkSchema)
+
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+    TableCapability.OVERWRITE_DYNAMIC)
+
+  override def properties(): util.Map[String, String] = TableProperties.describe(snapshot).asJava
+
+  override def metadataColumns(): Array[MetadataColumn] = LanceTable.MetadataColumns
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
+    new LanceScanBuilder(this, options)
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new LanceWriteBuilder(info, (inputSchema, overwrite) => {
+      val target = WriteTarget(tableName, dataset.path, snapshot.schema, snapshot.dataStorageVersion,
+        TableProperties.maxRowsPerFile(snapshot))
+      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => {
+        val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
+        new Committer(dataset).commit(Some(snapshot), op)
+      })
+    })
+}
+
+object LanceTable {
+  val RowAddress = "_rowaddr"
+  val FragmentId = "_fragid"
+
+  private final case class Meta(name: String, dataType: DataType, description: String) extends MetadataColumn {
+    override def isNullable: Boolean = false
+    override def comment(): String = description
+  }
+
+  val MetadataColumns: Array[MetadataColumn] = Array(
+    Meta(RowAddress, LongType, "Physical row address: fragment id << 32 | row offset in the fragment"),
+    Meta(FragmentId, IntegerType, "Id of the fragment holding the row"))
+
+  val MetadataNames: Set[String] = MetadataColumns.map(_.name).toSet
+}

@@ -1,0 +1,47 @@
+package sparklance.spark
+
+import java.util
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
+import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
+
+/**
+ * CREATE TABLE [AS SELECT] and REPLACE TABLE [AS SELECT] as one atomic commit: the query's
+ * fragments are written first and become the table's content in a single Overwrite, so a failed
+ * query leaves no table (or the old table) behind.
+ */
+final class StagedLanceTable(tableName: String, dataset: Dataset, current: Option[Snapshot], schema: LanceSchema,
+    config: Map[String, String]) extends StagedTable with SupportsWrite {
+
+  private var staged: Seq[DataFragment] = Nil
+
+  override def name(): String = tableName
+  override def columns(): Array[Column] =
+    Columns.fromStruct(SparkTypes.toSpark(schema, tableName))
+  override def capabilities(): util.Set[TableCapability] =
+    util.EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.TRUNCATE)
+  override def properties(): util.Map[String, String] = config.asJava
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new LanceWriteBuilder(info, (inputSchema, _) => {
+      val target = WriteTarget(tableName, dataset.path, schema, config(Committer.StorageVersionKey),
+        config.get(Committer.MaxRowsPerFileKey).map(_.toLong).getOrElse(sparklance.format.table.FragmentWriter.DefaultMaxRowsPerFile))
+      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => staged = fragments)
+    })
+
+  override def commitStagedChanges(): Unit =
+    try new Committer(dataset).commit(current, Operation.Overwrite(staged, schema, config))
+    catch { case NonFatal(e) => abortStagedChanges(); throw e }
+
+  override def abortStagedChanges(): Unit = {
+    for (f <- staged; file <- f.getFilesList.asScala)
+      try dataset.storage.delete(Storage.join(dataset.path, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+    staged = Nil
+  }
+}

@@ -1,0 +1,53 @@
+package sparklance.spark
+
+import sparklance.format.commit.Committer
+import sparklance.format.table.{FeatureFlags, Snapshot}
+
+/**
+ * The TBLPROPERTIES sparklance understands, named like pylance's write_dataset arguments.
+ * Spark adds its own reserved keys (owner, provider, location, comment...), which are ignored.
+ */
+object TableProperties {
+  val DataStorageVersion = "data_storage_version"
+  val EnableStableRowIds = "enable_stable_row_ids"
+  val MaxRowsPerFile = "max_rows_per_file"
+
+  val SupportedStorageVersions = Seq("2.0")
+  private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
+
+  /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
+  def validate(table: String, props: Map[String, String]): Map[String, String] = {
+    props.keys.filterNot(k => sparkReserved.contains(k) || k.startsWith("option.") ||
+        Set(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile).contains(k)).toSeq.sorted.headOption.foreach { k =>
+      throw new IllegalArgumentException(
+        s"Unknown table property '$k' for $table; sparklance knows $DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile")
+    }
+    val version = props.getOrElse(DataStorageVersion, "2.0") match {
+      case "stable" | "legacy" | "2.0" => "2.0"
+      case v if SupportedStorageVersions.contains(v) => v
+      case v => throw new IllegalArgumentException(
+        s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes ${SupportedStorageVersions.mkString(", ")}")
+    }
+    props.get(EnableStableRowIds).map(_.toLowerCase) match {
+      case None | Some("false") =>
+      case Some("true") => throw new IllegalArgumentException(
+        s"$EnableStableRowIds=true for $table: stable row ids are not supported by this sparklance version yet")
+      case Some(v) => throw new IllegalArgumentException(s"$EnableStableRowIds must be true or false, got '$v'")
+    }
+    props.get(MaxRowsPerFile).foreach { v =>
+      if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
+    }
+    Map(Committer.StorageVersionKey -> version) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _)
+  }
+
+  /** The properties Spark shows (DESCRIBE TABLE EXTENDED, SHOW TBLPROPERTIES) for a snapshot. */
+  def describe(snapshot: Snapshot): Map[String, String] = Map(
+    DataStorageVersion -> snapshot.dataStorageVersion,
+    EnableStableRowIds -> snapshot.stableRowIds.toString,
+    "version" -> snapshot.version.toString,
+    "provider" -> "lance") ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _)
+
+  def maxRowsPerFile(snapshot: Snapshot): Long =
+    snapshot.config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption)
+      .getOrElse(sparklance.format.table.FragmentWriter.DefaultMaxRowsPerFile)
+}

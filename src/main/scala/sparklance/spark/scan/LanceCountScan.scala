@@ -1,0 +1,12 @@
+package sparklance.spark.scan
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.LocalScan
+import org.apache.spark.sql.types.{LongType, StructField, StructType}
+
+/** COUNT(*) answered from fragment metadata (physical rows minus deleted rows): no file is opened. */
+final class LanceCountScan(count: Long, table: String) extends LocalScan {
+  override def rows(): Array[InternalRow] = Array(InternalRow(count))
+  override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))
+  override def description(): String = s"LanceCountScan $table count=$count"
+}

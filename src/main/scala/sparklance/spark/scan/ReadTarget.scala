@@ -1,0 +1,16 @@
+package sparklance.spark.scan
+
+import org.apache.spark.sql.types.StructType
+import sparklance.format.proto.FileProtos
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/** What executors read: the table path, the projected Lance fields (as protobuf) and Spark's read schema. */
+final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType) {
+  def fields: Seq[LanceField] =
+    LanceSchema.fromProto(fieldBytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
+}
+
+object ReadTarget {
+  def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType): ReadTarget =
+    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema)
+}

@@ -1,0 +1,49 @@
+package sparklance.spark.write
+
+import org.apache.spark.sql.connector.write._
+import org.apache.spark.sql.types.StructType
+import scala.util.control.NonFatal
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.DataFragment
+
+/**
+ * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
+ * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE.
+ */
+final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
+    commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
+
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
+    new LanceDataWriterFactory(target, inputSchema)
+
+  override def commit(messages: Array[WriterCommitMessage]): Unit = {
+    val fragments = messages.toSeq.flatMap {
+      case m: FragmentsMessage => m.decoded
+      case null => Nil
+      case other => throw new IllegalStateException(s"Unexpected commit message $other")
+    }
+    try commitFragments(fragments)
+    catch { case NonFatal(e) => deleteFiles(fragments); throw e }
+  }
+
+  override def abort(messages: Array[WriterCommitMessage]): Unit =
+    deleteFiles(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
+
+  /** Files of a failed write are never referenced; removing them just saves space. */
+  private def deleteFiles(fragments: Seq[DataFragment]): Unit =
+    for (f <- fragments; file <- scala.jdk.CollectionConverters.ListHasAsScala(f.getFilesList).asScala)
+      try storage.delete(Storage.join(target.tablePath, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+}
+
+/** Append or overwrite (INSERT INTO / INSERT OVERWRITE / DataFrameWriterV2). */
+final class LanceWriteBuilder(info: LogicalWriteInfo, makeWrite: (StructType, Boolean) => BatchWrite)
+    extends WriteBuilder with SupportsTruncate with SupportsDynamicOverwrite {
+  private var overwrite = false
+  override def truncate(): WriteBuilder = { overwrite = true; this }
+  // Lance tables have no partitions, so a dynamic partition overwrite replaces everything.
+  override def overwriteDynamicPartitions(): WriteBuilder = { overwrite = true; this }
+  override def build(): Write = new Write {
+    override def description(): String = if (overwrite) "lance overwrite" else "lance append"
+    override def toBatch: BatchWrite = makeWrite(info.schema(), overwrite)
+  }
+}

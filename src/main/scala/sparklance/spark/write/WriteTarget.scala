@@ -1,0 +1,22 @@
+package sparklance.spark.write
+
+import sparklance.format.proto.FileProtos
+import sparklance.format.table.LanceSchema
+
+/**
+ * Everything an executor needs to write data files for a table, in serializable form
+ * (Arrow types are not serializable, so the schema travels as its protobuf fields).
+ */
+final case class WriteTarget(
+    tableName: String,
+    tablePath: String,
+    schemaFields: Array[Array[Byte]],
+    dataStorageVersion: String,
+    maxRowsPerFile: Long) {
+  def schema: LanceSchema = LanceSchema.fromProto(schemaFields.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of())
+}
+
+object WriteTarget {
+  def apply(tableName: String, tablePath: String, schema: LanceSchema, dataStorageVersion: String, maxRowsPerFile: Long): WriteTarget =
+    WriteTarget(tableName, tablePath, schema.toProto.map(_.toByteArray).toArray, dataStorageVersion, maxRowsPerFile)
+}

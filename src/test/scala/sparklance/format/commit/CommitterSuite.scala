@@ -1,0 +1,99 @@
+package sparklance.format.commit
+
+import java.nio.file.Files
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CommitConflictException, TableNotFoundException, VersionNotFoundException}
+import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.proto.TransactionProtos.Transaction
+import sparklance.format.table.{Dataset, LanceSchema, ManifestFile, VersionNaming}
+
+class CommitterSuite extends AnyFunSuite {
+  private val schema = LanceSchema.fromArrow(new Schema(List(
+    new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+    new Field("name", FieldType.nullable(ArrowType.Utf8.INSTANCE), null)).asJava))
+
+  private def fragment(rows: Long, file: String) = DataFragment.newBuilder().setPhysicalRows(rows)
+    .addFiles(DataFile.newBuilder().setPath(file).addFields(0).addFields(1).addColumnIndices(0).addColumnIndices(1)
+      .setFileMajorVersion(2)).build()
+
+  private def newTable(): Dataset = {
+    val ds = new Dataset(LocalStorage, Files.createTempDirectory("commit").resolve("t.lance").toString)
+    new Committer(ds).commit(None, Operation.Overwrite(Nil, schema))
+    ds
+  }
+
+  test("create, append and overwrite produce consecutive versions with fresh fragment ids") {
+    val ds = newTable()
+    assert(ds.versions == Seq(1L))
+    assert(ds.snapshot().schema.fields.map(_.name) == Seq("id", "name"))
+    val v2 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment(10, "a.lance"), fragment(5, "b.lance"))))
+    assert(v2.version == 2)
+    assert(v2.snapshot.fragments.map(_.getId) == Seq(0L, 1L))
+    assert(v2.snapshot.countRows == 15)
+    val v3 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema))
+    // Overwrite never reuses fragment ids: indices may still name the old ones.
+    assert(v3.snapshot.fragments.map(_.getId) == Seq(2L))
+    assert(v3.snapshot.manifest.getMaxFragmentId == 2)
+    assert(ds.versions == Seq(1L, 2L, 3L))
+    assert(ds.snapshot(Some(2)).countRows == 15)
+    val m = ds.snapshot().manifest
+    assert(m.getWriterVersion.getLibrary == "sparklance")
+    assert(m.getDataFormat.getVersion == "2.0")
+    // The transaction is persisted both as a file and inline.
+    val txn = Transaction.parseFrom(LocalStorage.readAll(Storage.join(ds.path, s"_transactions/${m.getTransactionFile}")))
+    assert(txn.hasOverwrite && txn.getReadVersion == 2)
+    val hint = new String(LocalStorage.readAll(Storage.join(ds.path, "_versions/latest_version_hint.json")), "UTF-8")
+    assert(hint == """{"version":3}""")
+  }
+
+  test("an append that loses the race to another append is rebased, keeping both") {
+    val ds = newTable()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment(10, "a.lance"))))
+    val second = new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment(7, "b.lance"))))
+    assert(second.version == 3)
+    assert(second.snapshot.fragments.map(f => f.getId -> f.getPhysicalRows) == Seq(0L -> 10L, 1L -> 7L))
+  }
+
+  test("an overwrite that loses the race fails and leaves the table as the winner left it") {
+    val ds = newTable()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment(10, "a.lance"))))
+    val e = intercept[CommitConflictException](
+      new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema)))
+    assert(e.getMessage.contains("Append") && e.getMessage.contains("version 2"))
+    assert(ds.versions == Seq(1L, 2L))
+    assert(ds.snapshot().countRows == 10)
+  }
+
+  test("an append after a concurrent overwrite fails") {
+    val ds = newTable()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema))
+    intercept[CommitConflictException](new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment(2, "d.lance")))))
+    assert(ds.versions == Seq(1L, 2L))
+  }
+
+  test("the index section is carried forward by appends and dropped by overwrite") {
+    val ds = newTable()
+    val snap = ds.snapshot()
+    // Simulate a table that pylance indexed: rewrite version 1 with an index section.
+    val path = Storage.join(ds.path, s"_versions/${VersionNaming.V2.fileName(1)}")
+    LocalStorage.delete(path)
+    LocalStorage.putIfAbsent(path, ManifestFile.encode(snap.manifest, Some(Array[Byte](9, 8, 7)), None))
+    val appended = new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment(1, "a.lance"))))
+    assert(ds.snapshot().file.indexSection.map(_.toSeq).contains(Seq[Byte](9, 8, 7)))
+    assert(appended.version == 2)
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Nil, schema))
+    assert(ds.snapshot().file.indexSection.isEmpty)
+  }
+
+  test("missing tables and versions are typed errors") {
+    val missing = new Dataset(LocalStorage, Files.createTempDirectory("none").resolve("x.lance").toString)
+    intercept[TableNotFoundException](missing.snapshot())
+    intercept[VersionNotFoundException](newTable().snapshot(Some(42)))
+  }
+}

@@ -1,0 +1,43 @@
+package sparklance.format.deletion
+
+import java.nio.file.Files
+import org.roaringbitmap.RoaringBitmap
+import org.scalatest.funsuite.AnyFunSuite
+import sparklance.format.CorruptFileException
+import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
+
+class DeletionFilesSuite extends AnyFunSuite {
+  private def roundTrip(offsets: Seq[Int], expected: DeletionFileType): Unit = {
+    val dir = Files.createTempDirectory("del").toString
+    val bitmap = RoaringBitmap.bitmapOf(offsets: _*)
+    val file = DeletionFiles.write(LocalStorage, dir, 7, 3, bitmap)
+    assert(file.getFileType == expected)
+    assert(file.getNumDeletedRows == offsets.distinct.size)
+    val fragment = DataFragment.newBuilder().setId(7).setDeletionFile(file).build()
+    assert(DeletionFiles.read(LocalStorage, dir, fragment) == bitmap)
+    val name = DeletionFiles.relativePath(7, file)
+    assert(name.startsWith("_deletions/7-3-") && name.endsWith(if (expected == DeletionFileType.BITMAP) ".bin" else ".arrow"))
+  }
+
+  test("small sets are Arrow IPC files, large ones Roaring bitmaps") {
+    roundTrip(Seq(0, 5, 9, 100000), DeletionFileType.ARROW_ARRAY)
+    roundTrip(0 until 4999, DeletionFileType.ARROW_ARRAY)
+    roundTrip((0 until 20000).filter(_ % 3 != 0), DeletionFileType.BITMAP)
+  }
+
+  test("a fragment without a deletion file has no deleted rows") {
+    assert(DeletionFiles.read(LocalStorage, "/nonexistent", DataFragment.newBuilder().setId(1).build()).isEmpty)
+  }
+
+  test("a deletion file whose count disagrees with the manifest is corrupt") {
+    val dir = Files.createTempDirectory("del").toString
+    val file = DeletionFiles.write(LocalStorage, dir, 1, 1, RoaringBitmap.bitmapOf(1, 2, 3))
+    val wrong = DataFragment.newBuilder().setId(1).setDeletionFile(file.toBuilder.setNumDeletedRows(4)).build()
+    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, dir, wrong))
+    Files.write(java.nio.file.Paths.get(Storage.join(dir, DeletionFiles.relativePath(1, file))), Array[Byte](1, 2, 3))
+    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, dir,
+      DataFragment.newBuilder().setId(1).setDeletionFile(file).build()))
+  }
+}
