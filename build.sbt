@@ -5,7 +5,7 @@ ThisBuild / scalaVersion := "2.13.18"
 
 val sparkVersion = "4.2.0"
 val arrowVersion = "19.0.0"
-val protobufVersion = "3.25.5"
+val protobufVersion = "4.33.5"
 
 // Spark needs these module openings on Java 17 (the same list spark-submit passes).
 val javaModuleOptions = Seq(

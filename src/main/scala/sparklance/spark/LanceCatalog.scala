@@ -75,7 +75,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
     if (namespace.isEmpty) throw new IllegalArgumentException("Cannot create the empty namespace")
     if (namespaceExists(namespace)) throw new NamespaceAlreadyExistsException(namespace)
-    val unsupported = metadata.asScala.keySet -- Set("owner", "comment", "location")
+    val unsupported = metadata.asScala.keySet.toSet -- Set("owner", "comment", "location")
     if (unsupported.nonEmpty)
       throw new UnsupportedOperationException(s"Namespace properties ${unsupported.mkString(", ")} are not supported by sparklance")
     storage.mkdirs(namespacePath(namespace))

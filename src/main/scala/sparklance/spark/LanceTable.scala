@@ -3,18 +3,21 @@ package sparklance.spark
 import java.util
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.spark.rowlevel.LanceDeltaOperation
 import sparklance.spark.scan.LanceScanBuilder
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
 class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot)
-    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns {
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
+    with SupportsRowLevelOperations with SupportsDeleteV2 {
 
   override def name(): String = tableName
 
@@ -32,6 +35,26 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
     new LanceScanBuilder(this, options)
+
+  override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
+    () => new LanceDeltaOperation(this, info.command())
+
+  /** Only a delete of every row is metadata-only: without column statistics nothing else is provable. */
+  override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
+    predicates.forall(_.isInstanceOf[AlwaysTrue])
+
+  override def deleteWhere(predicates: Array[Predicate]): Unit = {
+    require(canDeleteWhere(predicates), s"Metadata-only delete of ${predicates.mkString(" AND ")}")
+    truncateTable()
+  }
+
+  /** Removes every fragment in one Delete commit; no data file is read or rewritten. */
+  override def truncateTable(): Boolean = {
+    val current = snapshot
+    if (current.fragments.nonEmpty)
+      new Committer(dataset).commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"))
+    true
+  }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, overwrite) => {

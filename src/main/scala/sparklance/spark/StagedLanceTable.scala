@@ -8,7 +8,7 @@ import scala.util.control.NonFatal
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
+import sparklance.format.table.{Dataset, LanceSchema, Snapshot, UncommittedFiles}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /**
@@ -40,8 +40,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     catch { case NonFatal(e) => abortStagedChanges(); throw e }
 
   override def abortStagedChanges(): Unit = {
-    for (f <- staged; file <- f.getFilesList.asScala)
-      try dataset.storage.delete(Storage.join(dataset.path, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+    UncommittedFiles.delete(dataset.storage, dataset.path, staged)
     staged = Nil
   }
 }

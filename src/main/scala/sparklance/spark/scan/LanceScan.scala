@@ -5,14 +5,18 @@ import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.Snapshot
 import sparklance.spark.LanceTable
 
 /** A columnar scan of one snapshot: one input partition per fragment, or per row range of a large fragment. */
-final class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap)
+class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap)
     extends Scan with Batch with SupportsReportStatistics {
 
-  private val snapshot = table.snapshot
+  protected val snapshot: Snapshot = table.snapshot
+
+  /** The fragments this scan reads. */
+  protected def fragments: Seq[DataFragment] = snapshot.fragments
   private val rowsPerSplit: Long = Option(options.get("split_rows")).map(_.toLong).getOrElse(LanceScan.DefaultSplitRows)
 
   override def readSchema(): StructType = required
@@ -23,7 +27,7 @@ final class LanceScan(table: LanceTable, required: StructType, options: CaseInse
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] =
-    snapshot.fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
+    fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
       val rows = f.getPhysicalRows
       (0L until rows by rowsPerSplit).map(start =>
         LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit)): InputPartition)

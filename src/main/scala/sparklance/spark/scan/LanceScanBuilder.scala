@@ -6,8 +6,11 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.spark.LanceTable
 
-/** Column pruning and COUNT(*) pushdown; everything else is read as is. */
-final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap)
+/**
+ * Column pruning and COUNT(*) pushdown; everything else is read as is. The scan of a row-level
+ * operation also accepts Spark's runtime filter on fragment ids.
+ */
+final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates {
 
   private var required: StructType = table.sparkSchema
@@ -28,5 +31,6 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
 
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table.snapshot.countRows, table.tableName)
+    else if (rowLevel) new LanceRowLevelScan(table, required, options)
     else new LanceScan(table, required, options)
 }

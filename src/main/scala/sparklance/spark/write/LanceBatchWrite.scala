@@ -5,6 +5,7 @@ import org.apache.spark.sql.types.StructType
 import scala.util.control.NonFatal
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.UncommittedFiles
 
 /**
  * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
@@ -29,10 +30,7 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
   override def abort(messages: Array[WriterCommitMessage]): Unit =
     deleteFiles(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
 
-  /** Files of a failed write are never referenced; removing them just saves space. */
-  private def deleteFiles(fragments: Seq[DataFragment]): Unit =
-    for (f <- fragments; file <- scala.jdk.CollectionConverters.ListHasAsScala(f.getFilesList).asScala)
-      try storage.delete(Storage.join(target.tablePath, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+  private def deleteFiles(fragments: Seq[DataFragment]): Unit = UncommittedFiles.delete(storage, target.tablePath, fragments)
 }
 
 /** Append or overwrite (INSERT INTO / INSERT OVERWRITE / DataFrameWriterV2). */

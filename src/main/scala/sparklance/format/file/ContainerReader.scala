@@ -1,0 +1,87 @@
+package sparklance.format.file
+
+import com.google.protobuf.InvalidProtocolBufferException
+import java.io.EOFException
+import java.nio.{ByteBuffer, ByteOrder}
+import sparklance.format.CorruptFileException
+import sparklance.format.io.InputFile
+import sparklance.format.proto.File2Protos.ColumnMetadata
+
+/**
+ * The container of a Lance v2 file: footer, global buffers and column metadata. The constructor
+ * reads the file's tail once (and at most one more range if the metadata is larger than that);
+ * page bytes are read on demand through `read`, which checks every range against the file.
+ */
+final class ContainerReader(input: InputFile) {
+  val path: String = input.path
+  val fileLength: Long = input.length
+
+  if (fileLength < Footer.Size)
+    throw new CorruptFileException(path, s"file is $fileLength bytes, too short for the 40-byte Lance footer")
+
+  /** Everything from here to the footer is data; metadata and page buffers must end before it. */
+  private val dataEnd = fileLength - Footer.Size
+
+  private var tailStart = fileLength - math.min(fileLength, ContainerReader.TailBytes)
+  private var tail = input.read(tailStart, (fileLength - tailStart).toInt)
+
+  val footer: Footer = Footer.parse(tail, tail.length - Footer.Size, path)
+
+  private def table(position: Long, entries: Int, what: String): IndexedSeq[(Long, Long)] = {
+    val bytes = ByteBuffer.wrap(read(position, 16L * entries, s"the $what offset table")).order(ByteOrder.LITTLE_ENDIAN)
+    IndexedSeq.tabulate(entries) { i =>
+      val (p, l) = (bytes.getLong, bytes.getLong)
+      checkRange(p, l, s"$what $i")
+      (p, l)
+    }
+  }
+
+  private val globalEntries = {
+    val positions = Seq(footer.columnMetaStart, footer.columnMetaOffsetsPosition, footer.globalBufferOffsetsPosition)
+    positions.foreach(p => checkRange(p, 0, "a footer position"))
+    val entries = table(footer.globalBufferOffsetsPosition, footer.numGlobalBuffers, "global buffer")
+    // One more read brings in all metadata (FileDescriptor included) when the tail missed some.
+    val metaStart = (positions ++ entries.filter(_._2 > 0).map(_._1)).min
+    if (metaStart < tailStart) {
+      tail = input.read(metaStart, Math.toIntExact(tailStart - metaStart)) ++ tail
+      tailStart = metaStart
+    }
+    entries
+  }
+
+  val columns: IndexedSeq[ColumnMetadata] =
+    table(footer.columnMetaOffsetsPosition, footer.numColumns, "column metadata").zipWithIndex.map { case ((p, l), i) =>
+      try ColumnMetadata.parseFrom(read(p, l, s"column metadata $i"))
+      catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, s"column metadata $i is malformed", e) }
+    }
+
+  def numGlobalBuffers: Int = globalEntries.size
+
+  def globalBuffer(i: Int): Array[Byte] = {
+    if (i >= globalEntries.size) throw new CorruptFileException(path, s"global buffer $i is missing (the file has ${globalEntries.size})")
+    val (p, l) = globalEntries(i)
+    read(p, l, s"global buffer $i")
+  }
+
+  /** Fails unless `[position, position + length)` lies in the data part of the file. */
+  def checkRange(position: Long, length: Long, what: => String): Unit =
+    if (position < 0 || length < 0 || position > dataEnd || length > dataEnd - position)
+      throw new CorruptFileException(path,
+        s"$what at offset $position with $length bytes lies outside the file's $dataEnd data bytes")
+
+  def read(position: Long, length: Long, what: => String): Array[Byte] = {
+    checkRange(position, length, what)
+    if (length > Int.MaxValue - 16) throw new CorruptFileException(path, s"$what is $length bytes, more than one read can hold")
+    if (position >= tailStart) {
+      val from = (position - tailStart).toInt
+      java.util.Arrays.copyOfRange(tail, from, from + length.toInt)
+    } else {
+      try input.read(position, length.toInt)
+      catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
+    }
+  }
+}
+
+object ContainerReader {
+  private val TailBytes = 64L * 1024
+}

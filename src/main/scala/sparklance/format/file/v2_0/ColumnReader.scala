@@ -1,0 +1,144 @@
+package sparklance.format.file.v2_0
+
+import com.google.protobuf.InvalidProtocolBufferException
+import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.file.{ContainerReader, TypedAny}
+import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, ColumnEncoding}
+
+/** Rows `[from, from + count)` of one decoded page. */
+private[v2_0] final case class Segment(page: Int, data: Decoded, from: Int, count: Int)
+
+/**
+ * One column of a 2.0 file: where its pages start, their parsed encodings, and the last decoded
+ * page. Scans ask for consecutive row ranges, so keeping that one page means each page is read
+ * and decoded once.
+ */
+private[v2_0] final class ColumnReader(container: ContainerReader, val index: Int) {
+  private val path = container.path
+  private val meta = container.columns(index)
+  private def where(page: Int) = s"column $index, page $page"
+
+  locally {
+    val bytes = TypedAny.unpackDirect(meta.getEncoding, ArrayEncodings.ColumnEncodingName, path, s"column $index")
+    val enc =
+      try ColumnEncoding.parseFrom(bytes)
+      catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, s"column $index: malformed ColumnEncoding", e) }
+    enc.getColumnEncodingCase match {
+      case ColumnEncoding.ColumnEncodingCase.VALUES =>
+      case ColumnEncoding.ColumnEncodingCase.COLUMNENCODING_NOT_SET =>
+        throw new CorruptFileException(path, s"column $index is missing its ColumnEncoding")
+      case other => throw new UnsupportedFeatureException(
+        s"Column $index of $path uses the column encoding '${other.name.toLowerCase}', which sparklance does not read")
+    }
+  }
+
+  val numPages: Int = meta.getPagesCount
+
+  /** starts(p) = the first value of page p; starts(numPages) = the column's value count. */
+  private val starts: Array[Long] = {
+    val s = new Array[Long](numPages + 1)
+    for (p <- 0 until numPages) {
+      val page = meta.getPages(p)
+      if (page.getLength < 0 || page.getLength > Int.MaxValue - 1)
+        throw new CorruptFileException(path, s"${where(p)} claims ${java.lang.Long.toUnsignedString(page.getLength)} values")
+      if (page.getBufferOffsetsCount != page.getBufferSizesCount)
+        throw new CorruptFileException(path, s"${where(p)} has ${page.getBufferOffsetsCount} buffer offsets but ${page.getBufferSizesCount} sizes")
+      for (b <- 0 until page.getBufferOffsetsCount)
+        container.checkRange(page.getBufferOffsets(b), page.getBufferSizes(b), s"buffer $b of ${where(p)}")
+      s(p + 1) = s(p) + page.getLength
+    }
+    s
+  }
+
+  def length: Long = starts(numPages)
+
+  private val encodings = new Array[ArrayEncoding](numPages)
+
+  def encoding(p: Int): ArrayEncoding = {
+    if (encodings(p) == null) {
+      val bytes = TypedAny.unpackDirect(meta.getPages(p).getEncoding, ArrayEncodings.ArrayEncodingName, path, where(p))
+      encodings(p) =
+        try ArrayEncoding.parseFrom(bytes)
+        catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, s"${where(p)}: malformed ArrayEncoding", e) }
+    }
+    encodings(p)
+  }
+
+  def pageLength(p: Int): Int = (starts(p + 1) - starts(p)).toInt
+
+  private var cachedPage = -1
+  private var cachedShape: Shape = _
+  private var cached: Decoded = _
+
+  def decoded(p: Int, shape: Shape): Decoded = {
+    if (p != cachedPage || shape != cachedShape) {
+      val buffers = new PageBuffers(container, meta, meta.getPages(p), where(p))
+      cached =
+        try new PageDecoder(buffers, path, where(p)).decode(encoding(p), pageLength(p), shape)
+        catch {
+          // Lengths that disagree with the buffers in a way the checks above did not foresee.
+          case e @ (_: IndexOutOfBoundsException | _: ArithmeticException | _: NegativeArraySizeException) =>
+            throw new CorruptFileException(path, s"${where(p)} cannot be decoded: $e", e)
+        }
+      cachedPage = p
+      cachedShape = shape
+    }
+    cached
+  }
+
+  /** The page holding value `row` (the first non-empty one). */
+  private def pageOf(row: Long): Int = {
+    var (lo, hi) = (0, numPages - 1) // the last p with starts(p) <= row
+    while (lo < hi) {
+      val mid = (lo + hi + 1) >>> 1
+      if (starts(mid) <= row) lo = mid else hi = mid - 1
+    }
+    var p = lo
+    while (starts(p + 1) <= row) p += 1
+    p
+  }
+
+  def checkRange(start: Long, n: Long): Unit =
+    if (start < 0 || n < 0 || start + n > length)
+      throw new CorruptFileException(path, s"column $index has $length values, but values $start until ${start + n} are needed")
+
+  /** The decoded pages covering values `[start, start + n)`, in order. */
+  def segments(start: Long, n: Int, shape: Shape): IndexedSeq[Segment] = {
+    checkRange(start, n)
+    val out = IndexedSeq.newBuilder[Segment]
+    var row = start
+    var p = if (n > 0) pageOf(start) else numPages
+    while (row < start + n) {
+      if (pageLength(p) > 0) {
+        val from = (row - starts(p)).toInt
+        val count = math.min(pageLength(p) - from, (start + n - row).toInt)
+        out += Segment(p, decoded(p, shape), from, count)
+        row += count
+      }
+      p += 1
+    }
+    out.result()
+  }
+
+  /** For a list column: itemStarts(p) = the global item number of page p's first item (§2.8). */
+  lazy val itemStarts: Array[Long] = {
+    val s = new Array[Long](numPages + 1)
+    for (p <- 0 until numPages) {
+      val e = encoding(p)
+      if (!e.hasList) throw new CorruptFileException(path,
+        s"${where(p)}: expected a list encoding for a list field, found ${e.getArrayEncodingCase.name.toLowerCase}")
+      if (e.getList.getNumItems < 0) throw new CorruptFileException(path, s"${where(p)}: implausible num_items")
+      s(p + 1) = s(p) + e.getList.getNumItems
+    }
+    s
+  }
+
+  /** For a struct header column: fails unless every page is a struct page. */
+  def checkStructPages(): Unit =
+    for (p <- 0 until numPages if !encoding(p).hasStruct) {
+      if (encoding(p).hasPackedStruct) throw new UnsupportedFeatureException(
+        s"${where(p)} of $path is a packed struct (lance-encoding:packed), which sparklance does not read")
+      throw new CorruptFileException(path,
+        s"${where(p)}: expected a struct header page, found ${encoding(p).getArrayEncodingCase.name.toLowerCase}")
+    }
+}

@@ -1,0 +1,138 @@
+package sparklance.format.file.v2_0
+
+import com.google.protobuf.InvalidProtocolBufferException
+import java.io.Closeable
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{FieldVector, NullVector}
+import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.file.ContainerReader
+import sparklance.format.io.InputFile
+import sparklance.format.proto.FileProtos.FileDescriptor
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/**
+ * Reads a Lance 2.0 data file (footer version 0.3, or 2.0). The footer and all column metadata
+ * are read once, here; `read` then fetches only the pages of the requested columns, keeping the
+ * last decoded page of each column for the next, usually adjacent, row range. Not thread-safe.
+ */
+final class FileReader20(input: InputFile) extends Closeable {
+  private val container = new ContainerReader(input)
+  private val path = input.path
+
+  locally {
+    val f = container.footer
+    if (!((f.majorVersion == 0 && f.minorVersion == 3) || (f.majorVersion == 2 && f.minorVersion == 0)))
+      throw new UnsupportedFeatureException(
+        s"$path has file format version ${f.majorVersion}.${f.minorVersion}; this reader reads Lance 2.0 files (0.3 or 2.0)")
+  }
+
+  private val descriptor =
+    try FileDescriptor.parseFrom(container.globalBuffer(0))
+    catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, "the FileDescriptor is malformed", e) }
+
+  private val columns = new Array[ColumnReader](container.footer.numColumns)
+
+  /** The row count the FileDescriptor records. */
+  def numRows: Long = descriptor.getLength
+
+  /** The file's own schema (FileDescriptor), with the ids it was written with. */
+  lazy val schema: LanceSchema =
+    LanceSchema.fromProto(descriptor.getSchema.getFieldsList.asScala.toSeq, descriptor.getSchema.getMetadataMap)
+
+  def numColumns: Int = columns.length
+
+  private[v2_0] def column(i: Int): ColumnReader = {
+    if (i < 0 || i >= columns.length)
+      throw new CorruptFileException(path, s"column $i was requested, but the file has ${columns.length} columns")
+    if (columns(i) == null) columns(i) = new ColumnReader(container, i)
+    columns(i)
+  }
+
+  /** Whether any page or metadata of column i was needed so far (for tests of projection). */
+  private[v2_0] def columnOpened(i: Int): Boolean = columns(i) != null
+
+  /**
+   * Decodes rows `[rowStart, rowStart + numRows)` of the top-level `field` (a table-schema field; a
+   * struct may keep only some children) into a new vector from `allocator`, owned by the caller.
+   * `columnOf(fieldId)` gives the file column of every field id in the subtree.
+   */
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+    require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
+      s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
+    val vector = field.toArrow.createVector(allocator)
+    try {
+      fill(vector, field, columnOf, rowStart, numRows)
+      vector
+    } catch { case e: Throwable => vector.close(); throw e }
+  }
+
+  private def fill(v: FieldVector, field: LanceField, columnOf: Int => Int, start: Long, n: Int): Unit = {
+    val col = column(columnOf(field.id))
+    field.arrowType match {
+      case _: ArrowType.Struct =>
+        col.checkStructPages()
+        col.checkRange(start, n)
+        val struct = v.asInstanceOf[StructVector]
+        VectorLoader.load(struct, n, null, Nil)
+        field.children.zipWithIndex.foreach { case (child, i) =>
+          fill(struct.getChildByOrdinal(i).asInstanceOf[FieldVector], child, columnOf, start, n)
+        }
+
+      case _: ArrowType.List | _: ArrowType.LargeList =>
+        val item = field.children.headOption.getOrElse(
+          throw new IllegalArgumentException(s"List field '${field.name}' has no item field"))
+        val (validity, offsets) = listOffsets(col, start, n)
+        val first = offsets(0)
+        val relative = offsets.map(_ - first)
+        val large = field.arrowType.isInstanceOf[ArrowType.LargeList]
+        VectorLoader.loadList(v, n, validity, relative, large)
+        val items = v match {
+          case l: ListVector => l.getDataVector
+          case l: LargeListVector => l.getDataVector
+        }
+        val count = relative(n)
+        if (count > Int.MaxValue) throw new UnsupportedFeatureException(
+          s"Rows $start until ${start + n} of list field '${field.name}' in $path hold $count items; read fewer rows at a time")
+        fill(items, item, columnOf, first, count.toInt)
+
+      case _: ArrowType.Null =>
+        col.checkRange(start, n)
+        v.asInstanceOf[NullVector].setValueCount(n)
+
+      case t => VectorLoader.loadLeaf(v, col.segments(start, n, Shape.of(field.name, t, field.arrowItemType)), n)
+    }
+  }
+
+  /** The validity (null = all valid) and global item offsets (n + 1) of lists `[start, start + n)` (§6.2). */
+  private def listOffsets(col: ColumnReader, start: Long, n: Int): (Array[Byte], Array[Long]) = {
+    val itemStarts = col.itemStarts
+    val segs = col.segments(start, n, Shape.ListOffsets)
+    val offsets = new Array[Long](n + 1)
+    val validity = new Array[Byte](Bits.bytesFor(n))
+    var anyNull = false
+    var row = 0
+    segs.foreach { s =>
+      // itemStarts has checked that every page is a list page, so none decodes to AllNull.
+      val d = s.data.asInstanceOf[Decoded.ListOffsets]
+      val base = itemStarts(s.page)
+      if (row == 0) offsets(0) = base + d.ends(s.from)
+      var i = 0
+      while (i < s.count) {
+        offsets(row + i + 1) = base + d.ends(s.from + i + 1)
+        i += 1
+      }
+      if (d.validity == null) Bits.setOnes(validity, row, s.count)
+      else {
+        Bits.copy(d.validity, s.from, validity, row, s.count)
+        anyNull = true
+      }
+      row += s.count
+    }
+    (if (anyNull) validity else null, offsets)
+  }
+
+  def close(): Unit = input.close()
+}

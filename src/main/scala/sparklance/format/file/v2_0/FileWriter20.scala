@@ -1,0 +1,109 @@
+package sparklance.format.file.v2_0
+
+import java.io.OutputStream
+import org.apache.arrow.vector.FieldVector
+import scala.jdk.CollectionConverters._
+import sparklance.format.file.ContainerWriter
+import sparklance.format.proto.FileProtos
+import sparklance.format.table.LanceSchema
+
+/**
+ * Writes one Lance 2.0 data file (footer version 0.3) with the encodings pylance writes
+ * (LANCE-FILE-2.0.md §5.1). `schema` = the top-level fields to write, with table field ids.
+ *
+ * Each top-level field collects rows until their Arrow size would pass `maxPageBytes`; then every
+ * column of that field gets a page. Rows are never split, so one huge row makes a page alone.
+ */
+final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: Long = 8L << 20) {
+  require(maxPageBytes > 0, s"maxPageBytes must be positive, got $maxPageBytes")
+
+  private val container = new ContainerWriter(out)
+  private val encoders = schema.fields.map(FieldEncoder(_)).toIndexedSeq
+  private val pendingBytes = new Array[Long](encoders.size)
+  private val pendingRows = new Array[Long](encoders.size)
+  private var rows = 0L
+  private var state: String = "open"
+
+  /**
+   * Appends rows: `vectors` are in schema.fields order, all with the same value count (may be 0).
+   * The vectors are copied, so the caller keeps ownership of them.
+   */
+  def write(vectors: Seq[FieldVector]): Unit = {
+    checkOpen()
+    require(vectors.size == encoders.size, s"Expected ${encoders.size} vectors (one per field), got ${vectors.size}")
+    val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
+    vectors.zip(schema.fields).foreach { case (v, f) =>
+      require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
+      require(v.getField.getType == f.arrowType,
+        s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
+    }
+    state = "failed" // until the rows are in: a half-appended batch must not become a file
+    vectors.indices.foreach(i => appendField(i, vectors(i), n))
+    rows += n
+    state = "open"
+  }
+
+  /** Finishes the file and closes `out`. */
+  def finish(): FileWriter20.Result = {
+    checkOpen()
+    state = "finished"
+    try {
+      encoders.indices.foreach(i => if (pendingRows(i) > 0) flush(i))
+      encoders.foreach(_.finish(container))
+      val columns = encoders.flatMap(_.columns)
+      val descriptor = FileProtos.FileDescriptor.newBuilder()
+        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
+        .setLength(rows).build()
+      val size = container.finish(Seq(descriptor.toByteArray), columns.map(_.metadata), 0, 3)
+      FileWriter20.Result(rows, size, schema.allFields.map(_.id), columns.indices)
+    } finally out.close()
+  }
+
+  private def checkOpen(): Unit = state match {
+    case "open" =>
+    case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
+    case _ => throw new IllegalStateException("The Lance file was already finished")
+  }
+
+  private def appendField(i: Int, v: FieldVector, n: Int): Unit = {
+    var start = 0
+    while (start < n) {
+      var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
+      if (end == start && pendingRows(i) > 0) flush(i)
+      else {
+        if (end == start) end = start + 1
+        encoders(i).append(v, start, end - start)
+        pendingBytes(i) += RowBytes(v, start, end)
+        pendingRows(i) += end - start
+        if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
+        start = end
+      }
+    }
+  }
+
+  /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
+  private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
+    if (RowBytes(v, start, n) <= room) n
+    else {
+      var (lo, hi) = (start, n) // fits(lo), !fits(hi)
+      while (hi - lo > 1) {
+        val mid = lo + (hi - lo) / 2
+        if (RowBytes(v, start, mid) <= room) lo = mid else hi = mid
+      }
+      lo
+    }
+
+  private def flush(i: Int): Unit = {
+    encoders(i).flushPage(container)
+    pendingBytes(i) = 0
+    pendingRows(i) = 0
+  }
+}
+
+object FileWriter20 {
+  /**
+   * `fieldIds`/`columnIndices` are what the manifest's DataFile records for a 2.0 file: every
+   * field id in pre-order, parents included, and the column indices 0..n-1 (§3.2).
+   */
+  final case class Result(numRows: Long, sizeBytes: Long, fieldIds: Seq[Int], columnIndices: Seq[Int])
+}

@@ -1,0 +1,214 @@
+package sparklance.format.file.v2_0
+
+import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, Nullable}
+import sparklance.format.proto.Encodings20Protos.ArrayEncoding.ArrayEncodingCase._
+import sparklance.format.file.v2_0.Decoded._
+
+/**
+ * Decodes one page's `ArrayEncoding` tree (LANCE-FILE-2.0.md §2, §6.1) into a `Decoded` of the
+ * expected shape. Every size is checked against the buffers before it is used.
+ */
+private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where: String) {
+  private def corrupt(detail: String) = new CorruptFileException(path, s"$where: $detail")
+
+  def decode(e: ArrayEncoding, n: Int, shape: Shape): Decoded = (e.getArrayEncodingCase, shape) match {
+    case (FLAT, Shape.Fixed(bits)) => flat(e, n, bits)
+    case (NULLABLE, _) => nullable(e.getNullable, n, shape)
+    case (FIXED_SIZE_LIST, s: Shape.FixedSizeList) =>
+      val f = e.getFixedSizeList
+      if (f.getDimension != s.dimension)
+        throw corrupt(s"fixed_size_list of dimension ${f.getDimension}, the field has ${s.dimension}")
+      FixedSizeLists(n, null, s.dimension, decode(f.getItems, Math.multiplyExact(n, s.dimension), s.item))
+    case (BINARY, Shape.Variable) => binary(e, n)
+    case (DICTIONARY, Shape.Variable) => dictionary(e, n)
+    case (FIXED_SIZE_BINARY, Shape.Variable) => fixedSizeBinary(e, n)
+    case (FSST, Shape.Variable) => decode(e.getFsst.getBinary, n, shape) match {
+      case v: VariableValues => Fsst.decode(v, e.getFsst.getSymbolTable.toByteArray, path, where)
+      case allNull => allNull
+    }
+    case (LIST, Shape.ListOffsets) =>
+      val l = e.getList
+      val (validity, ends) = endOffsets(l.getOffsets, n, l.getNullOffsetAdjustment, "list offsets")
+      if (ends(n) > l.getNumItems) throw corrupt(s"list offsets reach item ${ends(n)}, but the page has ${l.getNumItems} items")
+      ListOffsets(n, validity, ends, l.getNumItems)
+    case (BITPACKED, Shape.Fixed(bits)) =>
+      val b = e.getBitpacked
+      val w = packedWidth(b.getCompressedBitsPerValue, b.getUncompressedBitsPerValue, bits)
+      val src = sized(buffers(b.getBuffer), BitUnpacking.contiguousBytes(n, w), "bitpacked values")
+      FixedValues(n, null, bits, BitUnpacking.contiguous(src, n, w, bits, b.getSigned), 0)
+    case (BITPACKED_FOR_NON_NEG, Shape.Fixed(bits)) =>
+      val b = e.getBitpackedForNonNeg
+      val w = packedWidth(b.getCompressedBitsPerValue, b.getUncompressedBitsPerValue, bits)
+      val src = sized(buffers(b.getBuffer), BitUnpacking.fastLanesBytes(n, w), "bitpacked_for_non_neg values")
+      FixedValues(n, null, bits, BitUnpacking.fastLanes(src, n, w, bits), 0)
+    case (FLAT | FIXED_SIZE_LIST | BINARY | DICTIONARY | FIXED_SIZE_BINARY | FSST | LIST | STRUCT | BITPACKED |
+        BITPACKED_FOR_NON_NEG, _) =>
+      throw corrupt(s"a ${name(e)} encoding cannot hold the values of this field (expected $shape)")
+    case (ARRAYENCODING_NOT_SET, _) => throw corrupt("an ArrayEncoding has no variant set")
+    case _ => throw new UnsupportedFeatureException(
+      s"$where of $path uses the Lance 2.0 encoding '${name(e)}', which sparklance does not read")
+  }
+
+  private def name(e: ArrayEncoding): String = e.getArrayEncodingCase.name.toLowerCase
+
+  /** Values that must be stored (offsets, indices), not an all-null placeholder. */
+  private def stored(d: Decoded, what: String): FixedValues = d match {
+    case f: FixedValues => f
+    case _ => throw corrupt(s"$what are all_nulls")
+  }
+
+  private def sized(s: ByteSlice, need: Long, what: String): ByteSlice =
+    if (s.length < need) throw corrupt(s"$what need $need bytes, but the buffer holds ${s.length}") else s
+
+  private def flatBuffer(e: ArrayEncoding, bytes: Long, what: String): ByteSlice = {
+    val f = e.getFlat
+    if (!f.hasBuffer) throw corrupt("a flat encoding has no buffer")
+    val raw = buffers(f.getBuffer)
+    // Bitmaps are never compressed; the reference decoder ignores the field for them.
+    val data = if (f.hasCompression && f.getBitsPerValue != 1) Codecs.decompress(f.getCompression.getScheme, raw, path, where) else raw
+    sized(data, bytes, what)
+  }
+
+  private def flat(e: ArrayEncoding, n: Int, bits: Int): Decoded = {
+    val width = e.getFlat.getBitsPerValue
+    if (width != bits) {
+      if (width != 1 && width % 8 != 0)
+        throw new UnsupportedFeatureException(s"$where of $path uses flat with $width bits per value, which is not a multiple of 8")
+      throw corrupt(s"flat values of $width bits cannot hold values of $bits bits")
+    }
+    val bytes = if (bits == 1) (n + 7L) / 8 else n.toLong * (bits / 8)
+    val s = flatBuffer(e, bytes, s"$n values of $bits bits")
+    FixedValues(n, null, bits, s.array, s.offset)
+  }
+
+  private def nullable(nl: Nullable, n: Int, shape: Shape): Decoded = nl.getNullabilityCase match {
+    case Nullable.NullabilityCase.NO_NULLS => decode(nl.getNoNulls.getValues, n, shape)
+    case Nullable.NullabilityCase.SOME_NULLS =>
+      decode(nl.getSomeNulls.getValidity, n, Shape.Fixed(1)) match {
+        case v: FixedValues =>
+          val bits = java.util.Arrays.copyOfRange(v.data, v.base, v.base + Bits.bytesFor(n))
+          decode(nl.getSomeNulls.getValues, n, shape).restrictedTo(bits)
+        case _ => AllNull(n, shape)
+      }
+    case Nullable.NullabilityCase.ALL_NULLS => AllNull(n, shape)
+    case _ => throw corrupt("a nullable encoding has no variant set")
+  }
+
+  private def packedWidth(compressed: Long, uncompressed: Long, bits: Int): Int = {
+    if (uncompressed != bits) throw corrupt(s"bit-packed values unpack to $uncompressed bits, the field has $bits")
+    if (compressed < 0 || compressed > bits) throw corrupt(s"bit-packed width $compressed exceeds $bits bits")
+    compressed.toInt
+  }
+
+  /**
+   * n u64 end offsets with nulls stored as end + adj (binary indices and list offsets): the
+   * validity (null if all valid) and the n + 1 page-relative offsets starting at 0.
+   */
+  private def endOffsets(enc: ArrayEncoding, n: Int, adj: Long, what: String): (Array[Byte], Array[Long]) = {
+    val idx = stored(decode(enc, n, Shape.Fixed(64)), what)
+    if (n > 0 && adj <= 0) throw corrupt(s"$what have a null adjustment of $adj")
+    val ends = new Array[Long](n + 1)
+    var validity: Array[Byte] = null
+    var i = 0
+    while (i < n) {
+      val v = LittleEndian.getLong(idx.data, idx.base + 8 * i)
+      if (v < 0) throw corrupt(s"$what: value ${java.lang.Long.toUnsignedString(v)} at row $i is out of range")
+      if (v >= adj) {
+        if (validity == null) {
+          validity = new Array[Byte](Bits.bytesFor(n))
+          Bits.setOnes(validity, 0, n)
+        }
+        validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
+      }
+      ends(i + 1) = v % adj
+      if (ends(i + 1) < ends(i)) throw corrupt(s"$what decrease at row $i (${ends(i)} then ${ends(i + 1)})")
+      i += 1
+    }
+    (Decoded.and(validity, idx.validity, n), ends)
+  }
+
+  private def binary(e: ArrayEncoding, n: Int): Decoded = {
+    val b = e.getBinary
+    val (validity, offsets) = endOffsets(b.getIndices, n, b.getNullAdjustment, "string end offsets")
+    decode(b.getBytes, Math.toIntExact(offsets(n)), Shape.Fixed(8)) match {
+      case bytes: FixedValues => VariableValues(n, validity, offsets, bytes.data, bytes.base)
+      case _ if offsets(n) == 0 => VariableValues(n, validity, offsets, Array.emptyByteArray, 0)
+      case _ => throw corrupt("string bytes are all_nulls")
+    }
+  }
+
+  /** The width of the flat under `nn(...)`/`sn(...)` wrappers, or `default` if there is none. */
+  private def innerFlatBits(e: ArrayEncoding, default: Int): Int = e.getArrayEncodingCase match {
+    case FLAT => e.getFlat.getBitsPerValue.toInt
+    case NULLABLE if e.getNullable.hasNoNulls => innerFlatBits(e.getNullable.getNoNulls.getValues, default)
+    case NULLABLE if e.getNullable.hasSomeNulls => innerFlatBits(e.getNullable.getSomeNulls.getValues, default)
+    case _ => default
+  }
+
+  /**
+   * A string dictionary page (§2.6a): index 0 is null, k >= 1 is item k - 1. The strings are
+   * materialised so the page is cached and copied like a plain binary page.
+   */
+  private def dictionary(e: ArrayEncoding, n: Int): Decoded = {
+    val d = e.getDictionary
+    val numItems = d.getNumDictionaryItems
+    if (numItems < 0) throw corrupt(s"dictionary claims ${d.getNumDictionaryItems & 0xffffffffL} items")
+    val bits = innerFlatBits(d.getIndices, 8)
+    if (bits != 8 && bits != 16 && bits != 32) throw corrupt(s"dictionary indices of $bits bits")
+    val (items, idx) = (decode(d.getItems, numItems, Shape.Variable), decode(d.getIndices, n, Shape.Fixed(bits))) match {
+      case (items: VariableValues, idx: FixedValues) => (items, idx)
+      case _ => return AllNull(n, Shape.Variable) // no index or no item is present
+    }
+    def index(i: Int): Long =
+      if (idx.validity != null && !Bits.get(idx.validity, i)) 0L
+      else bits match {
+        case 8 => idx.data(idx.base + i) & 0xffL
+        case 16 => (idx.data(idx.base + 2 * i) & 0xffL) | (idx.data(idx.base + 2 * i + 1) & 0xffL) << 8
+        case _ => java.lang.Integer.toUnsignedLong(
+          (idx.data(idx.base + 4 * i) & 0xff) | (idx.data(idx.base + 4 * i + 1) & 0xff) << 8 |
+            (idx.data(idx.base + 4 * i + 2) & 0xff) << 16 | (idx.data(idx.base + 4 * i + 3) & 0xff) << 24)
+      }
+    def present(k: Long): Boolean = k != 0 && (items.validity == null || Bits.get(items.validity, k - 1))
+    val offsets = new Array[Long](n + 1)
+    var validity: Array[Byte] = null
+    var i = 0
+    while (i < n) {
+      val k = index(i)
+      if (k > numItems) throw corrupt(s"dictionary index $k at row $i, but there are $numItems items")
+      val len = if (present(k)) items.offsets(k.toInt) - items.offsets(k.toInt - 1) else 0L
+      if (!present(k)) {
+        if (validity == null) { validity = new Array[Byte](Bits.bytesFor(n)); Bits.setOnes(validity, 0, n) }
+        validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
+      }
+      offsets(i + 1) = offsets(i) + len
+      i += 1
+    }
+    val data = new Array[Byte](Math.toIntExact(offsets(n)))
+    i = 0
+    while (i < n) {
+      val len = (offsets(i + 1) - offsets(i)).toInt
+      if (len > 0) {
+        val k = index(i).toInt
+        System.arraycopy(items.data, items.base + items.offsets(k - 1).toInt, data, offsets(i).toInt, len)
+      }
+      i += 1
+    }
+    VariableValues(n, validity, offsets, data, 0)
+  }
+
+  /** `fixed_size_binary{bytes, byte_width}` (§2.13) on a string/binary field: n values of w bytes. */
+  private def fixedSizeBinary(e: ArrayEncoding, n: Int): Decoded = {
+    val f = e.getFixedSizeBinary
+    val w = f.getByteWidth
+    if (w < 0) throw corrupt(s"fixed_size_binary of width ${w & 0xffffffffL}")
+    val total = Math.multiplyExact(n, w)
+    val bits = innerFlatBits(f.getBytes, 8)
+    val bytes = if (bits == 8) decode(f.getBytes, total, Shape.Fixed(8)) else decode(f.getBytes, n, Shape.Fixed(8 * w))
+    bytes match {
+      // Byte-wise validity (flat8 under sn) cannot express row nulls; only a row-wise one can.
+      case b: FixedValues => VariableValues(n, if (bits == 8) null else b.validity, Array.tabulate[Long](n + 1)(_.toLong * w), b.data, b.base)
+      case _ => AllNull(n, Shape.Variable)
+    }
+  }
+}

@@ -1,0 +1,32 @@
+package sparklance.spark.rowlevel
+
+import java.io.{ByteArrayOutputStream, DataOutputStream}
+import java.nio.ByteBuffer
+import org.apache.spark.sql.connector.write.WriterCommitMessage
+import org.roaringbitmap.RoaringBitmap
+import sparklance.format.proto.TableProtos.DataFragment
+
+/**
+ * A row-level write task's report: per fragment the offsets it deleted (portable Roaring bytes),
+ * the fragments holding the rows it inserted or rewrote, and counts for the metrics.
+ */
+final case class DeltaMessage(
+    deletes: Map[Long, Array[Byte]],
+    fragments: Array[Array[Byte]],
+    deletedRows: Long,
+    updatedRows: Long,
+    insertedRows: Long) extends WriterCommitMessage {
+  def deletedOffsets: Map[Long, RoaringBitmap] = deletes.map { case (id, bytes) =>
+    val b = new RoaringBitmap(); b.deserialize(ByteBuffer.wrap(bytes)); id -> b
+  }
+  def newFragments: Seq[DataFragment] = fragments.toSeq.map(DataFragment.parseFrom)
+}
+
+object DeltaMessage {
+  def serialize(bitmap: RoaringBitmap): Array[Byte] = {
+    bitmap.runOptimize()
+    val out = new ByteArrayOutputStream()
+    bitmap.serialize(new DataOutputStream(out))
+    out.toByteArray
+  }
+}
