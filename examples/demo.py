@@ -1,5 +1,6 @@
 """The sparklance demo: a local Spark session on an embedded warehouse creates lance.db.people,
-inserts rows, queries them, and reads the same table back with pylance."""
+inserts rows, merges, updates and deletes, shows the result, and reads the same table back with
+pylance."""
 import shutil
 import sys
 import tempfile
@@ -15,6 +16,7 @@ def main(warehouse: Path) -> None:
     spark = (sparklance.configure(SparkSession.builder.master("local[2]").appName("sparklance-demo"),
                                   warehouse=str(warehouse))
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
 
@@ -35,6 +37,19 @@ def main(warehouse: Path) -> None:
         "id * 0.5 AS score", "date_add(DATE'2024-01-01', CAST(id AS INT)) AS joined",
         "id % 3 = 0 AS active").writeTo("lance.db.people").append()
 
+    spark.createDataFrame(
+        [(2, "Grace Hopper", 46, 90.0), (4, "Margaret Hamilton", 34, 97.5), (2001, "Barbara", 29, 81.0)],
+        "id BIGINT, name STRING, age INT, score DOUBLE").createOrReplaceTempView("updates")
+    print("== MERGE INTO lance.db.people USING updates (2 matched rows updated, 1 inserted)")
+    spark.sql("""
+        MERGE INTO lance.db.people t USING updates s ON t.id = s.id
+        WHEN MATCHED THEN UPDATE SET name = s.name, age = s.age, score = s.score
+        WHEN NOT MATCHED THEN INSERT (id, name, age, score, joined, active)
+                              VALUES (s.id, s.name, s.age, s.score, current_date(), true)""")
+    print("== UPDATE: people without an age get 0; DELETE: inactive users")
+    spark.sql("UPDATE lance.db.people SET age = 0 WHERE age IS NULL")
+    spark.sql("DELETE FROM lance.db.people WHERE NOT active AND id > 4")
+
     print("== Spark: SELECT * FROM lance.db.people ORDER BY id LIMIT 6")
     spark.sql("SELECT * FROM lance.db.people ORDER BY id LIMIT 6").show()
     print("== Spark: aggregate over all rows")
@@ -46,7 +61,10 @@ def main(warehouse: Path) -> None:
     ds = lance.dataset(str(path))
     table = ds.to_table()
     print(f"== pylance {lance.__version__}: {path}")
-    print(f"version {ds.version}, {table.num_rows} rows, {len(ds.get_fragments())} fragments")
+    print(f"version {ds.version}, {table.num_rows} rows, {len(ds.get_fragments())} fragments, "
+          f"{ds.count_rows()} live rows by count")
+    for v in ds.versions():
+        print(f"  version {v['version']}: {v['timestamp']}")
     print(table.sort_by("id").slice(0, 6).to_pandas().to_string(index=False))
     spark_rows = spark.table("lance.db.people").count()
     assert table.num_rows == spark_rows, f"pylance read {table.num_rows} rows, Spark {spark_rows}"
