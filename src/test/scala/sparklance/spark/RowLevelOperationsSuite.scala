@@ -1,0 +1,229 @@
+package sparklance.spark
+
+import java.nio.file.{Files, Path}
+import org.apache.spark.sql.{AnalysisException, Row}
+import org.apache.spark.sql.functions.col
+import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
+import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.proto.TransactionProtos.Transaction
+import sparklance.format.table.Dataset
+
+/**
+ * DELETE / UPDATE / MERGE scenarios in the spirit of Spark's DeleteFromTableSuiteBase,
+ * UpdateTableSuiteBase and MergeIntoTableSuiteBase, checked against expected rows.
+ */
+class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark {
+  private var counter = 0
+
+  /** A fresh table `lance.dml.tN` holding (pk, salary, dep) rows, spread over several fragments. */
+  private def table(rows: Seq[(Int, Option[Int], String)], rowsPerFile: Int = 3): String = {
+    counter += 1
+    val name = s"lance.dml.t$counter"
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
+    sql(s"CREATE TABLE $name (pk INT NOT NULL, salary INT, dep STRING) TBLPROPERTIES ('max_rows_per_file' = '$rowsPerFile')")
+    if (rows.nonEmpty) {
+      val values = rows.map { case (pk, s, d) => s"($pk, ${s.map(_.toString).getOrElse("NULL")}, ${Option(d).map(x => s"'$x'").getOrElse("NULL")})" }
+      sql(s"INSERT INTO $name SELECT /*+ COALESCE(1) */ * FROM VALUES ${values.mkString(", ")}")
+    }
+    name
+  }
+
+  private val people = Seq((1, Some(100), "hr"), (2, Some(200), "software"), (3, None, "hr"),
+    (4, Some(400), "hardware"), (5, Some(500), null), (6, Some(600), "software"), (7, Some(700), "hr"))
+
+  private def rows(name: String): Seq[Row] = sql(s"SELECT * FROM $name ORDER BY pk").collect().toSeq
+  private def pks(name: String): Seq[Int] = rows(name).map(_.getInt(0))
+  private def dataset(name: String) = new Dataset(LocalStorage, warehouse.resolve(s"dml/${name.split('.').last}.lance").toString)
+  private def lastTransaction(name: String): Transaction = {
+    val ds = dataset(name)
+    Transaction.parseFrom(LocalStorage.readAll(Storage.join(ds.path, s"_transactions/${ds.snapshot().manifest.getTransactionFile}")))
+  }
+
+  // ---- DELETE ----
+
+  test("delete from an empty table") {
+    val t = table(Nil)
+    sql(s"DELETE FROM $t WHERE pk = 1")
+    assert(rows(t).isEmpty)
+  }
+
+  test("delete with an alias and a simple condition") {
+    val t = table(people)
+    sql(s"DELETE FROM $t AS e WHERE e.salary > 350")
+    assert(pks(t) == Seq(1, 2, 3))
+    assert(lastTransaction(t).hasDelete)
+  }
+
+  test("delete with NULL conditions and IN / NOT IN lists holding NULL") {
+    val t = table(people)
+    sql(s"DELETE FROM $t WHERE CAST(NULL AS BOOLEAN)")
+    assert(pks(t) == (1 to 7))
+    sql(s"DELETE FROM $t WHERE salary IN (100, NULL)")
+    assert(pks(t) == (2 to 7))
+    sql(s"DELETE FROM $t WHERE salary NOT IN (200, NULL)") // NOT IN with a NULL is never true
+    assert(pks(t) == (2 to 7))
+    sql(s"DELETE FROM $t WHERE dep IS NULL OR salary IS NULL")
+    assert(pks(t) == Seq(2, 4, 6, 7))
+  }
+
+  test("delete with IN, EXISTS, NOT EXISTS and scalar subqueries") {
+    val t = table(people)
+    spark.createDataFrame(Seq((2, "software"), (7, "hr"), (99, "x"))).toDF("id", "d").createOrReplaceTempView("deleted_ids")
+    sql(s"DELETE FROM $t WHERE pk IN (SELECT id FROM deleted_ids)")
+    assert(pks(t) == Seq(1, 3, 4, 5, 6))
+    sql(s"DELETE FROM $t t WHERE EXISTS (SELECT 1 FROM deleted_ids d WHERE d.d = t.dep AND t.salary > 500)")
+    assert(pks(t) == Seq(1, 3, 4, 5))
+    sql(s"DELETE FROM $t t WHERE NOT EXISTS (SELECT 1 FROM deleted_ids d WHERE d.d = t.dep)")
+    assert(pks(t) == Seq(1, 3))
+    sql(s"DELETE FROM $t WHERE salary = (SELECT max(salary) FROM $t)")
+    assert(pks(t) == Seq(3))
+  }
+
+  test("deleting every row of a fragment drops it; deleting everything is metadata-only") {
+    val t = table(people) // fragments of 3 rows: [1,2,3] [4,5,6] [7]
+    sql(s"DELETE FROM $t WHERE pk BETWEEN 4 AND 6")
+    val snap = dataset(t).snapshot()
+    assert(snap.fragments.size == 2)
+    assert(snap.fragments.forall(!_.hasDeletionFile))
+    assert(lastTransaction(t).getDelete.getDeletedFragmentIdsCount == 1)
+    sql(s"DELETE FROM $t")
+    assert(rows(t).isEmpty)
+    assert(dataset(t).snapshot().fragments.isEmpty)
+    sql(s"INSERT INTO $t VALUES (10, 1, 'a')")
+    sql(s"TRUNCATE TABLE $t")
+    assert(rows(t).isEmpty)
+  }
+
+  test("non-deterministic conditions are rejected and change nothing") {
+    val t = table(people)
+    val before = dataset(t).latestVersion
+    intercept[AnalysisException](sql(s"DELETE FROM $t WHERE rand() > 0.5"))
+    intercept[AnalysisException](sql(s"UPDATE $t SET salary = 1 WHERE rand() > 0.5"))
+    assert(dataset(t).latestVersion == before)
+  }
+
+  // ---- UPDATE ----
+
+  test("update with alias, several columns, NULLs and expressions") {
+    val t = table(people)
+    sql(s"UPDATE $t AS e SET e.salary = e.salary + 1, dep = 'it' WHERE e.dep = 'hr'")
+    assert(rows(t) == Seq(Row(1, 101, "it"), Row(2, 200, "software"), Row(3, null, "it"), Row(4, 400, "hardware"),
+      Row(5, 500, null), Row(6, 600, "software"), Row(7, 701, "it")))
+    sql(s"UPDATE $t SET dep = NULL WHERE salary IS NULL")
+    sql(s"UPDATE $t SET salary = -1")
+    assert(rows(t).map(_.getInt(1)).distinct == Seq(-1))
+    assert(rows(t)(2) == Row(3, -1, null))
+    assert(lastTransaction(t).hasUpdate)
+  }
+
+  test("update with an IN subquery and on an empty table") {
+    val t = table(people)
+    spark.createDataFrame(Seq(Tuple1(4), Tuple1(5))).toDF("id").createOrReplaceTempView("raise_ids")
+    sql(s"UPDATE $t SET salary = salary * 10 WHERE pk IN (SELECT id FROM raise_ids)")
+    assert(rows(t).filter(r => Set(4, 5).contains(r.getInt(0))).map(_.getInt(1)) == Seq(4000, 5000))
+    val empty = table(Nil)
+    sql(s"UPDATE $empty SET salary = 1")
+    assert(rows(empty).isEmpty)
+  }
+
+  test("NOT NULL and type violations fail and leave the table at its previous version") {
+    val t = table(people)
+    val before = dataset(t).latestVersion
+    val e = intercept[Exception](sql(s"UPDATE $t SET pk = NULL WHERE pk = 1").collect())
+    assert(e.getMessage.contains("pk") || e.getMessage.contains("NULL"), e.getMessage)
+    intercept[Exception](sql(s"UPDATE $t SET salary = 'not a number' WHERE pk = 1").collect())
+    intercept[Exception](sql(s"INSERT INTO $t VALUES (NULL, 1, 'x')").collect())
+    assert(dataset(t).latestVersion == before)
+    assert(rows(t).size == 7)
+  }
+
+  // ---- MERGE ----
+
+  private def source(rows: (Int, Option[Int], String)*): Unit =
+    spark.createDataFrame(rows.map { case (a, b, c) => (a, b, c) }).toDF("pk", "salary", "dep").createOrReplaceTempView("src")
+
+  test("merge with every clause kind") {
+    val t = table(people)
+    source((1, Some(111), "hr"), (2, Some(222), "software"), (8, Some(800), "new"), (9, Some(900), "skip"))
+    sql(s"""MERGE INTO $t t USING src s ON t.pk = s.pk
+           |WHEN MATCHED AND s.pk = 1 THEN UPDATE SET *
+           |WHEN MATCHED THEN DELETE
+           |WHEN NOT MATCHED AND s.dep <> 'skip' THEN INSERT *
+           |WHEN NOT MATCHED BY SOURCE AND t.salary IS NULL THEN DELETE
+           |WHEN NOT MATCHED BY SOURCE THEN UPDATE SET salary = t.salary + 5""".stripMargin)
+    assert(rows(t) == Seq(Row(1, 111, "hr"), Row(4, 405, "hardware"), Row(5, 505, null), Row(6, 605, "software"),
+      Row(7, 705, "hr"), Row(8, 800, "new")))
+  }
+
+  test("merge from a CTE and from a subquery, and a self merge") {
+    val t = table(people)
+    sql(s"""WITH cte AS (SELECT pk, salary * 2 AS salary, dep FROM $t WHERE dep = 'hr')
+           |MERGE INTO $t t USING cte s ON t.pk = s.pk
+           |WHEN MATCHED THEN UPDATE SET salary = s.salary""".stripMargin)
+    assert(rows(t).filter(_.getString(2) == "hr").map(r => Option(r.get(1))) == Seq(Some(200), None, Some(1400)))
+    sql(s"""MERGE INTO $t t USING (SELECT pk + 100 AS pk, salary, dep FROM $t WHERE pk < 3) s ON t.pk = s.pk
+           |WHEN NOT MATCHED THEN INSERT (pk, salary, dep) VALUES (s.pk, s.salary, 'copy')""".stripMargin)
+    assert(pks(t) == Seq(1, 2, 3, 4, 5, 6, 7, 101, 102))
+    sql(s"MERGE INTO $t t USING $t s ON t.pk = s.pk WHEN MATCHED AND s.pk > 100 THEN DELETE")
+    assert(pks(t) == (1 to 7))
+  }
+
+  test("insert-only merge takes the append path") {
+    val t = table(people)
+    source((1, Some(1), "dup"), (50, Some(5000), "new"))
+    sql(s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN NOT MATCHED THEN INSERT *")
+    assert(pks(t) == (1 to 7) :+ 50)
+    assert(lastTransaction(t).hasAppend)
+  }
+
+  test("a source row matching several target rows is a cardinality violation and changes nothing") {
+    val t = table(people)
+    source((1, Some(1), "a"), (1, Some(2), "b"))
+    val before = dataset(t).latestVersion
+    val e = intercept[Exception](sql(s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET *").collect())
+    assert(e.getMessage.contains("MERGE_CARDINALITY_VIOLATION"), e.getMessage)
+    assert(dataset(t).latestVersion == before)
+    assert(rows(t).size == 7)
+    // An unconditional delete is allowed to match several source rows.
+    sql(s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN DELETE")
+    assert(pks(t) == (2 to 7))
+  }
+
+  test("the DataFrame mergeInto API") {
+    val t = table(people)
+    source((2, Some(2), "x"), (70, Some(7), "y"))
+    spark.table("src").mergeInto(t, col("src.pk") === col(s"$t.pk")).whenMatched().updateAll()
+      .whenNotMatched().insertAll().merge()
+    assert(rows(t).find(_.getInt(0) == 2).contains(Row(2, 2, "x")))
+    assert(pks(t).contains(70))
+  }
+
+  // ---- what is written ----
+
+  private def files(root: Path, dir: String): Set[String] = {
+    val d = root.resolve(dir)
+    if (!Files.exists(d)) Set.empty else Files.list(d).iterator().asScala.map(_.getFileName.toString).toSet
+  }
+
+  test("deleting 10 rows of 1M writes no data file; updating 10 rows writes only those rows") {
+    counter += 1
+    val t = s"lance.dml.big$counter"
+    sql(s"CREATE TABLE $t (id BIGINT NOT NULL, v DOUBLE, s STRING)")
+    sql(s"INSERT INTO $t SELECT id, id * 0.5, concat('row-', id) FROM range(1000000)")
+    val root = Path.of(dataset(t).path)
+    val dataBefore = files(root, "data")
+    sql(s"DELETE FROM $t WHERE id % 100000 = 7")
+    assert(files(root, "data") == dataBefore)
+    assert(files(root, "_deletions").nonEmpty)
+    assert(sql(s"SELECT count(*) FROM $t").head().getLong(0) == 999990)
+    sql(s"UPDATE $t SET v = -1 WHERE id % 100000 = 8")
+    val added = files(root, "data") -- dataBefore
+    assert(added.size == 1, added)
+    val snap = dataset(t).snapshot()
+    val newFragment = snap.fragments.find(_.getFiles(0).getPath == added.head).get
+    assert(newFragment.getPhysicalRows == 10)
+    assert(sql(s"SELECT count(*) FROM $t WHERE v = -1").head().getLong(0) == 10)
+    assert(sql(s"SELECT count(*) FROM $t").head().getLong(0) == 999990)
+  }
+}
