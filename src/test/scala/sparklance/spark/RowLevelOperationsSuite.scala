@@ -2,6 +2,9 @@ package sparklance.spark
 
 import java.nio.file.{Files, Path}
 import org.apache.spark.sql.{AnalysisException, Row}
+import org.apache.spark.sql.execution.CommandResultExec
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, WriteDeltaExec}
 import org.apache.spark.sql.functions.col
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
@@ -13,7 +16,7 @@ import sparklance.format.table.Dataset
  * DELETE / UPDATE / MERGE scenarios in the spirit of Spark's DeleteFromTableSuiteBase,
  * UpdateTableSuiteBase and MergeIntoTableSuiteBase, checked against expected rows.
  */
-class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark {
+class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
   private var counter = 0
 
   /** A fresh table `lance.dml.tN` holding (pk, salary, dep) rows, spread over several fragments. */
@@ -225,5 +228,27 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark {
     assert(newFragment.getPhysicalRows == 10)
     assert(sql(s"SELECT count(*) FROM $t WHERE v = -1").head().getLong(0) == 10)
     assert(sql(s"SELECT count(*) FROM $t").head().getLong(0) == 999990)
+  }
+
+  // ---- plan: runtime fragment filtering and write metrics ----
+
+  private def executed(q: String) = sql(q).queryExecution.executedPlan match {
+    case c: CommandResultExec => c.commandPhysicalPlan
+    case other => other
+  }
+
+  test("UPDATE reads only the fragments that hold matching rows, and reports its metrics") {
+    val t = table(people) // fragments [1,2,3] [4,5,6] [7]
+    val plan = executed(s"UPDATE $t SET salary = 0 WHERE pk = 5")
+    val scans = collectWithSubqueries(plan) { case s: BatchScanExec => s }
+    val rowLevelScan = scans.find(_.runtimeFilters.nonEmpty).getOrElse(fail(s"no runtime-filtered scan in\n$plan"))
+    // The group filter let the rewrite read fragment 1 only (3 rows), not all 7 rows.
+    assert(rowLevelScan.metrics("numOutputRows").value == 3)
+    val write = collectFirst(plan) { case w: WriteDeltaExec => w }.get
+    assert(write.metrics("rowsUpdated").value == 1)
+    assert(write.metrics("rowsDeleted").value == 0)
+    assert(write.metrics("deletionFilesWritten").value == 1)
+    assert(write.metrics("dataFilesWritten").value == 1)
+    assert(rows(t).find(_.getInt(0) == 5).contains(Row(5, 0, null)))
   }
 }
