@@ -1,0 +1,53 @@
+"""Shared pieces of the benchmarks: timing with warm-up and medians, and the Spark session."""
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+
+def timed(fn, prepare=None, runs=5, warmup=1):
+    """Median wall time of `fn` over `runs` timed calls after `warmup` untimed ones.
+    `prepare` runs before every call, untimed (e.g. restoring the table)."""
+    samples = []
+    for i in range(warmup + runs):
+        if prepare:
+            prepare()
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        if i >= warmup:
+            samples.append(elapsed)
+    return statistics.median(samples), samples
+
+
+def restore(base: Path, work: Path):
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(base, work)
+
+
+def spark_session(warehouse, with_delta=False, memory="8g"):
+    from pyspark.sql import SparkSession
+    import sparklance
+    builder = (SparkSession.builder.master("local[2]").appName("sparklance-bench")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", memory)
+               .config("spark.sql.shuffle.partitions", "8"))
+    builder = sparklance.configure(builder, warehouse=str(warehouse))
+    if with_delta:
+        from delta import configure_spark_with_delta_pip
+        builder = (builder
+                   .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                   .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"))
+        builder = configure_spark_with_delta_pip(builder)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def print_table(title, header, rows):
+    print(f"\n== {title}")
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    for r in [header] + rows:
+        print("  ".join(str(x).rjust(w) for x, w in zip(r, widths)))
