@@ -2,8 +2,8 @@ package sparklance.spark
 
 import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
-import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.types._
+import scala.jdk.CollectionConverters._
 import sparklance.format.table.{LanceField, LanceSchema}
 
 /** The type mapping between Spark and Lance (Arrow), in both directions; see the README's table. */
@@ -11,35 +11,66 @@ object SparkTypes {
   /** Spark's timestamps are UTC instants; Lance stores them as microseconds with zone "UTC". */
   val TimestampZone = "UTC"
 
-  def toLance(schema: StructType, tableName: String): LanceSchema = {
-    val arrowSchema = new org.apache.arrow.vector.types.pojo.Schema(
-      schema.fields.toSeq.map(f => toArrowField(f, tableName, f.name)).asJava)
-    LanceSchema.fromArrow(arrowSchema)
-  }
+  /**
+   * Column metadata that makes an ARRAY column a Lance fixed-size list (a vector) of that many
+   * items. Set by sparklance when it reads a vector column, so CTAS and writes keep vectors vectors.
+   */
+  val VectorDimension = "lance.vector_dim"
 
-  private def toArrowField(f: StructField, table: String, path: String): Field = {
-    val arrow: ArrowType = f.dataType match {
-      case BooleanType => ArrowType.Bool.INSTANCE
-      case ByteType => new ArrowType.Int(8, true)
-      case ShortType => new ArrowType.Int(16, true)
-      case IntegerType => new ArrowType.Int(32, true)
-      case LongType => new ArrowType.Int(64, true)
-      case FloatType => new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)
-      case DoubleType => new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)
-      case _: StringType | _: CharType | _: VarcharType => ArrowType.Utf8.INSTANCE
-      case BinaryType => ArrowType.Binary.INSTANCE
-      case DateType => new ArrowType.Date(DateUnit.DAY)
-      case TimestampType => new ArrowType.Timestamp(TimeUnit.MICROSECOND, TimestampZone)
-      case TimestampNTZType => new ArrowType.Timestamp(TimeUnit.MICROSECOND, null)
-      case d: DecimalType => new ArrowType.Decimal(d.precision, d.scale, 128)
+  def toLance(schema: StructType, tableName: String): LanceSchema =
+    LanceSchema.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
+      schema.fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, tableName, f.name)).asJava))
+
+  private def toArrowField(name: String, dataType: DataType, nullable: Boolean, metadata: Metadata,
+      table: String, path: String): Field = {
+    def leaf(t: ArrowType) = new Field(name, new FieldType(nullable, t, null), java.util.List.of[Field]())
+    dataType match {
+      case BooleanType => leaf(ArrowType.Bool.INSTANCE)
+      case ByteType => leaf(new ArrowType.Int(8, true))
+      case ShortType => leaf(new ArrowType.Int(16, true))
+      case IntegerType => leaf(new ArrowType.Int(32, true))
+      case LongType => leaf(new ArrowType.Int(64, true))
+      case FloatType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
+      case DoubleType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
+      case _: StringType | _: CharType | _: VarcharType => leaf(ArrowType.Utf8.INSTANCE)
+      case BinaryType => leaf(ArrowType.Binary.INSTANCE)
+      case DateType => leaf(new ArrowType.Date(DateUnit.DAY))
+      case TimestampType => leaf(new ArrowType.Timestamp(TimeUnit.MICROSECOND, TimestampZone))
+      case TimestampNTZType => leaf(new ArrowType.Timestamp(TimeUnit.MICROSECOND, null))
+      case d: DecimalType => leaf(new ArrowType.Decimal(d.precision, d.scale, 128))
+      case ArrayType(element, containsNull) =>
+        val item = toArrowField("item", element, containsNull, Metadata.empty, table, s"$path.element")
+        val listType =
+          if (metadata.contains(VectorDimension)) {
+            val dim = metadata.getLong(VectorDimension)
+            if (dim <= 0 || dim > Int.MaxValue)
+              throw new IllegalArgumentException(s"Column '$path' of $table: $VectorDimension must be positive, got $dim")
+            if (!item.getChildren.isEmpty)
+              throw new UnsupportedTypeException(table, path, s"a vector of ${element.sql} (vector items must be a primitive type)")
+            new ArrowType.FixedSizeList(dim.toInt)
+          } else ArrowType.List.INSTANCE
+        new Field(name, new FieldType(nullable, listType, null), java.util.List.of(item))
+      case StructType(fields) =>
+        new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null),
+          fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, table, s"$path.${f.name}")).asJava)
+      case _: MapType =>
+        throw new UnsupportedTypeException(table, path, dataType,
+          "Lance file format 2.0 has no encoding for maps; store an ARRAY<STRUCT<key, value>> instead")
       case other => throw new UnsupportedTypeException(table, path, other)
     }
-    new Field(f.name, new FieldType(f.nullable, arrow, null), java.util.List.of())
   }
 
   /** Spark type of a Lance field as sparklance reads it (some types are widened, see `readType`). */
-  def toSpark(schema: LanceSchema, tableName: String): StructType =
-    StructType(schema.fields.map(f => StructField(f.name, readType(f, tableName), f.nullable)))
+  def toSpark(schema: LanceSchema, tableName: String): StructType = StructType(schema.fields.map(toSparkField(_, tableName)))
+
+  def toSparkField(f: LanceField, table: String): StructField = {
+    val field = StructField(f.name, readType(f, table), f.nullable)
+    f.arrowType match {
+      case fsl: ArrowType.FixedSizeList =>
+        field.copy(metadata = new MetadataBuilder().putLong(VectorDimension, fsl.getListSize).build())
+      case _ => field
+    }
+  }
 
   def readType(f: LanceField, table: String): DataType = f.arrowType match {
     case _: ArrowType.Bool => BooleanType
@@ -60,14 +91,21 @@ object SparkTypes {
     case _: ArrowType.Date => DateType
     case t: ArrowType.Timestamp => if (t.getTimezone == null) TimestampNTZType else TimestampType
     case d: ArrowType.Decimal if d.getBitWidth == 128 => DecimalType(d.getPrecision, d.getScale)
+    case _: ArrowType.FixedSizeList =>
+      val item = LanceField(-1, "item", f.arrowItemType.get, nullable = true)
+      ArrayType(readType(item, table), containsNull = true)
+    case _: ArrowType.List | _: ArrowType.LargeList =>
+      val item = f.children.head
+      ArrayType(readType(item, table), item.nullable)
+    case _: ArrowType.Struct => StructType(f.children.map(toSparkField(_, table)))
     case _ => throw new UnsupportedTypeException(table, f.name, f.logicalType)
   }
 }
 
 /** A column type sparklance cannot store or read (yet). */
-class UnsupportedTypeException(table: String, column: String, tpe: Any)
+class UnsupportedTypeException(table: String, column: String, tpe: Any, hint: String = "")
   extends sparklance.format.LanceException(
     s"Column '$column' of table $table has type ${tpe match {
       case d: DataType => d.sql
       case other => other.toString
-    }}, which sparklance does not support; supported types are listed in the README")
+    }}, which sparklance does not support${if (hint.nonEmpty) s": $hint" else "; supported types are listed in the README"}")

@@ -2,11 +2,12 @@ package sparklance.spark.scan
 
 import java.util.OptionalLong
 import org.apache.spark.sql.connector.read._
-import org.apache.spark.sql.types.StructType
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.Snapshot
+import sparklance.format.table.{LanceField, Snapshot}
 import sparklance.spark.LanceTable
 
 /** A columnar scan of one snapshot: one input partition per fragment, or per row range of a large fragment. */
@@ -35,8 +36,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def createReaderFactory(): PartitionReaderFactory = {
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name))
-    val lanceFields = dataFields.map(f => snapshot.schema.field(f.name).getOrElse(
-      throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")))
+    val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
+      throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
     new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required))
   }
 
@@ -52,4 +53,17 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
 object LanceScan {
   val DefaultSplitRows: Long = 1L << 20
+
+  /**
+   * Keeps only the nested fields Spark asked for (nested schema pruning), so the reader decodes
+   * just those children's columns.
+   */
+  def prune(field: LanceField, requested: DataType): LanceField = (requested, field.arrowType) match {
+    case (StructType(wanted), _: ArrowType.Struct) =>
+      field.copy(children = wanted.toSeq.map(w => prune(field.children.find(_.name == w.name).getOrElse(
+        throw new IllegalStateException(s"No field ${w.name} in ${field.name}")), w.dataType)))
+    case (ArrayType(element, _), _: ArrowType.List | _: ArrowType.LargeList) =>
+      field.copy(children = Seq(prune(field.children.head, element)))
+    case _ => field
+  }
 }

@@ -2,7 +2,9 @@ package sparklance.spark.scan
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.TimeUnit
+import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
 import org.apache.spark.sql.types._
 
 /**
@@ -22,7 +24,7 @@ object SparkVectors {
     case (m: DateMilliVector, DateType) =>
       convert(m, new DateDayVector(m.getName, allocator))((d, i) => d.set(i, Math.floorDiv(m.get(i), 86400000L).toInt))
     case (t: TimeStampVector, TimestampType | TimestampNTZType) if !isMicros(t) =>
-      val unit = t.getField.getType.asInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.Timestamp].getUnit
+      val unit = t.getField.getType.asInstanceOf[ArrowType.Timestamp].getUnit
       val dest: TimeStampVector =
         if (target == TimestampType) new TimeStampMicroTZVector(t.getName, allocator, "UTC")
         else new TimeStampMicroVector(t.getName, allocator)
@@ -33,7 +35,62 @@ object SparkVectors {
       convert(t, new TimeStampMicroVector(t.getName, allocator))((d, i) => d.set(i, t.get(i)))
     case (b: FixedSizeBinaryVector, BinaryType) =>
       convert(b, new VarBinaryVector(b.getName, allocator))((d, i) => d.setSafe(i, b.get(i)))
+    case (f: FixedSizeListVector, ArrayType(element, _)) =>
+      val dim = f.getListSize
+      toList(f, adapt(f.getDataVector, element, allocator), allocator)(i => (i + 1) * dim)
+    case (l: LargeListVector, ArrayType(element, _)) =>
+      toList(l, adapt(l.getDataVector, element, allocator), allocator)(i =>
+        Math.toIntExact(l.getOffsetBuffer.getLong((i + 1).toLong * 8L)))
+    case (l: ListVector, ArrayType(element, _)) =>
+      val items = adapt(l.getDataVector, element, allocator)
+      if (items eq l.getDataVector) l
+      else toList(l, items, allocator)(i => l.getOffsetBuffer.getInt((i + 1).toLong * BaseRepeatedValueVector.OFFSET_WIDTH))
+    case (s: StructVector, StructType(fields)) =>
+      val children = fields.toSeq.map(f => s.getChild(f.name).asInstanceOf[FieldVector])
+      val adapted = children.zip(fields).map { case (c, f) => adapt(c, f.dataType, allocator) }
+      if (adapted.zip(children).forall { case (a, c) => a eq c }) s
+      else {
+        val out = new StructVector(s.getName, allocator, s.getField.getFieldType, null)
+        val targets = adapted.map(a => out.addOrGet(a.getName, a.getField.getFieldType, classOf[FieldVector]))
+        out.setInitialCapacity(s.getValueCount)
+        out.allocateNew()
+        adapted.zip(targets).foreach { case (a, target) => a.makeTransferPair(target).transfer() }
+        copyValidity(s, out)
+        out.setValueCount(s.getValueCount)
+        out
+      }
     case _ => v
+  }
+
+  /**
+   * A ListVector over `items` (moved, not copied) with the validity of `src` and the end offset of
+   * row i given by `end(i)`: how fixed-size and large lists reach Spark, which reads only ListVector.
+   */
+  private def toList(src: FieldVector, items: FieldVector, allocator: BufferAllocator)(end: Int => Int): ListVector = {
+    val n = src.getValueCount
+    val out = new ListVector(src.getName, allocator,
+      new FieldType(src.getField.isNullable, ArrowType.List.INSTANCE, null), null)
+    out.addOrGetVector[FieldVector](items.getField.getFieldType)
+    out.setInitialCapacity(n)
+    out.allocateNew()
+    val offsets = out.getOffsetBuffer
+    offsets.setInt(0, 0)
+    var i = 0
+    while (i < n) { offsets.setInt((i + 1).toLong * BaseRepeatedValueVector.OFFSET_WIDTH, end(i)); i += 1 }
+    copyValidity(src, out)
+    items.makeTransferPair(out.getDataVector).transfer()
+    out.setLastSet(n - 1)
+    out.setValueCount(n)
+    out
+  }
+
+  private def copyValidity(src: FieldVector, dest: FieldVector): Unit = {
+    val n = src.getValueCount
+    var i = 0
+    while (i < n) {
+      BitVectorHelper.setValidityBit(dest.getValidityBuffer, i, if (src.isNull(i)) 0 else 1)
+      i += 1
+    }
   }
 
   private def isMicros(t: TimeStampVector): Boolean = t.isInstanceOf[TimeStampMicroVector] || t.isInstanceOf[TimeStampMicroTZVector]

@@ -3,9 +3,11 @@ package sparklance.spark.write
 import java.math.{BigDecimal => JBigDecimal}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{FixedSizeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 import sparklance.format.LanceException
 import sparklance.format.table.LanceField
@@ -18,10 +20,12 @@ import sparklance.spark.UnsupportedTypeException
  */
 final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: Seq[DataType], allocator: BufferAllocator)
     extends AutoCloseable {
+  /** Writes the value at `ordinal` of `source` (known non-null) at index `index` of the vector. */
+  private type Setter = (SpecializedGetters, Int, Int) => Unit
+
   val vectors: Seq[FieldVector] = fields.map(_.toArrow.createVector(allocator).asInstanceOf[FieldVector])
   vectors.foreach(_.allocateNew())
-  private val setters: Array[(InternalRow, Int, Int) => Unit] =
-    fields.indices.map(i => setter(fields(i), sparkTypes(i), vectors(i))).toArray
+  private val setters: Array[Setter] = fields.indices.map(i => setter(fields(i), sparkTypes(i), vectors(i), fields(i).name)).toArray
   private var rows = 0
 
   def count: Int = rows
@@ -32,15 +36,18 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   def append(row: InternalRow): Unit = {
     var c = 0
     while (c < setters.length) {
-      if (row.isNullAt(c)) {
-        if (!fields(c).nullable)
-          throw new LanceException(s"NULL value in non-nullable column '${fields(c).name}' of $table")
-        vectors(c).setNull(rows)
-      } else setters(c)(row, c, rows)
+      put(row, c, rows, vectors(c), setters(c), fields(c).nullable, fields(c).name)
       c += 1
     }
     rows += 1
   }
+
+  private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
+      nullable: Boolean, path: String): Unit =
+    if (src.isNullAt(ordinal)) {
+      if (!nullable) throw new LanceException(s"NULL value in non-nullable column '$path' of $table")
+      vec.setNull(index)
+    } else set(src, ordinal, index)
 
   /** Marks the vectors complete; the caller writes them and then calls `reset`. */
   def seal(): Seq[FieldVector] = { vectors.foreach(_.setValueCount(rows)); vectors }
@@ -49,17 +56,20 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 
   def close(): Unit = vectors.foreach(_.close())
 
-  private def outOfRange(f: LanceField, v: Any) =
-    new LanceException(s"Value $v does not fit column '${f.name}' of $table (${f.logicalType})")
+  private def outOfRange(path: String, f: LanceField, v: Any) =
+    new LanceException(s"Value $v does not fit column '$path' of $table (${f.logicalType})")
 
-  private def setter(f: LanceField, st: DataType, vec: FieldVector): (InternalRow, Int, Int) => Unit = {
-    def long(r: InternalRow, c: Int): Long = st match {
+  private def setter(f: LanceField, st: DataType, vec: FieldVector, path: String): Setter = {
+    def long(r: SpecializedGetters, c: Int): Long = st match {
       case ByteType => r.getByte(c).toLong
       case ShortType => r.getShort(c).toLong
       case IntegerType | DateType => r.getInt(c).toLong
       case LongType | TimestampType | TimestampNTZType => r.getLong(c)
       case d: DecimalType => r.getDecimal(c, d.precision, d.scale).toJavaBigDecimal.longValueExact()
-      case other => throw new UnsupportedTypeException(table, f.name, other)
+      case other => throw new UnsupportedTypeException(table, path, other)
+    }
+    def ranged(min: Long, max: Long)(r: SpecializedGetters, c: Int): Long = {
+      val x = long(r, c); if (x < min || x > max) throw outOfRange(path, f, x); x
     }
     (vec, st) match {
       case (v: BitVector, BooleanType) => (r, c, i) => v.setSafe(i, if (r.getBoolean(c)) 1 else 0)
@@ -67,49 +77,86 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: SmallIntVector, _) => (r, c, i) => v.setSafe(i, long(r, c).toShort)
       case (v: IntVector, _) => (r, c, i) => v.setSafe(i, long(r, c).toInt)
       case (v: BigIntVector, _) => (r, c, i) => v.setSafe(i, long(r, c))
-      case (v: UInt1Vector, _) => (r, c, i) => { val x = long(r, c); if (x < 0 || x > 0xFF) throw outOfRange(f, x); v.setSafe(i, x.toInt) }
-      case (v: UInt2Vector, _) => (r, c, i) => { val x = long(r, c); if (x < 0 || x > 0xFFFF) throw outOfRange(f, x); v.setSafe(i, x.toChar) }
-      case (v: UInt4Vector, _) => (r, c, i) => { val x = long(r, c); if (x < 0 || x > 0xFFFFFFFFL) throw outOfRange(f, x); v.setSafe(i, x.toInt) }
+      case (v: UInt1Vector, _) => (r, c, i) => v.setSafe(i, ranged(0, 0xFF)(r, c).toInt)
+      case (v: UInt2Vector, _) => (r, c, i) => v.setSafe(i, ranged(0, 0xFFFF)(r, c).toChar)
+      case (v: UInt4Vector, _) => (r, c, i) => v.setSafe(i, ranged(0, 0xFFFFFFFFL)(r, c).toInt)
       case (v: UInt8Vector, d: DecimalType) => (r, c, i) => {
         val x = r.getDecimal(c, d.precision, d.scale).toJavaBigDecimal
-        if (x.signum < 0 || x.compareTo(new JBigDecimal("18446744073709551615")) > 0) throw outOfRange(f, x)
+        if (x.signum < 0 || x.compareTo(new JBigDecimal("18446744073709551615")) > 0) throw outOfRange(path, f, x)
         v.setSafe(i, x.toBigIntegerExact.longValue())
       }
-      case (v: UInt8Vector, _) => (r, c, i) => { val x = long(r, c); if (x < 0) throw outOfRange(f, x); v.setSafe(i, x) }
+      case (v: UInt8Vector, _) => (r, c, i) => v.setSafe(i, ranged(0, Long.MaxValue)(r, c))
       case (v: Float4Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c))
       case (v: Float4Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c).toFloat)
       case (v: Float8Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c))
       case (v: Float8Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c).toDouble)
-      case (v: VarCharVector, _) => (r, c, i) => { val s = r.getUTF8String(c); v.setSafe(i, s.getBytes) }
+      case (v: VarCharVector, _) => (r, c, i) => v.setSafe(i, r.getUTF8String(c).getBytes)
       case (v: LargeVarCharVector, _) => (r, c, i) => v.setSafe(i, r.getUTF8String(c).getBytes)
       case (v: VarBinaryVector, BinaryType) => (r, c, i) => v.setSafe(i, r.getBinary(c))
       case (v: LargeVarBinaryVector, BinaryType) => (r, c, i) => v.setSafe(i, r.getBinary(c))
       case (v: FixedSizeBinaryVector, BinaryType) => (r, c, i) => {
         val b = r.getBinary(c)
-        if (b.length != v.getByteWidth) throw outOfRange(f, s"a ${b.length}-byte value")
+        if (b.length != v.getByteWidth) throw outOfRange(path, f, s"a ${b.length}-byte value")
         v.setSafe(i, b)
       }
       case (v: DateDayVector, DateType) => (r, c, i) => v.setSafe(i, r.getInt(c))
       case (v: DateMilliVector, DateType) => (r, c, i) => v.setSafe(i, r.getInt(c).toLong * 86400000L)
       case (v: TimeStampVector, TimestampType | TimestampNTZType) =>
         val unit = f.arrowType.asInstanceOf[ArrowType.Timestamp].getUnit
-        (r, c, i) => v.setSafe(i, fromMicros(f, r.getLong(c), unit))
+        (r, c, i) => v.setSafe(i, fromMicros(path, f, r.getLong(c), unit))
       case (v: DecimalVector, d: DecimalType) => (r, c, i) => {
-        val dec = r.getDecimal(c, d.precision, d.scale)
-        val target = v.getScale
-        val bd = dec.toJavaBigDecimal.setScale(target)
-        if (bd.precision() > v.getPrecision) throw outOfRange(f, bd)
+        val bd = r.getDecimal(c, d.precision, d.scale).toJavaBigDecimal.setScale(v.getScale)
+        if (bd.precision() > v.getPrecision) throw outOfRange(path, f, bd)
         v.setSafe(i, bd)
       }
-      case _ => throw new UnsupportedTypeException(table, f.name, f.logicalType)
+      case (v: StructVector, s: StructType) =>
+        val kids = f.children.zip(s.fields).map { case (cf, sf) =>
+          val child = v.getChild(cf.name).asInstanceOf[FieldVector]
+          (child, setter(cf, sf.dataType, child, s"$path.${cf.name}"), cf)
+        }
+        (r, c, i) => {
+          val struct = r.getStruct(c, kids.size)
+          v.setIndexDefined(i)
+          var k = 0
+          while (k < kids.size) {
+            val (child, set, cf) = kids(k)
+            put(struct, k, i, child, set, cf.nullable, s"$path.${cf.name}")
+            k += 1
+          }
+        }
+      case (v: ListVector, ArrayType(element, _)) =>
+        val item = f.children.head
+        val data = v.getDataVector
+        val set = setter(item, element, data, s"$path.element")
+        (r, c, i) => {
+          val array = r.getArray(c)
+          val start = v.startNewValue(i)
+          var k = 0
+          while (k < array.numElements()) { put(array, k, start + k, data, set, item.nullable, s"$path.element"); k += 1 }
+          v.endValue(i, array.numElements())
+        }
+      case (v: FixedSizeListVector, ArrayType(element, _)) =>
+        val item = LanceField(-1, "item", f.arrowItemType.get, nullable = true)
+        val data = v.getDataVector
+        val set = setter(item, element, data, s"$path.element")
+        val dim = v.getListSize
+        (r, c, i) => {
+          val array = r.getArray(c)
+          if (array.numElements() != dim)
+            throw new LanceException(s"Column '$path' of $table holds vectors of $dim items; got an array of ${array.numElements()}")
+          val start = v.startNewValue(i)
+          var k = 0
+          while (k < dim) { put(array, k, start + k, data, set, nullable = true, s"$path.element"); k += 1 }
+        }
+      case _ => throw new UnsupportedTypeException(table, path, f.logicalType)
     }
   }
 
-  private def fromMicros(f: LanceField, micros: Long, unit: TimeUnit): Long = unit match {
+  private def fromMicros(path: String, f: LanceField, micros: Long, unit: TimeUnit): Long = unit match {
     case TimeUnit.MICROSECOND => micros
     case TimeUnit.MILLISECOND => Math.floorDiv(micros, 1000L)
     case TimeUnit.SECOND => Math.floorDiv(micros, 1000000L)
     case TimeUnit.NANOSECOND =>
-      try Math.multiplyExact(micros, 1000L) catch { case _: ArithmeticException => throw outOfRange(f, micros) }
+      try Math.multiplyExact(micros, 1000L) catch { case _: ArithmeticException => throw outOfRange(path, f, micros) }
   }
 }

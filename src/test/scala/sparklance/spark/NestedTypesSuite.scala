@@ -1,0 +1,64 @@
+package sparklance.spark
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+import sparklance.format.io.LocalStorage
+import sparklance.format.table.Dataset
+
+class NestedTypesSuite extends AnyFunSuite with LocalSpark {
+  private def vectorField(name: String, dim: Int, element: DataType = FloatType) =
+    StructField(name, ArrayType(element, containsNull = false), nullable = true,
+      new MetadataBuilder().putLong(SparkTypes.VectorDimension, dim).build())
+
+  test("arrays, structs, arrays of structs and nested structs round trip") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
+    sql("""CREATE TABLE lance.nt.t (id INT, ints ARRAY<INT>, strs ARRAY<STRING>,
+          st STRUCT<a: INT, b: STRING, inner: STRUCT<x: DOUBLE, y: ARRAY<BIGINT>>>,
+          lst ARRAY<STRUCT<k: STRING, v: INT>>)""")
+    sql("""INSERT INTO lance.nt.t VALUES
+          (1, array(1, 2, NULL), array('a', NULL, ''), named_struct('a', 1, 'b', 'x', 'inner', named_struct('x', 1.5, 'y', array(7L))),
+           array(named_struct('k', 'p', 'v', 1), named_struct('k', NULL, 'v', NULL))),
+          (2, NULL, array(), named_struct('a', NULL, 'b', NULL, 'inner', named_struct('x', NULL, 'y', NULL)), NULL),
+          (3, array(), NULL, named_struct('a', 3, 'b', 'z', 'inner', named_struct('x', -2.0, 'y', array())), array())""")
+    val got = sql("SELECT * FROM lance.nt.t ORDER BY id").collect().toSeq
+    assert(got == Seq(
+      Row(1, Seq(1, 2, null), Seq("a", null, ""), Row(1, "x", Row(1.5, Seq(7L))), Seq(Row("p", 1), Row(null, null))),
+      Row(2, null, Seq(), Row(null, null, Row(null, null)), null),
+      Row(3, Seq(), null, Row(3, "z", Row(-2.0, Seq())), Seq())))
+    // Nested projection reads only the requested children.
+    assert(sql("SELECT st.inner.y, lst.k FROM lance.nt.t ORDER BY id").collect().toSeq ==
+      Seq(Row(Seq(7L), Seq("p", null)), Row(null, null), Row(Seq(), Seq())))
+    assert(sql("SELECT count(*) FROM lance.nt.t WHERE st.a IS NULL").head().getLong(0) == 1)
+  }
+
+  test("ARRAY columns with a vector dimension are stored as fixed-size lists and keep it") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
+    val schema = StructType(Seq(StructField("id", IntegerType), vectorField("emb", 4), vectorField("dbl", 2, DoubleType)))
+    val rows = (0 until 1000).map(i => Row(i, if (i % 7 == 0) null else Seq.tabulate(4)(k => i + k * 0.25f), Seq(i * 1.0, -i * 1.0)))
+    spark.createDataFrame(spark.sparkContext.parallelize(rows, 3), schema).writeTo("lance.nt.vec").create()
+    val snap = new Dataset(LocalStorage, warehouse.resolve("nt/vec.lance").toString).snapshot()
+    assert(snap.schema.field("emb").get.logicalType == "fixed_size_list:float:4")
+    assert(snap.schema.field("dbl").get.logicalType == "fixed_size_list:double:2")
+    val back = spark.table("lance.nt.vec")
+    assert(back.schema("emb").metadata.getLong(SparkTypes.VectorDimension) == 4)
+    assert(back.orderBy("id").collect().toSeq.map(r => (r.getInt(0), Option(r.getSeq[Float](1)), r.getSeq[Double](2))) ==
+      rows.map(r => (r.getInt(0), Option(r.getSeq[Float](1)), r.getSeq[Double](2))))
+    // CTAS keeps the dimension: the copy is a vector column too.
+    sql("CREATE TABLE lance.nt.vec2 AS SELECT * FROM lance.nt.vec")
+    val copy = new Dataset(LocalStorage, warehouse.resolve("nt/vec2.lance").toString).snapshot()
+    assert(copy.schema.field("emb").get.logicalType == "fixed_size_list:float:4")
+    val wrong = intercept[Exception](sql("INSERT INTO lance.nt.vec VALUES (5000, array(1.0F, 2.0F), array(1.0D, 2.0D))").collect())
+    assert(wrong.getMessage.contains("vectors of 4 items"), wrong.getMessage)
+  }
+
+  test("types 2.0 cannot store are refused clearly") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
+    val map = intercept[Exception](sql("CREATE TABLE lance.nt.m (m MAP<STRING, INT>)"))
+    assert(map.getMessage.contains("maps"), map.getMessage)
+    sql("CREATE TABLE lance.nt.s (id INT, st STRUCT<a: INT>)")
+    val nullStruct = intercept[Exception](sql("INSERT INTO lance.nt.s VALUES (1, NULL)").collect())
+    assert(nullStruct.getMessage.contains("2.0"), nullStruct.getMessage)
+    assert(sql("SELECT * FROM lance.nt.s").collect().isEmpty)
+  }
+}
