@@ -1,0 +1,59 @@
+"""Scan benchmark: the same table as Lance (written by sparklance) and as Parquet (written by Spark).
+
+ROWS rows of 8 columns: i32, i64, f32, f64, a short string, a 64-byte string, a boolean and a
+128-dim float vector. Queries, each 1 warm-up + 5 timed runs, median and Lance/Parquet ratio:
+  full        a sum over every column
+  projection  two columns
+  filter      a selective filter (0.1% of rows)
+  count       COUNT(*)
+
+Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000]"""
+import argparse
+import tempfile
+from pathlib import Path
+
+from common import print_table, spark_session, timed
+
+QUERIES = {
+    "full": "SELECT sum(i32), sum(i64), sum(f32), sum(f64), sum(length(s_short)), sum(length(s_64)), "
+            "sum(CAST(flag AS INT)), sum(emb[0]) FROM {t}",
+    "projection": "SELECT sum(i64), sum(f64) FROM {t}",
+    "filter": "SELECT count(*), sum(f32) FROM {t} WHERE i32 % 1000 = 7",
+    "count": "SELECT count(*) FROM {t}",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="sparklance-scan-"))
+    spark = spark_session(root / "warehouse", memory="12g")
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
+    df = spark.range(args.rows).selectExpr(
+        "CAST(id AS INT) AS i32", "id * 7 AS i64", "CAST(id / 3 AS FLOAT) AS f32", "id * 0.25 AS f64",
+        "concat('k', CAST(id % 1000 AS STRING)) AS s_short",
+        "rpad(concat('row-', CAST(id AS STRING)), 64, 'x') AS s_64", "id % 2 = 0 AS flag",
+        "array_repeat(CAST(id % 97 AS FLOAT), 128) AS emb")
+    df = df.withMetadata("emb", {"lance.vector_dim": 128})
+    df.writeTo("lance.bench.scan").create()
+    parquet = root / "scan.parquet"
+    df.write.parquet(str(parquet))
+    spark.read.parquet(str(parquet)).createOrReplaceTempView("pq")
+
+    rows = []
+    for name, q in QUERIES.items():
+        lance_q, parquet_q = q.format(t="lance.bench.scan"), q.format(t="pq")
+        assert spark.sql(lance_q).collect() == spark.sql(parquet_q).collect(), name
+        lance_t, _ = timed(lambda: spark.sql(lance_q).collect(), runs=args.runs)
+        parquet_t, _ = timed(lambda: spark.sql(parquet_q).collect(), runs=args.runs)
+        rows.append([name, f"{lance_t:.3f}", f"{parquet_t:.3f}", f"{lance_t / parquet_t:.2f}"])
+        print(rows[-1], flush=True)
+    print_table(f"Scans of {args.rows:,} rows, 8 columns (median of {args.runs} runs)",
+                ["query", "lance s", "parquet s", "lance/parquet"], rows)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
