@@ -72,30 +72,38 @@ final class FragmentScanner(
 
   def next(): ScanBatch = {
     if (!hasNext) throw new NoSuchElementException
-    val n = math.min(batchRows.toLong, end - position).toInt
+    val window = math.min(batchRows.toLong, end - position).toInt
     val from = position
-    position += n
-    val raw = fields.zip(sources).map {
-      case (field, Some(src)) => src.reader.read(field, id => src.columnOf.getOrElse(id,
-        throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
-      case (field, None) => NullVectors.allNull(field, n, allocator)
+    // A long run of live rows is read as its own batch, with no copy; only windows that mix many
+    // short live runs with deletions are compacted row by row.
+    val nextDeleted = deleted.nextValue(from.toInt)
+    val liveRun = if (nextDeleted < 0 || nextDeleted >= from + window) window else (nextDeleted - from).toInt
+    if (liveRun == window || liveRun >= batchRows / 4) {
+      position += liveRun
+      new ScanBatch(readRows(from, liveRun), Array.tabulate(liveRun)(i => (from + i).toInt))
+    } else {
+      position += window
+      val keep = (0 until window).filterNot(i => deleted.contains((from + i).toInt)).toArray
+      new ScanBatch(compact(readRows(from, window), keep), keep.map(i => (from + i).toInt))
     }
-    val deletedHere = deleted.rangeCardinality(from, from + n)
-    if (deletedHere == 0) new ScanBatch(raw, Array.tabulate(n)(i => (from + i).toInt))
-    else {
-      val keep = (0 until n).filterNot(i => deleted.contains((from + i).toInt)).toArray
-      val compacted = raw.map { v =>
-        val tp = v.getTransferPair(allocator)
-        val to = tp.getTo.asInstanceOf[FieldVector]
-        to.setInitialCapacity(keep.length); to.allocateNew()
-        var j = 0
-        while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
-        to.setValueCount(keep.length)
-        v.close()
-        to
-      }
-      new ScanBatch(compacted, keep.map(i => (from + i).toInt))
-    }
+  }
+
+  private def readRows(from: Long, n: Int): Seq[FieldVector] = fields.zip(sources).map {
+    case (field, Some(src)) => src.reader.read(field, id => src.columnOf.getOrElse(id,
+      throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
+    case (field, None) => NullVectors.allNull(field, n, allocator)
+  }
+
+  private def compact(vectors: Seq[FieldVector], keep: Array[Int]): Seq[FieldVector] = vectors.map { v =>
+    val tp = v.getTransferPair(allocator)
+    val to = tp.getTo.asInstanceOf[FieldVector]
+    to.setInitialCapacity(keep.length)
+    to.allocateNew()
+    var j = 0
+    while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
+    to.setValueCount(keep.length)
+    v.close()
+    to
   }
 
   def close(): Unit = opened.values.foreach(_.reader.close())

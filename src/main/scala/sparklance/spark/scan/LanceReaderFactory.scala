@@ -34,10 +34,13 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private var adapted: Seq[AutoCloseable] = Nil
   private var batch: ColumnarBatch = _
 
+  private var remaining: Long = partition.limit.fold(Long.MaxValue)(_.toLong)
+
   override def next(): Boolean = {
     release()
-    if (!scanner.hasNext) return false
+    if (remaining <= 0 || !scanner.hasNext) return false
     current = scanner.next()
+    remaining -= current.numRows
     val byName = fields.map(_.name).zip(current.vectors).toMap
     val n = current.numRows
     val columns: Array[ColumnVector] = target.readSchema.fields.map { f =>

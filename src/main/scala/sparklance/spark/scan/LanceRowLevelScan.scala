@@ -1,6 +1,6 @@
 package sparklance.spark.scan
 
-import org.apache.spark.sql.connector.expressions.{Expressions, Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
 import org.apache.spark.sql.types.StructType
@@ -13,30 +13,15 @@ import sparklance.spark.LanceTable
  * fragments hold matching rows and passes `_fragid IN (...)` here, so the rewrite reads only those.
  */
 final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap)
-    extends LanceScan(table, required, options) with SupportsRuntimeV2Filtering {
+    extends LanceScan(table, required, options, None, None) with SupportsRuntimeV2Filtering {
 
   @volatile private var selected: Option[Set[Long]] = None
 
   override protected def fragments: Seq[DataFragment] =
-    selected.fold(snapshot.fragments)(ids => snapshot.fragments.filter(f => ids.contains(f.getId)))
+    selected.fold(super.fragments)(ids => super.fragments.filter(f => ids.contains(f.getId)))
 
   override def filterAttributes(): Array[NamedReference] = Array(Expressions.column(LanceTable.FragmentId))
 
   override def filter(predicates: Array[Predicate]): Unit =
-    predicates.flatMap(fragmentIds).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
-
-  /** Fragment ids allowed by `_fragid = v` or `_fragid IN (...)`; None for predicates we cannot use. */
-  private def fragmentIds(p: Predicate): Option[Set[Long]] = {
-    val children = p.children()
-    val onFragment = children.headOption.exists {
-      case r: NamedReference => r.fieldNames().sameElements(Array(LanceTable.FragmentId))
-      case _ => false
-    }
-    if (!onFragment || !(p.name() == "IN" || p.name() == "=")) return None
-    val values = children.tail.map {
-      case l: Literal[_] => Option(l.value()).map(_.toString.toLong)
-      case _ => return None
-    }
-    Some(values.flatten.toSet)
-  }
+    FragmentIdPredicates.allowed(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
 }

@@ -10,14 +10,24 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{LanceField, Snapshot}
 import sparklance.spark.LanceTable
 
-/** A columnar scan of one snapshot: one input partition per fragment, or per row range of a large fragment. */
-class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap)
-    extends Scan with Batch with SupportsReportStatistics {
+/**
+ * A columnar scan of one snapshot: one input partition per fragment, or per row range of a large
+ * fragment; `fragmentIds` restricts the fragments, and with a `limit` only as many fragments are
+ * planned as hold that many live rows, each reader stopping after `limit` rows.
+ */
+class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
+    fragmentIds: Option[Set[Long]], limit: Option[Int]) extends Scan with Batch with SupportsReportStatistics {
 
   protected val snapshot: Snapshot = table.snapshot
 
   /** The fragments this scan reads. */
-  protected def fragments: Seq[DataFragment] = snapshot.fragments
+  protected def fragments: Seq[DataFragment] = {
+    val selected = fragmentIds.fold(snapshot.fragments)(ids => snapshot.fragments.filter(f => ids.contains(f.getId)))
+    limit.fold(selected) { n =>
+      val live = selected.map(Snapshot.liveRows).scanLeft(0L)(_ + _)
+      selected.zip(live).takeWhile { case (_, before) => before < n }.map(_._1)
+    }
+  }
   private val rowsPerSplit: Long = Option(options.get("split_rows")).map(_.toLong).getOrElse(LanceScan.DefaultSplitRows)
 
   override def readSchema(): StructType = required
@@ -31,7 +41,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
       val rows = f.getPhysicalRows
       (0L until rows by rowsPerSplit).map(start =>
-        LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit)): InputPartition)
+        LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit), limit): InputPartition)
     }.toArray
 
   override def createReaderFactory(): PartitionReaderFactory = {

@@ -1,20 +1,36 @@
 package sparklance.spark.scan
 
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.spark.LanceTable
 
 /**
- * Column pruning and COUNT(*) pushdown; everything else is read as is. The scan of a row-level
- * operation also accepts Spark's runtime filter on fragment ids.
+ * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
+ * predicates, fragments beyond a LIMIT, and for COUNT(*) every file. Data files 2.0 carry no
+ * statistics, so other predicates are left to Spark. The scan of a row-level operation also
+ * accepts Spark's runtime filter on fragment ids.
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false)
-    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates {
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates
+    with SupportsPushDownV2Filters with SupportsPushDownLimit {
 
   private var required: StructType = table.sparkSchema
   private var countOnly = false
+  private var fragmentPredicates: Array[Predicate] = Array.empty
+  private var limit: Option[Int] = None
+
+  /** Fragment-id predicates prune fragments; all predicates are still evaluated by Spark. */
+  override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {
+    fragmentPredicates = predicates.filter(p => FragmentIdPredicates.allowed(p).isDefined)
+    predicates
+  }
+
+  override def pushedPredicates(): Array[Predicate] = fragmentPredicates
+
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
@@ -32,5 +48,5 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table.snapshot.countRows, table.tableName)
     else if (rowLevel) new LanceRowLevelScan(table, required, options)
-    else new LanceScan(table, required, options)
+    else new LanceScan(table, required, options, FragmentIdPredicates.allowed(fragmentPredicates.toSeq), limit)
 }

@@ -1,0 +1,215 @@
+"""Issue 3 interop: every supported type, nested ones included, between Spark and pylance (2.0 files),
+plus randomized schemas in both directions and corrupted data files."""
+import os
+import random
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql.types import ArrayType, FloatType, StructField, StructType
+
+from conftest import table_path
+
+
+def _spark_view(tbl: pa.Table, spark_schema: pa.Schema) -> pa.Table:
+    """pylance's table cast to the Arrow types Spark returns (vectors and large lists are lists,
+    nanoseconds are truncated to microseconds as Spark does)."""
+    return tbl.select(spark_schema.names).cast(spark_schema, safe=False)
+
+
+def test_spark_nested_and_vectors_read_by_pylance(spark, warehouse, table_name):
+    spark.sql(f"""CREATE TABLE {table_name} (id BIGINT NOT NULL, ints ARRAY<INT>, strs ARRAY<STRING>,
+        st STRUCT<a: INT, b: STRING, deep: STRUCT<x: DOUBLE, tags: ARRAY<STRING>>>,
+        pts ARRAY<STRUCT<x: INT, label: STRING>>, dec DECIMAL(20, 6))""")
+    spark.sql(f"""INSERT INTO {table_name} SELECT id,
+        IF(id % 9 = 0, NULL, transform(sequence(0, CAST(id % 4 AS INT)), k -> IF(k = 2, NULL, CAST(id + k AS INT)))),
+        IF(id % 11 = 0, NULL, array(CAST(id AS STRING), IF(id % 3 = 0, NULL, ''), repeat('s', CAST(id % 300 AS INT)))),
+        named_struct('a', IF(id % 5 = 0, NULL, CAST(id AS INT)), 'b', CAST(id * 2 AS STRING),
+                     'deep', named_struct('x', id / 8, 'tags', IF(id % 7 = 0, NULL, array('t', CAST(id AS STRING))))),
+        IF(id % 13 = 0, NULL, array(named_struct('x', CAST(id AS INT), 'label', IF(id % 2 = 0, NULL, 'odd')))),
+        IF(id % 6 = 0, NULL, CAST(id * 1.000001 - 12345 AS DECIMAL(20, 6)))
+        FROM range(20000)""")
+    vec_schema = StructType([StructField("id", spark.table(table_name).schema["id"].dataType, False),
+                             StructField("v8", ArrayType(FloatType(), False), True, {"lance.vector_dim": 8}),
+                             StructField("v128", ArrayType(FloatType(), False), True, {"lance.vector_dim": 128})])
+    vectors = table_name + "_vec"
+    spark.createDataFrame([(i, None if i % 10 == 0 else [i + k / 8 for k in range(8)],
+                            [float(i % 50)] * 128) for i in range(3000)], vec_schema).writeTo(vectors).create()
+
+    for name in (table_name, vectors):
+        expected = spark.table(name).toArrow().sort_by("id")
+        got = lance.dataset(table_path(warehouse, name)).to_table().sort_by("id")
+        assert got.num_rows == expected.num_rows
+        assert _spark_view(got, expected.schema).equals(expected), name
+    lance_schema = lance.dataset(table_path(warehouse, vectors)).schema
+    assert lance_schema.field("v8").type == pa.list_(pa.field("item", pa.float32()), 8)
+    assert lance_schema.field("v128").type.list_size == 128
+
+
+def _pylance_nested(n, seed=3):
+    rng = np.random.default_rng(seed)
+    ids = np.arange(n, dtype=np.int64)
+    null = lambda p: rng.random(n) < p
+
+    def nulled(arr, p=0.1):
+        return pc.if_else(pa.array(null(p)), pa.scalar(None, arr.type), arr)
+
+    lists = [None if i % 9 == 0 else [None if (i + k) % 5 == 0 else int(i + k) for k in range(i % 4)] for i in range(n)]
+    return pa.table({
+        "id": pa.array(ids),
+        "li": pa.array(lists, pa.list_(pa.int32())),
+        "ll": pa.array([[int(i)] * (i % 3) for i in range(n)], pa.large_list(pa.int64())),
+        "ls": pa.array([None if i % 7 == 0 else [f"s{i}", None, ""][: i % 4] for i in range(n)], pa.list_(pa.string())),
+        "st": pa.StructArray.from_arrays(
+            [nulled(pa.array(ids.astype(np.int32))), nulled(pa.array([f"b{i % 17}" for i in range(n)])),
+             pa.StructArray.from_arrays([nulled(pa.array(ids * 0.5))], names=["x"])], names=["a", "b", "inner"]),
+        "lst": pa.array([None if i % 6 == 0 else [{"x": int(i), "y": None if i % 2 else "e"}] * (i % 3)
+                         for i in range(n)], pa.list_(pa.struct([("x", pa.int32()), ("y", pa.string())]))),
+        "v8": nulled(pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * 8).astype(np.float32)), 8)),
+        "v128": pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(n * 128).astype(np.float32)), 128),
+        "lowcard": nulled(pa.array(np.array(["red", "green", "blue"])[rng.integers(0, 3, n)])),
+        "big": pa.array(["x" * (1000 + i % 300) if i % 50 == 0 else "small" for i in range(n)]),
+        "empty": pa.array([""] * n),
+        "allnull": pa.array([None] * n, pa.int32()),
+        "dec": nulled(pa.array([int(i) * 13 for i in range(n)], pa.int64()).cast(pa.decimal128(22, 3))),
+    })
+
+
+def test_pylance_nested_with_deletions_read_by_spark(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    data = _pylance_nested(12_000)
+    # Small pages: many pages per column, list items spread over pages.
+    lance.write_dataset(data, path, data_storage_version="2.0", max_rows_per_file=5000, max_page_bytes=64 * 1024)
+    lance.dataset(path).delete("id % 10 = 3 OR (id >= 6000 AND id < 6500)")
+    ds = lance.dataset(path)
+    got = spark.table(table_name).toArrow().sort_by("id")
+    expected = ds.to_table().sort_by("id")
+    assert got.num_rows == expected.num_rows == ds.count_rows()
+    assert got.equals(_spark_view(expected, got.schema))
+    # Nested pruning gives the same values as the full read.
+    pruned = spark.sql(f"SELECT id, st.inner.x AS x, lst.y AS y FROM {table_name}").toArrow().sort_by("id")
+    assert pruned.column("x").to_pylist() == [None if s is None or s["inner"] is None else s["inner"]["x"]
+                                               for s in expected.column("st").to_pylist()]
+
+
+# ---- randomized round trips ----
+
+LEAF_TYPES = {
+    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
+    "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "STRING": pa.string(), "BINARY": pa.binary(),
+    "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"), "TIMESTAMP_NTZ": pa.timestamp("us"),
+    "DECIMAL(10, 2)": pa.decimal128(10, 2),
+}
+
+
+def _random_type(r, depth=0):
+    kind = r.random()
+    if depth < 2 and kind < 0.15:
+        return f"ARRAY<{_random_type(r, depth + 1)}>"
+    if depth < 2 and kind < 0.25:
+        fields = ", ".join(f"f{k}: {_random_type(r, depth + 1)}" for k in range(r.randint(1, 3)))
+        return f"STRUCT<{fields}>"
+    return r.choice(sorted(LEAF_TYPES))
+
+
+def _random_value_sql(r, t, null_rate):
+    if r.random() < null_rate and not t.startswith("STRUCT"):
+        return f"CAST(NULL AS {t})"
+    if t.startswith("ARRAY<"):
+        inner = t[6:-1]
+        return f"array({', '.join(_random_value_sql(r, inner, null_rate) for _ in range(r.randint(0, 3)))})" \
+            if r.random() < 0.9 else f"CAST(array() AS {t})"
+    if t.startswith("STRUCT<"):
+        parts = _split_fields(t[7:-1])
+        return "named_struct(" + ", ".join(f"'{n}', {_random_value_sql(r, ft, null_rate)}" for n, ft in parts) + ")"
+    v = r.randint(-100, 100)
+    return {
+        "BOOLEAN": f"{'true' if v % 2 else 'false'}", "STRING": f"'{'ü' * (v % 5)}s{v}'", "BINARY": f"X'{abs(v):04x}'",
+        "DATE": f"date_add(DATE'2000-01-01', {v})", "TIMESTAMP": f"timestamp_micros({v * 1234567891})",
+        "TIMESTAMP_NTZ": f"CAST(timestamp_micros({v * 987654321}) AS TIMESTAMP_NTZ)",
+    }.get(t, f"CAST({v / 4 if t in ('FLOAT', 'DOUBLE') or t.startswith('DECIMAL') else v} AS {t})")
+
+
+def _split_fields(body):
+    out, depth, cur = [], 0, ""
+    for ch in body + ",":
+        if ch == "," and depth == 0:
+            name, t = cur.strip().split(": ", 1)
+            out.append((name, t))
+            cur = ""
+            continue
+        depth += ch == "<"
+        depth -= ch == ">"
+        cur += ch
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_schemas_spark_to_pylance_and_back(spark, warehouse, table_name, seed):
+    r = random.Random(seed)
+    cols = [(f"c{k}", _random_type(r)) for k in range(r.randint(1, 6))]
+    rows = r.choice([0, 1, 2, 37, 1000])
+    null_rate = r.choice([0.0, 0.3, 1.0])
+    spark.sql(f"CREATE TABLE {table_name} (id INT NOT NULL, {', '.join(f'{n} {t}' for n, t in cols)})")
+    if rows:
+        values = ", ".join("(" + ", ".join([str(i)] + [_random_value_sql(r, t, null_rate) for _, t in cols]) + ")"
+                           for i in range(rows))
+        spark.sql(f"INSERT INTO {table_name} VALUES {values}")
+    expected = spark.table(table_name).toArrow().sort_by("id")
+    path = table_path(warehouse, table_name)
+    got = lance.dataset(path).to_table().sort_by("id")
+    assert got.num_rows == rows
+    assert _spark_view(got, expected.schema).equals(expected)
+    # And back: pylance appends its own copy of the rows; Spark reads both halves identically.
+    shifted = got.set_column(0, "id", pc.add(got.column("id"), rows).cast(pa.int32()))
+    lance.write_dataset(shifted, path, mode="append")
+    again = spark.table(table_name).toArrow().sort_by("id")
+    assert again.num_rows == 2 * rows
+    assert again.slice(rows).drop(["id"]).equals(expected.drop(["id"]))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 1023, 1024, 1025, 4097])
+def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows):
+    r = random.Random(rows)
+    rng = np.random.default_rng(rows)
+    cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
+    for k in range(8):
+        t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
+                      pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.timestamp("ns"), pa.date32()])
+        base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
+        if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+            size = t.list_size if pa.types.is_fixed_size_list(t) else None
+            vals = [[float(x)] * (size or int(x % 4)) for x in base.to_pylist()]
+            arr = pa.array(vals, t if size else pa.list_(pa.float64())).cast(t)
+        elif t in (pa.string(), pa.large_binary()):
+            arr = pa.array([str(x) * (x % 5) for x in base.to_pylist()]).cast(t)
+        elif t == pa.bool_():
+            arr = pc.equal(pc.bit_wise_and(base, pa.scalar(1, pa.int64())), pa.scalar(1, pa.int64()))
+        elif t == pa.date32():
+            arr = base.cast(pa.int32()).cast(t)
+        else:
+            arr = base.cast(t)
+        mask = rng.random(rows) < r.choice([0.0, 0.2, 1.0])
+        cols[f"c{k}"] = pc.if_else(pa.array(mask, pa.bool_()), pa.scalar(None, t), arr) if rows else arr
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(pa.table(cols), path, data_storage_version="2.0", max_page_bytes=4096)
+    got = spark.table(table_name).toArrow().sort_by("id")
+    expected = lance.dataset(path).to_table().sort_by("id")
+    assert got.num_rows == rows
+    assert got.equals(_spark_view(expected, got.schema))
+
+
+def test_corrupt_data_file_is_named(spark, warehouse, table_name):
+    spark.sql(f"CREATE TABLE {table_name} AS SELECT id, CAST(id AS STRING) AS s FROM range(1000)")
+    data_dir = os.path.join(table_path(warehouse, table_name), "data")
+    victim = sorted(os.listdir(data_dir))[0]
+    with open(os.path.join(data_dir, victim), "r+b") as f:
+        f.seek(-4, os.SEEK_END)
+        f.write(b"XXXX")
+    with pytest.raises((PySparkException, Py4JJavaError)) as err:
+        spark.table(table_name).collect()
+    assert victim in str(err.value)

@@ -1,0 +1,38 @@
+package sparklance.spark
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.scalatest.funsuite.AnyFunSuite
+
+class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
+  /** Rows the Lance scan produced while running `df` (what was decoded, before Spark's own filters). */
+  private def scannedRows(df: DataFrame): Long = {
+    df.collect()
+    collect(df.queryExecution.executedPlan) { case s: BatchScanExec => s.metrics("numOutputRows").value }.sum
+  }
+
+  private lazy val table = {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
+    sql("CREATE TABLE lance.pd.t (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000')")
+    sql("INSERT INTO lance.pd.t SELECT /*+ COALESCE(1) */ id, CAST(id AS STRING) FROM range(5000)")
+    "lance.pd.t"
+  }
+
+  test("_fragid predicates prune fragments") {
+    val df = sql(s"SELECT id FROM $table WHERE _fragid IN (1, 3)")
+    assert(scannedRows(df) == 2000)
+    assert(df.collect().map(_.getLong(0)).sorted.toSeq == ((1000 until 2000) ++ (3000 until 4000)))
+  }
+
+  test("LIMIT reads only the first fragment") {
+    val df = sql(s"SELECT * FROM $table LIMIT 10")
+    assert(scannedRows(df) <= 1000)
+    assert(df.collect().length == 10)
+  }
+
+  test("other predicates are evaluated by Spark on every row") {
+    val df = sql(s"SELECT id FROM $table WHERE id % 1000 = 5")
+    assert(df.collect().map(_.getLong(0)).sorted.toSeq == Seq(5L, 1005L, 2005L, 3005L, 4005L))
+  }
+}
