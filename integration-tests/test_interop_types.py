@@ -213,3 +213,19 @@ def test_corrupt_data_file_is_named(spark, warehouse, table_name):
     with pytest.raises((PySparkException, Py4JJavaError)) as err:
         spark.table(table_name).collect()
     assert victim in str(err.value)
+
+
+def test_values_larger_than_a_page_both_ways(spark, warehouse, table_name):
+    # pylance: 64 KiB pages and 100-300 KB values, so each value is a page of its own.
+    path = table_path(warehouse, table_name)
+    big = pa.table({"id": pa.array(range(40), pa.int64()),
+                    "s": pa.array([("v%d-" % i) * (100_000 + 5_000 * i) for i in range(40)]),
+                    "b": pa.array([bytes([i]) * (150_000 + i) if i % 3 else None for i in range(40)], pa.large_binary())})
+    lance.write_dataset(big, path, data_storage_version="2.0", max_page_bytes=64 * 1024)
+    got = spark.table(table_name).toArrow().sort_by("id")
+    assert got.equals(_spark_view(big, got.schema))
+    # Spark: values far beyond the 8 MiB page target still land in one page each.
+    other = table_name + "_spark"
+    spark.sql(f"CREATE TABLE {other} AS SELECT id, repeat(CAST(id AS STRING), 4500000) AS s FROM range(3)")
+    back = lance.dataset(table_path(warehouse, other)).to_table().sort_by("id")
+    assert [len(x) for x in back.column("s").to_pylist()] == [4_500_000, 4_500_000, 4_500_000]
