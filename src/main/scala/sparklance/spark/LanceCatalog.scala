@@ -110,6 +110,35 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     new LanceTable(quoted(ident), ds, ds.snapshot())
   }
 
+  /** `VERSION AS OF v`: the table as committed in version v. */
+  override def loadTable(ident: Identifier, version: String): Table = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val v = version.toLongOption.getOrElse(throw new IllegalArgumentException(
+      s"VERSION AS OF '$version' for ${quoted(ident)}: Lance versions are numbers (${ds.versions.mkString(", ")})"))
+    if (!ds.versions.contains(v)) throw new IllegalArgumentException(
+      s"${quoted(ident)} has no version $v; its versions are ${ds.versions.mkString(", ")}")
+    new LanceTable(quoted(ident), ds, ds.snapshot(Some(v)))
+  }
+
+  /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
+  override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val snapshot = ds.versions.reverseIterator.map(v => ds.snapshot(Some(v)))
+      .find(s => commitMicros(s) <= timestampMicros).getOrElse {
+        val first = ds.snapshot(Some(ds.versions.head))
+        throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
+          timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(commitMicros(first) * 1000)}")
+      }
+    new LanceTable(quoted(ident), ds, snapshot)
+  }
+
+  private def commitMicros(s: sparklance.format.table.Snapshot): Long = {
+    val t = s.manifest.getTimestamp
+    t.getSeconds * 1000000L + t.getNanos / 1000
+  }
+
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): Table = {
     val staged = stageCreate(ident, columns, partitions, properties)

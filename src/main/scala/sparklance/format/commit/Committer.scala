@@ -3,19 +3,25 @@ package sparklance.format.commit
 import com.google.protobuf.Timestamp
 import java.time.Instant
 import java.util.UUID
+import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
+import scala.util.control.NonFatal
 import sparklance.format.{BuildInfo, CommitConflictException, LanceException}
+import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
-import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
+import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, Manifest}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table._
 
 /**
  * Turns an operation into the next version: writes the transaction file, builds the manifest
- * from the version it read, and publishes it with put-if-absent. Losing the race to a
- * compatible concurrent commit (an Append against anything but Overwrite/Restore) rebases and
- * retries; anything else fails with CommitConflictException and leaves the table untouched.
+ * from the version it read, and publishes it with put-if-absent. Losing the race makes it read
+ * the transactions committed since and either rebase onto the latest version and retry (an
+ * Append against anything but Overwrite/Restore; a Delete/Update against commits that leave the
+ * rows and fragments it changed alone, see [[RowLevelRebase]]) or fail with
+ * CommitConflictException, leaving the table untouched. A retry first checks whether an earlier
+ * attempt of ours landed after all (same transaction uuid) and then returns that version.
  */
 final class Committer(dataset: Dataset, maxRetries: Int = 20) {
   private val storage = dataset.storage
@@ -25,37 +31,106 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20) {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
     val readVersion = read.map(_.version).getOrElse(0L)
-    val txn = Transactions.build(readVersion, UUID.randomUUID().toString, op, properties)
-    val txnName = s"$readVersion-${txn.getUuid}.txn"
-    Using.resource(storage.create(Storage.join(dataset.path, s"_transactions/$txnName")))(_.write(txn.toByteArray))
+    val uuid = UUID.randomUUID().toString
+    var (txn, txnName) = writeTransaction(readVersion, uuid, op, properties)
 
+    var current = op
     var base = read
     var attempt = 0
+    var uncertain = false // a put-if-absent failed without saying whether it wrote
+    val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
+    def conflict(version: Long, other: String, detail: String): Nothing = {
+      if (!uncertain) dropDeletionFiles(ownFiles.toSeq)
+      throw new CommitConflictException(dataset.path, version,
+        s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $version: " +
+          s"$detail; the table is unchanged, re-run the statement")
+    }
     while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
-      val manifest = nextManifest(base, op, txnName)
-      val index = if (op.isInstanceOf[Operation.Overwrite]) None else base.flatMap(_.file.indexSection)
+      val manifest = nextManifest(base, current, txnName)
+      val index = if (current.isInstanceOf[Operation.Overwrite]) None else base.flatMap(_.file.indexSection)
       val bytes = ManifestFile.encode(manifest, index, Some(txn))
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(manifest.getVersion)}")
-      if (storage.putIfAbsent(target, bytes)) {
-        storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"),
-          s"""{"version":${manifest.getVersion}}""".getBytes("UTF-8"))
+      val put = try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
+      if (put == Right(true)) {
+        writeHint(manifest.getVersion)
         return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
       }
-      val committed = manifest.getVersion
-      val latest = dataset.snapshot(forWrite = true)
-      val blockers = (committed to latest.version).map(v => v -> Transactions.committedOperation(dataset, v))
-        .filterNot { case (_, other) => Transactions.compatible(op, other) }
-      if (blockers.nonEmpty || attempt >= maxRetries) {
-        val (v, other) = blockers.headOption.getOrElse(committed -> "unknown")
-        throw new CommitConflictException(dataset.path, v,
-          s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $v; " +
-            "the table is unchanged, re-run the statement")
+      if (put.isLeft) uncertain = true
+      if (base.isEmpty && !dataset.exists) {
+        // Creating the table and the store failed before anything landed: try the same put again.
+        if (attempt >= maxRetries) throw put.left.toOption.getOrElse(new IllegalStateException(s"cannot create $target"))
+        attempt += 1
+        backoff(attempt)
+      } else {
+        val latest = dataset.snapshot(forWrite = true)
+        val newer = (manifest.getVersion to latest.version).map(v => v -> Transactions.committed(dataset, v, Some(latest.naming)))
+        val landed = newer.collectFirst { case (v, Some(t)) if t.getUuid == uuid => v }
+        if (landed.isDefined) {
+          writeHint(latest.version)
+          return CommitResult(dataset.snapshot(landed))
+        }
+        put match {
+          case Left(e) if newer.isEmpty && attempt >= maxRetries => throw e
+          case _ if attempt >= maxRetries =>
+            conflict(latest.version, newer.lastOption.map(_._2.fold("unknown transaction")(Transactions.operationName))
+              .getOrElse("commit"), s"gave up after $maxRetries retries against concurrent commits")
+          case _ =>
+        }
+        current match {
+          case _: Operation.Delete | _: Operation.Update if base.isDefined =>
+            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, newer, conflict)
+            if (rebased.op ne current) {
+              val stillLive = live(rebased.op).toSet
+              val superseded = ownFiles.filterNot(stillLive)
+              if (!uncertain) { dropDeletionFiles(superseded.toSeq); ownFiles --= superseded }
+              ownFiles ++= rebased.written
+              current = rebased.op
+              val (t, n) = writeTransaction(latest.version, uuid, current, properties)
+              txn = t; txnName = n
+            }
+          case _ =>
+            newer.foreach { case (v, t) =>
+              val other = t.map(Transactions.operationName).getOrElse("unknown transaction")
+              if (!Transactions.compatible(current, other))
+                conflict(v, other, "the two cannot be reconciled")
+            }
+        }
+        base = Some(latest)
+        attempt += 1
+        backoff(attempt)
       }
-      base = Some(latest)
-      attempt += 1
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  private def writeTransaction(readVersion: Long, uuid: String, op: Operation,
+      properties: Map[String, String]): (Transaction, String) = {
+    val txn = Transactions.build(readVersion, uuid, op, properties)
+    val name = s"$readVersion-$uuid.txn"
+    Using.resource(storage.create(Storage.join(dataset.path, s"_transactions/$name")))(_.write(txn.toByteArray))
+    (txn, name)
+  }
+
+  private def writeHint(version: Long): Unit =
+    storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"), s"""{"version":$version}""".getBytes("UTF-8"))
+
+  /** The deletion files an operation's updated fragments reference. */
+  private def live(op: Operation): Seq[(Long, DeletionFile)] = (op match {
+    case d: Operation.Delete => d.updated
+    case u: Operation.Update => u.updated
+    case _ => Nil
+  }).filter(_.hasDeletionFile).map(f => f.getId -> f.getDeletionFile)
+
+  /** Best effort: files only we ever referenced, in manifests that never landed. */
+  private def dropDeletionFiles(files: Seq[(Long, DeletionFile)]): Unit = files.foreach { case (id, f) =>
+    try storage.delete(Storage.join(dataset.path, DeletionFiles.relativePath(id, f))) catch { case NonFatal(_) => }
+  }
+
+  /** A short randomized pause, growing with the attempt, so racing writers spread out. */
+  private def backoff(attempt: Int): Unit = {
+    val ceiling = math.min(5L << math.min(attempt, 5), 150L)
+    Thread.sleep(ThreadLocalRandom.current().nextLong(1L, ceiling + 1))
   }
 
   private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String): Manifest = {
@@ -80,8 +155,8 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20) {
           .setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance")
             .setVersion(config.getOrElse(Committer.StorageVersionKey, dataFormat(prev))))
         assign(fs)
-      case Operation.Delete(updated, deletedIds, _) => replace(existing, updated, deletedIds)
-      case Operation.Update(removedIds, updated, newFragments) => replace(existing, updated, removedIds) ++ assign(newFragments)
+      case Operation.Delete(updated, deletedIds, _, _) => replace(existing, updated, deletedIds)
+      case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
     }
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))

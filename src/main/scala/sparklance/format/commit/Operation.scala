@@ -1,5 +1,6 @@
 package sparklance.format.commit
 
+import org.roaringbitmap.RoaringBitmap
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.LanceSchema
 
@@ -14,11 +15,23 @@ object Operation {
   final case class Overwrite(fragments: Seq[DataFragment], schema: LanceSchema, config: Map[String, String] = Map.empty)
     extends Operation { def name = "Overwrite" }
 
-  /** Fragments with new deletion files, and fragments removed because all their rows are deleted. */
-  final case class Delete(updated: Seq[DataFragment], deletedIds: Seq[Long], predicate: String)
+  /**
+   * Fragments with new deletion files, and fragments removed because all their rows are deleted.
+   *
+   * `deletedOffsets` holds, per fragment id, the row offsets this statement newly deletes (not the
+   * fragment's earlier deletions). With it the committer can rebase onto a concurrent Delete or
+   * Update of the same fragment that deleted other rows; without it (an empty map, or a fragment
+   * missing from it) any concurrent change to a fragment we touch is a conflict.
+   */
+  final case class Delete(updated: Seq[DataFragment], deletedIds: Seq[Long], predicate: String,
+      deletedOffsets: Map[Long, RoaringBitmap] = Map.empty)
     extends Operation { def name = "Delete" }
 
-  /** Rows tombstoned in `updated` / `removedIds` and rewritten into `newFragments` (REWRITE_ROWS). */
-  final case class Update(removedIds: Seq[Long], updated: Seq[DataFragment], newFragments: Seq[DataFragment])
+  /**
+   * Rows tombstoned in `updated` / `removedIds` and rewritten into `newFragments` (REWRITE_ROWS).
+   * `deletedOffsets` as for [[Delete]]: the offsets this statement tombstoned, per fragment id.
+   */
+  final case class Update(removedIds: Seq[Long], updated: Seq[DataFragment], newFragments: Seq[DataFragment],
+      deletedOffsets: Map[Long, RoaringBitmap] = Map.empty)
     extends Operation { def name = "Update" }
 }

@@ -9,7 +9,8 @@ import sparklance.format.table.{Dataset, Snapshot}
 /**
  * Turns the row offsets a DELETE / UPDATE / MERGE removed into an operation on `read`: each
  * touched fragment gets one new deletion file holding its old and new deletions, and a fragment
- * whose rows are all gone is dropped instead.
+ * whose rows are all gone is dropped instead. The operation also carries the newly deleted
+ * offsets, so that the committer can rebase it onto concurrent row-level commits.
  */
 object RowLevelChange {
   def build(dataset: Dataset, read: Snapshot, deleted: Map[Long, RoaringBitmap], newFragments: Seq[DataFragment],
@@ -21,15 +22,16 @@ object RowLevelChange {
       val last = Integer.toUnsignedLong(offsets.last())
       if (last >= fragment.getPhysicalRows)
         throw new LanceException(s"Row offset $last is beyond fragment $id of ${dataset.path} (${fragment.getPhysicalRows} rows)")
-      val all = RoaringBitmap.or(DeletionFiles.read(dataset.storage, dataset.path, fragment), offsets)
-      fragment -> all
+      val before = DeletionFiles.read(dataset.storage, dataset.path, fragment)
+      (fragment, RoaringBitmap.or(before, offsets), RoaringBitmap.andNot(offsets, before))
     }
-    val (emptied, partial) = touched.partition { case (f, all) => all.getLongCardinality == f.getPhysicalRows }
-    val updated = partial.map { case (f, all) =>
+    val (emptied, partial) = touched.partition { case (f, all, _) => all.getLongCardinality == f.getPhysicalRows }
+    val updated = partial.map { case (f, all, _) =>
       f.toBuilder.setDeletionFile(DeletionFiles.write(dataset.storage, dataset.path, f.getId, read.version, all)).build()
     }
     val removed = emptied.map(_._1.getId)
-    if (isDelete && newFragments.isEmpty) Operation.Delete(updated, removed, predicate)
-    else Operation.Update(removed, updated, newFragments)
+    val fresh = touched.map { case (f, _, ours) => f.getId -> ours }.toMap
+    if (isDelete && newFragments.isEmpty) Operation.Delete(updated, removed, predicate, fresh)
+    else Operation.Update(removed, updated, newFragments, fresh)
   }
 }

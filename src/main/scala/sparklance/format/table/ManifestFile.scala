@@ -35,11 +35,27 @@ object ManifestFile {
     ManifestFile(manifest, index)
   }
 
-  private def section(path: String, bytes: Array[Byte], at: Long, end: Long): Array[Byte] = {
-    if (at < 0 || at + 4 > end) throw new CorruptFileException(path, s"index section offset $at out of range")
+  private def section(path: String, bytes: Array[Byte], at: Long, end: Long, what: String = "index section"): Array[Byte] = {
+    if (at < 0 || at + 4 > end) throw new CorruptFileException(path, s"$what offset $at out of range")
     val len = Integer.toUnsignedLong(ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getInt(at.toInt))
-    if (at + 4 + len > end) throw new CorruptFileException(path, s"index section of $len bytes at $at overruns the manifest")
+    if (at + 4 + len > end) throw new CorruptFileException(path, s"$what of $len bytes at $at overruns the manifest")
     java.util.Arrays.copyOfRange(bytes, at.toInt + 4, (at + 4 + len).toInt)
+  }
+
+  /**
+   * The inline copy of the transaction that created this manifest (field 23, or the deprecated
+   * field 21), if the file carries one. `bytes` is the whole manifest file.
+   */
+  def inlineTransaction(path: String, bytes: Array[Byte]): Option[Transaction] = {
+    val m = decode(path, bytes).manifest
+    val at = if (m.hasTransactionSection) Some(m.getTransactionSection)
+      else if (m.hasDeprecatedTransactionSection) Some(m.getDeprecatedTransactionSection) else None
+    at.map { offset =>
+      val pos = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong(bytes.length - TailSize)
+      val raw = section(path, bytes, offset, pos, "transaction section")
+      try Transaction.parseFrom(raw)
+      catch { case e: com.google.protobuf.InvalidProtocolBufferException => throw new CorruptFileException(path, "undecodable transaction section", e) }
+    }
   }
 
   /** Lays out the file; sets the manifest's section offsets to where the sections land. */
