@@ -35,7 +35,7 @@ def spark(warehouse):
 @pytest.fixture
 def table_name(request):
     """A fresh table identifier per test, and its dataset path."""
-    name = request.node.name.replace("[", "_").replace("]", "").replace("-", "_").lower()
+    name = request.node.name.replace("[", "_").replace("]", "").replace("-", "_").replace(".", "_").lower()
     return f"lance.db.{name}"
 
 

@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import sparklance.format.commit.Committer
-import sparklance.format.table.{FeatureFlags, Snapshot}
+import sparklance.format.table.Snapshot
 
 /**
  * The TBLPROPERTIES sparklance understands, named like pylance's write_dataset arguments.
@@ -22,12 +22,15 @@ object TableProperties {
       throw new IllegalArgumentException(
         s"Unknown table property '$k' for $table; sparklance knows $DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile")
     }
+    // pylance's aliases: "legacy" is 2.0, "stable" is 2.2.
     val version = props.getOrElse(DataStorageVersion, "2.0") match {
-      case "stable" | "legacy" | "2.0" => "2.0"
-      case v if SupportedStorageVersions.contains(v) => v
-      case v => throw new IllegalArgumentException(
-        s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes ${SupportedStorageVersions.mkString(", ")}")
+      case "legacy" => "2.0"
+      case "stable" => "2.2"
+      case v => v
     }
+    if (!SupportedStorageVersions.contains(version))
+      throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '${props(DataStorageVersion)}' for $table: " +
+        s"sparklance writes ${SupportedStorageVersions.mkString(", ")} (it reads tables of 2.0, 2.1 and 2.2)")
     props.get(EnableStableRowIds).map(_.toLowerCase) match {
       case None | Some("false") =>
       case Some("true") => throw new IllegalArgumentException(

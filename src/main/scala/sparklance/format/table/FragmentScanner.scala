@@ -6,7 +6,7 @@ import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.file.v2_0.FileReader20
+import sparklance.format.file.DataFileReader
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -36,26 +36,25 @@ final class FragmentScanner(
 
   private val deleted: RoaringBitmap = DeletionFiles.read(storage, tablePath, fragment)
 
-  private case class Source(reader: FileReader20, columnOf: Map[Int, Int])
+  private case class Source(reader: DataFileReader, columnOf: Map[Int, Int])
 
   private val files = fragment.getFilesList.asScala.toSeq
   private var opened = Map.empty[String, Source]
 
   private def sourceFor(field: LanceField): Option[Source] =
-    files.find(_.getFieldsList.contains(field.id)).map { f =>
+    // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants.
+    files.find(f => field.preOrder.exists(sub => f.getFieldsList.contains(sub.id))).map { f =>
       opened.getOrElse(f.getPath, {
         val s = open(f); opened += f.getPath -> s; s
       })
     }
 
   private def open(f: DataFile): Source = {
-    if (f.getFileMajorVersion != 2 || f.getFileMinorVersion != 0)
-      throw new UnsupportedFeatureException(
-        s"Data file ${f.getPath} of $tablePath uses Lance file format ${f.getFileMajorVersion}.${f.getFileMinorVersion}; " +
-          "sparklance reads format 2.0 only so far")
     val input: InputFile = storage.openInput(Storage.join(tablePath, s"data/${f.getPath}"))
-    val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala).map { case (id, c) => id.intValue -> c.intValue }.toMap
-    Source(new FileReader20(input), columnOf)
+    // In 2.1+ files only leaves have columns; parents are listed with column index -1.
+    val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
+      .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
+    Source(DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion), columnOf)
   }
 
   private val sources: Seq[Option[Source]] = fields.map(sourceFor)

@@ -1,7 +1,6 @@
 package sparklance.format.file.v2_0
 
 import com.google.protobuf.InvalidProtocolBufferException
-import java.io.Closeable
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, NullVector}
 import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
@@ -18,7 +17,7 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * are read once, here; `read` then fetches only the pages of the requested columns, keeping the
  * last decoded page of each column for the next, usually adjacent, row range. Not thread-safe.
  */
-final class FileReader20(input: InputFile) extends Closeable {
+final class FileReader20(input: InputFile) extends sparklance.format.file.DataFileReader {
   private val container = new ContainerReader(input)
   private val path = input.path
 

@@ -1,0 +1,34 @@
+package sparklance.format.file
+
+import java.io.Closeable
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.file.v2_0.FileReader20
+import sparklance.format.file.v2_1.FileReader21
+import sparklance.format.io.InputFile
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/** A .lance data file of any supported version, read column by column over row ranges. */
+trait DataFileReader extends Closeable {
+  def numRows: Long
+  def schema: LanceSchema
+  def numColumns: Int
+  /**
+   * Rows [rowStart, rowStart + numRows) of the table field `field` (possibly a struct keeping only
+   * some children) as a new vector owned by the caller; `columnOf` maps field ids to file columns.
+   */
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector
+}
+
+object DataFileReader {
+  /** The reader for a data file whose manifest entry says file format `major.minor`. */
+  def open(input: InputFile, major: Int, minor: Int): DataFileReader = (major, minor) match {
+    case (2, 0) | (0, 3) => new FileReader20(input)
+    case (2, 1) | (2, 2) => new FileReader21(input)
+    case _ =>
+      input.close()
+      throw new UnsupportedFeatureException(
+        s"Data file ${input.path} uses Lance file format $major.$minor; sparklance reads 2.0, 2.1 and 2.2")
+  }
+}

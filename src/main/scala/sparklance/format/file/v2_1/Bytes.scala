@@ -1,0 +1,89 @@
+package sparklance.format.file.v2_1
+
+/** Little-endian reads and growable byte/bit/int buffers used while decoding pages. */
+private[v2_1] object Bytes {
+  def u8(a: Array[Byte], at: Int): Int = a(at) & 0xff
+  def u16(a: Array[Byte], at: Int): Int = (a(at) & 0xff) | (a(at + 1) & 0xff) << 8
+  def i32(a: Array[Byte], at: Int): Int =
+    (a(at) & 0xff) | (a(at + 1) & 0xff) << 8 | (a(at + 2) & 0xff) << 16 | (a(at + 3) & 0xff) << 24
+  def u32(a: Array[Byte], at: Int): Long = i32(a, at) & 0xffffffffL
+  def i64(a: Array[Byte], at: Int): Long = (i32(a, at) & 0xffffffffL) | (i32(a, at + 4).toLong << 32)
+
+  /** Reads an unsigned little-endian integer of `bytes` (1..8) bytes. */
+  def uN(a: Array[Byte], at: Int, bytes: Int): Long = {
+    var v = 0L
+    var k = bytes - 1
+    while (k >= 0) { v = (v << 8) | (a(at + k) & 0xffL); k -= 1 }
+    v
+  }
+
+  def putN(a: Array[Byte], at: Int, bytes: Int, v: Long): Unit = {
+    var k = 0
+    while (k < bytes) { a(at + k) = (v >>> (8 * k)).toByte; k += 1 }
+  }
+
+  def pad8(n: Int): Int = (n + 7) & ~7
+
+  def getBit(a: Array[Byte], bit: Long): Boolean = ((a((bit >>> 3).toInt) >>> (bit & 7).toInt) & 1) != 0
+  def setBit(a: Array[Byte], bit: Long): Unit = a((bit >>> 3).toInt) = (a((bit >>> 3).toInt) | (1 << (bit & 7).toInt)).toByte
+  def bytesForBits(bits: Long): Int = Math.toIntExact((bits + 7) >>> 3)
+}
+
+/** A growable byte array. */
+private[v2_1] final class ByteSink(initial: Int = 64) {
+  var array: Array[Byte] = new Array[Byte](math.max(initial, 16))
+  var size: Int = 0
+  def ensure(extra: Long): Unit = {
+    val need = size + extra
+    if (need > Int.MaxValue - 16) throw new IllegalStateException(s"$need bytes exceed one array")
+    if (need > array.length) array = java.util.Arrays.copyOf(array, math.min(Int.MaxValue - 16L, math.max(need, array.length * 2L)).toInt)
+  }
+  def append(src: Array[Byte], from: Int, len: Int): Unit = { ensure(len); System.arraycopy(src, from, array, size, len); size += len }
+  def zeros(len: Int): Unit = { ensure(len); java.util.Arrays.fill(array, size, size + len, 0.toByte); size += len }
+  def toArray: Array[Byte] = java.util.Arrays.copyOf(array, size)
+}
+
+/** A growable LSB-first bitmap. */
+private[v2_1] final class BitSink(initialBits: Int = 64) {
+  var array: Array[Byte] = new Array[Byte](math.max(8, (initialBits + 7) / 8))
+  var size: Long = 0
+  private def ensure(extra: Long): Unit = {
+    val need = Bytes.bytesForBits(size + extra)
+    if (need > array.length) array = java.util.Arrays.copyOf(array, math.max(need, array.length * 2))
+  }
+  def add(bit: Boolean): Unit = { ensure(1); if (bit) Bytes.setBit(array, size); size += 1 }
+  def addMany(bit: Boolean, n: Long): Unit = {
+    ensure(n)
+    if (bit) { var i = 0L; while (i < n) { Bytes.setBit(array, size + i); i += 1 } }
+    size += n
+  }
+  def appendBits(src: Array[Byte], fromBit: Long, n: Long): Unit = {
+    ensure(n)
+    if ((fromBit & 7) == 0 && (size & 7) == 0) {
+      val whole = (n >>> 3).toInt
+      System.arraycopy(src, (fromBit >>> 3).toInt, array, (size >>> 3).toInt, whole)
+      var i = whole.toLong * 8
+      while (i < n) { if (Bytes.getBit(src, fromBit + i)) Bytes.setBit(array, size + i); i += 1 }
+    } else {
+      var i = 0L
+      while (i < n) { if (Bytes.getBit(src, fromBit + i)) Bytes.setBit(array, size + i); i += 1 }
+    }
+    size += n
+  }
+  def countOnes: Long = { var c = 0L; var i = 0L; while (i < size) { if (Bytes.getBit(array, i)) c += 1; i += 1 }; c }
+}
+
+/** A growable int array. */
+private[v2_1] final class IntSink(initial: Int = 64) {
+  var array: Array[Int] = new Array[Int](math.max(initial, 16))
+  var size: Int = 0
+  def add(v: Int): Unit = {
+    if (size == array.length) array = java.util.Arrays.copyOf(array, array.length * 2)
+    array(size) = v; size += 1
+  }
+  def appendAll(src: Array[Int], from: Int, len: Int): Unit = {
+    if (size + len > array.length) array = java.util.Arrays.copyOf(array, math.max(size + len, array.length * 2))
+    System.arraycopy(src, from, array, size, len); size += len
+  }
+  def toArray: Array[Int] = java.util.Arrays.copyOf(array, size)
+}

@@ -1,0 +1,115 @@
+package sparklance.format.file.v2_1
+
+import com.google.protobuf.InvalidProtocolBufferException
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.file.ContainerReader
+import sparklance.format.io.InputFile
+import sparklance.format.proto.FileProtos.FileDescriptor
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/**
+ * Reads a Lance 2.1 or 2.2 data file (LANCE-FILE-2.1-2.2.md). The footer and all column metadata
+ * are read once, here; `read` then fetches only the pages of the requested leaf columns, keeping
+ * the last decoded pages of each column for the next, usually adjacent, row range. In these
+ * versions only leaf fields have columns; structs and lists are rebuilt from the rep/def levels
+ * every leaf carries. Not thread-safe.
+ */
+final class FileReader21(input: InputFile) extends sparklance.format.file.DataFileReader {
+  private val container = new ContainerReader(input)
+  private val path = input.path
+
+  locally {
+    val f = container.footer
+    if (!(f.majorVersion == 2 && (f.minorVersion == 1 || f.minorVersion == 2)))
+      throw new UnsupportedFeatureException(
+        s"$path has file format version ${f.majorVersion}.${f.minorVersion}; this reader reads Lance 2.1 and 2.2 files")
+  }
+
+  private val descriptor =
+    try FileDescriptor.parseFrom(container.globalBuffer(0))
+    catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, "the FileDescriptor is malformed", e) }
+
+  private val columns = new Array[ColumnReader21](container.footer.numColumns)
+
+  /** The row count the FileDescriptor records. */
+  def numRows: Long = descriptor.getLength
+
+  /** The file's own schema (FileDescriptor), with the ids it was written with. */
+  lazy val schema: LanceSchema =
+    LanceSchema.fromProto(descriptor.getSchema.getFieldsList.asScala.toSeq, descriptor.getSchema.getMetadataMap)
+
+  def numColumns: Int = columns.length
+
+  private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
+    if (i < 0 || i >= columns.length)
+      throw new CorruptFileException(path, s"column $i (field '$name') was requested, but the file has ${columns.length} columns")
+    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name)
+    columns(i)
+  }
+
+  /** Whether any page of column i was needed so far (for tests of projection). */
+  private[v2_1] def columnOpened(i: Int): Boolean = columns(i) != null
+
+  private def isLeaf(f: LanceField): Boolean = f.arrowType match {
+    case _: ArrowType.FixedSizeList => true
+    case _: ArrowType.Struct => f.metadata.get("lance-encoding:packed").exists(_.equalsIgnoreCase("true")) || f.children.isEmpty
+    case _ => f.children.isEmpty
+  }
+
+  /**
+   * Decodes rows `[rowStart, rowStart + numRows)` of the top-level `field` (a table-schema field; a
+   * struct may keep only some children) into a new vector from `allocator`, owned by the caller.
+   * `columnOf(leafFieldId)` gives the file column of every leaf field in the subtree.
+   */
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+    require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
+      s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
+    // Every leaf's levels are assembled first; ancestors take the output of their first leaf.
+    val outs = scala.collection.mutable.HashMap.empty[Int, NodeOut]
+    def walk(f: LanceField, path: IndexedSeq[LanceField]): Unit = {
+      val here = path :+ f
+      if (isLeaf(f)) {
+        if (f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty)
+          throw new UnsupportedFeatureException(s"Field '${f.name}' of $path is a packed struct, which sparklance does not read yet")
+        val col = column(columnOf(f.id), f.name)
+        val ctx = Ctx(path.toString, s"column ${col.index} ('${f.name}')")
+        val segs = col.segments(rowStart, numRows, ArrowLoad.kindOf(f.arrowType))
+        val nodes = Assembler.assemble(here, segs, Ctx(this.path, s"column ${col.index} ('${f.name}')"))
+        here.zip(nodes).foreach { case (node, o) => if (!outs.contains(node.id)) outs(node.id) = o }
+      } else f.children.foreach(walk(_, here))
+    }
+    walk(field, IndexedSeq.empty)
+    val vector = field.toArrow.createVector(allocator)
+    try {
+      fill(vector, field, outs)
+      vector
+    } catch { case e: Throwable => vector.close(); throw e }
+  }
+
+  private def fill(v: FieldVector, f: LanceField, outs: collection.Map[Int, NodeOut]): Unit = {
+    val ctx = Ctx(path, s"field '${f.name}'")
+    val o = outs.getOrElse(f.id, throw new IllegalArgumentException(s"Field '${f.name}' has no leaf to read"))
+    if (isLeaf(f)) ArrowLoad.leaf(v, o, ctx)
+    else v match {
+      case s: StructVector =>
+        ArrowLoad.struct(s, o)
+        f.children.zipWithIndex.foreach { case (c, i) => fill(s.getChildByOrdinal(i).asInstanceOf[FieldVector], c, outs) }
+      case l: ListVector =>
+        val item = f.children.head
+        ArrowLoad.list(l, o, outs(item.id).length)
+        fill(l.getDataVector, item, outs)
+      case l: LargeListVector =>
+        val item = f.children.head
+        ArrowLoad.list(l, o, outs(item.id).length)
+        fill(l.getDataVector, item, outs)
+      case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of $path has Arrow type ${other.getField.getType}, which is not supported")
+    }
+  }
+
+  def close(): Unit = input.close()
+}

@@ -1,0 +1,84 @@
+package sparklance.format.file.v2_1
+
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+import sparklance.format.proto.Encodings21Protos.MiniBlockLayout
+
+/** Decodes a mini-block page (LANCE-FILE-2.1-2.2.md §5): chunk metadata, chunks, dictionary. */
+private[v2_1] object MiniBlockPage {
+  def decode(m: MiniBlockLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx): PageData = {
+    val layers = new Layers(m.getLayersList.asScala.toIndexedSeq, ctx)
+    if (bufs.size < 2) throw ctx.corrupt(s"mini-block page with ${bufs.size} buffers")
+    if (m.getRepetitionIndexDepth > 1) throw ctx.unsupported(s"a repetition index of depth ${m.getRepetitionIndexDepth}")
+    val numItems = m.getNumItems
+    if (numItems < 0 || numItems > Int.MaxValue) throw ctx.corrupt(s"$numItems items in a page")
+    val numBuffers = m.getNumBuffers
+    if (numBuffers < 1 || numBuffers > 64) throw ctx.corrupt(s"mini-block page with $numBuffers value buffers")
+    val hasRep = m.hasRepCompression
+    val hasDef = m.hasDefCompression
+    val large = m.getHasLargeChunk
+    val wordBytes = if (large) 4 else 2
+
+    val meta = bufs(0)
+    val chunks = bufs(1)
+    if (meta.length % wordBytes != 0) throw ctx.corrupt(s"chunk metadata of ${meta.length} bytes")
+    val numChunks = meta.length / wordBytes
+
+    val reps = if (hasRep) new IntSink() else null
+    val defs = if (hasDef) new IntSink() else null
+    val values = new ArrayBuffer[Slots](numChunks)
+    var levels = 0L
+    var at = chunks.offset
+    var itemsSoFar = 0L
+    for (c <- 0 until numChunks) {
+      val word = Bytes.uN(meta.array, meta.offset + c * wordBytes, wordBytes)
+      val size = ((word >>> 4) + 1) * 8
+      val log2 = (word & 0xf).toInt
+      val count = if (c == numChunks - 1) numItems - itemsSoFar else 1L << log2
+      if (count < 0 || itemsSoFar + count > numItems) throw ctx.corrupt(s"chunk $c holds $count values, the page $numItems")
+      if (size > chunks.end - at) throw ctx.corrupt(s"chunk $c of $size bytes runs past its buffer")
+      val end = at + size.toInt
+      var p = at
+      def u16(): Int = { val v = Bytes.u16(chunks.array, p); p += 2; v }
+      val headerBytes = 2 + (if (hasRep) 2 else 0) + (if (hasDef) 2 else 0) + numBuffers.toInt * (if (large) 4 else 2)
+      if (headerBytes > size) throw ctx.corrupt(s"chunk $c of $size bytes is shorter than its header")
+      val numLevels = u16()
+      val repBytes = if (hasRep) u16() else 0
+      val defBytes = if (hasDef) u16() else 0
+      val sizes = Array.fill(numBuffers.toInt) {
+        val v = Bytes.uN(chunks.array, p, if (large) 4 else 2); p += (if (large) 4 else 2); v
+      }
+      p = at + Bytes.pad8(p - at)
+      def take(len: Long, what: String): Slice = {
+        if (len > end - p) throw ctx.corrupt(s"chunk $c: $what of $len bytes runs past the chunk")
+        val s = Slice(chunks.array, p, len.toInt)
+        p = at + Bytes.pad8(p + len.toInt - at)
+        s
+      }
+      val repSlice = take(repBytes, "rep levels")
+      val defSlice = take(defBytes, "def levels")
+      val valueBufs = sizes.toIndexedSeq.zipWithIndex.map { case (s, i) => take(s, s"value buffer $i") }
+      if (hasRep) { val r = Compressive.levels(m.getRepCompression, repSlice, numLevels, ctx); reps.appendAll(r, 0, r.length) }
+      if (hasDef) { val d = Compressive.levels(m.getDefCompression, defSlice, numLevels, ctx); defs.appendAll(d, 0, d.length) }
+      levels += numLevels
+      values += Compressive.chunk(m.getValueCompression, valueBufs, count.toInt, ctx)
+      itemsSoFar += count
+      at = end
+    }
+    if (itemsSoFar != numItems) throw ctx.corrupt(s"chunks hold $itemsSoFar values, the page $numItems")
+    var slots = if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx)
+    if (m.hasDictionary) {
+      if (bufs.size < 3) throw ctx.corrupt("dictionary page without its dictionary buffer")
+      val n = m.getNumDictionaryItems
+      if (n < 0 || n > Int.MaxValue) throw ctx.corrupt(s"$n dictionary items")
+      val items = Compressive.block(m.getDictionary, bufs(2), n.toInt, ctx)
+      slots = slots match {
+        case idx: Slots.Fixed => Slots.gather(items, idx, ctx)
+        case _: Slots.Empty => slots
+        case other => throw ctx.corrupt(s"dictionary indices decoded to ${Slots.kind(other)}")
+      }
+    }
+    val numLevels = if (hasRep || hasDef) Math.toIntExact(levels) else slots.count
+    new PageData(rows, if (hasRep) reps.toArray else null, if (hasDef) defs.toArray else null, numLevels, slots, layers, ctx)
+  }
+}

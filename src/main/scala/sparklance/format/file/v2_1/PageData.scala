@@ -1,0 +1,60 @@
+package sparklance.format.file.v2_1
+
+/**
+ * One decoded page of a leaf column: its rep/def level entries (null = none: all zero, one entry
+ * per row) and its leaf value slots, one per visible entry.
+ */
+private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs: Array[Int], val numLevels: Int,
+    val slots: Slots, val layers: Layers, ctx: Ctx) {
+
+  if (rep != null && rep.length != numLevels) throw ctx.corrupt(s"${rep.length} rep levels, $numLevels expected")
+  if (defs != null && defs.length != numLevels) throw ctx.corrupt(s"${defs.length} def levels, $numLevels expected")
+
+  private def visible(i: Int): Boolean = defs == null || defs(i) <= layers.maxVisibleDef
+
+  /** The first level entry of each row, plus numLevels at the end. */
+  lazy val rowLevel: Array[Int] =
+    if (rep == null) {
+      if (numLevels != rows) throw ctx.corrupt(s"$numLevels level entries for $rows rows")
+      Array.tabulate(rows + 1)(identity)
+    } else {
+      val out = new Array[Int](rows + 1)
+      var r = 0
+      var i = 0
+      val maxRep = layers.maxRep
+      while (i < numLevels) {
+        val v = rep(i)
+        if (v > maxRep || v < 0) throw ctx.corrupt(s"rep level $v above the maximum $maxRep")
+        if (v == maxRep) {
+          if (r >= rows) throw ctx.corrupt(s"more than $rows rows in the rep levels")
+          out(r) = i; r += 1
+        } else if (i == 0) throw ctx.corrupt("the first rep level does not start a row")
+        i += 1
+      }
+      if (r != rows) throw ctx.corrupt(s"rep levels hold $r rows, the page has $rows")
+      out(rows) = numLevels
+      out
+    }
+
+  /** The first value slot of each row, plus the slot count. */
+  lazy val rowSlot: Array[Int] = {
+    val levels = rowLevel
+    val out = new Array[Int](rows + 1)
+    var s = 0
+    var r = 0
+    while (r < rows) {
+      out(r) = s
+      var i = levels(r)
+      val end = levels(r + 1)
+      if (defs == null) s += end - i
+      else while (i < end) { if (visible(i)) s += 1; i += 1 }
+      r += 1
+    }
+    out(rows) = s
+    if (s != slots.count) throw ctx.corrupt(s"$s visible level entries but ${slots.count} value slots")
+    out
+  }
+
+  def repAt(i: Int): Int = if (rep == null) layers.maxRep else rep(i)
+  def defAt(i: Int): Int = if (defs == null) 0 else defs(i)
+}

@@ -1,0 +1,149 @@
+package sparklance.format.file.v2_1
+
+/** The leaf value slots of a page (LANCE-FILE-2.1-2.2.md §2): one per visible level entry. */
+private[v2_1] sealed trait Slots { def count: Int }
+
+private[v2_1] object Slots {
+  /** `count` values of `bits` bits each (1 = LSB-first bitmap, else a multiple of 8), from `data(0)`. */
+  final case class Fixed(bits: Int, data: Array[Byte], count: Int) extends Slots {
+    def bytesPer: Int = bits / 8
+  }
+
+  /** Value i is `data(offsets(i) until offsets(i + 1))`. */
+  final case class Variable(offsets: Array[Long], data: Array[Byte], count: Int) extends Slots
+
+  /** Fixed-size lists of `dim` items; `validity` (null = all valid) has one bit per item. */
+  final case class FixedSizeList(dim: Int, validity: Array[Byte], items: Fixed, count: Int) extends Slots
+
+  /** Placeholders only (all-null pages): every slot is null. */
+  final case class Empty(count: Int) extends Slots
+
+  /** Concatenates slots of one kind (chunks of a page). */
+  def concat(parts: collection.Seq[Slots], ctx: Ctx): Slots = {
+    if (parts.size == 1) return parts.head
+    val total = parts.map(_.count.toLong).sum
+    if (total > Int.MaxValue) throw ctx.corrupt(s"$total value slots in one page")
+    parts.head match {
+      case _ if parts.isEmpty => Empty(0)
+      case f: Fixed =>
+        if (f.bits % 8 == 0) {
+          val sink = new ByteSink(f.bytesPer * total.toInt)
+          parts.foreach {
+            case p: Fixed if p.bits == f.bits => sink.append(p.data, 0, p.count * p.bytesPer)
+            case p => throw ctx.corrupt(s"chunks of different kinds in one page: ${kind(p)} after ${kind(f)}")
+          }
+          Fixed(f.bits, sink.array, total.toInt)
+        } else if (f.bits == 1) {
+          val sink = new BitSink(total.toInt)
+          parts.foreach {
+            case p: Fixed if p.bits == 1 => sink.appendBits(p.data, 0, p.count)
+            case p => throw ctx.corrupt(s"chunks of different kinds in one page: ${kind(p)} after ${kind(f)}")
+          }
+          Fixed(1, sink.array, total.toInt)
+        } else throw ctx.unsupported(s"${f.bits}-bit values")
+      case _: Variable =>
+        val offsets = new Array[Long](total.toInt + 1)
+        val sink = new ByteSink()
+        var n = 0
+        parts.foreach {
+          case p: Variable =>
+            val base = p.offsets(0)
+            val len = p.offsets(p.count) - base
+            var i = 1
+            while (i <= p.count) { offsets(n + i) = sink.size + p.offsets(i) - base; i += 1 }
+            sink.append(p.data, base.toInt, len.toInt)
+            n += p.count
+          case p => throw ctx.corrupt(s"chunks of different kinds in one page: ${kind(p)} after variable")
+        }
+        Variable(offsets, sink.array, n)
+      case l: FixedSizeList =>
+        val lists = parts.map {
+          case p: FixedSizeList if p.dim == l.dim => p
+          case p => throw ctx.corrupt(s"chunks of different kinds in one page: ${kind(p)} after ${kind(l)}")
+        }
+        val items = concat(lists.map(_.items), ctx).asInstanceOf[Fixed]
+        val validity =
+          if (lists.forall(_.validity == null)) null
+          else {
+            val sink = new BitSink(items.count)
+            lists.foreach { p =>
+              if (p.validity == null) sink.addMany(true, p.count.toLong * p.dim) else sink.appendBits(p.validity, 0, p.count.toLong * p.dim)
+            }
+            sink.array
+          }
+        FixedSizeList(l.dim, validity, items, total.toInt)
+      case _: Empty =>
+        if (parts.forall(_.isInstanceOf[Empty])) Empty(total.toInt)
+        else throw ctx.corrupt("chunks of different kinds in one page")
+    }
+  }
+
+  def kind(s: Slots): String = s match {
+    case f: Fixed => s"${f.bits}-bit values"
+    case _: Variable => "variable-width values"
+    case l: FixedSizeList => s"fixed-size lists of ${l.dim}"
+    case _: Empty => "null placeholders"
+  }
+
+  /** `count` copies of one value. */
+  def repeat(one: Slots, count: Int, ctx: Ctx): Slots = one match {
+    case f: Fixed if f.bits == 1 =>
+      val out = new Array[Byte](Bytes.bytesForBits(count))
+      if (Bytes.getBit(f.data, 0)) { var i = 0; while (i < count) { Bytes.setBit(out, i); i += 1 } }
+      Fixed(1, out, count)
+    case f: Fixed =>
+      val w = f.bytesPer
+      val out = new Array[Byte](Math.multiplyExact(w, count))
+      var i = 0
+      while (i < count) { System.arraycopy(f.data, 0, out, i * w, w); i += 1 }
+      Fixed(f.bits, out, count)
+    case v: Variable =>
+      val len = (v.offsets(1) - v.offsets(0)).toInt
+      val out = new Array[Byte](Math.multiplyExact(len, count))
+      var i = 0
+      while (i < count) { System.arraycopy(v.data, v.offsets(0).toInt, out, i * len, len); i += 1 }
+      Variable(Array.tabulate(count + 1)(i => i.toLong * len), out, count)
+    case other => throw ctx.unsupported(s"a constant of ${kind(other)}")
+  }
+
+  /** Dictionary decoding: slot i = items(indices(i)). */
+  def gather(items: Slots, indices: Fixed, ctx: Ctx): Slots = {
+    val n = indices.count
+    val w = indices.bytesPer
+    if (indices.bits % 8 != 0 || w < 1 || w > 8) throw ctx.corrupt(s"dictionary indices of ${indices.bits} bits")
+    def index(i: Int): Int = {
+      val k = Bytes.uN(indices.data, i * w, w)
+      if (k < 0 || k >= items.count) {
+        // Null slots may carry any index; those are never read, so clamp instead of failing.
+        0
+      } else k.toInt
+    }
+    items match {
+      case f: Fixed if f.bits % 8 == 0 =>
+        val bw = f.bytesPer
+        val out = new Array[Byte](Math.multiplyExact(bw, n))
+        if (items.count > 0) { var i = 0; while (i < n) { System.arraycopy(f.data, index(i) * bw, out, i * bw, bw); i += 1 } }
+        Fixed(f.bits, out, n)
+      case v: Variable =>
+        val offsets = new Array[Long](n + 1)
+        var total = 0L
+        var i = 0
+        while (i < n) {
+          if (items.count > 0) { val k = index(i); total += v.offsets(k + 1) - v.offsets(k) }
+          offsets(i + 1) = total
+          i += 1
+        }
+        val out = new Array[Byte](Math.toIntExact(total))
+        i = 0
+        while (i < n) {
+          if (items.count > 0) {
+            val k = index(i)
+            System.arraycopy(v.data, v.offsets(k).toInt, out, offsets(i).toInt, (offsets(i + 1) - offsets(i)).toInt)
+          }
+          i += 1
+        }
+        Variable(offsets, out, n)
+      case other => throw ctx.unsupported(s"a dictionary of ${kind(other)}")
+    }
+  }
+}
