@@ -1,6 +1,6 @@
 package sparklance.spark
 
-import sparklance.format.commit.Committer
+import sparklance.format.commit.{Committer, Isolation}
 import sparklance.format.table.Snapshot
 
 /**
@@ -11,6 +11,8 @@ object TableProperties {
   val DataStorageVersion = "data_storage_version"
   val EnableStableRowIds = "enable_stable_row_ids"
   val MaxRowsPerFile = "max_rows_per_file"
+  val IsolationLevel = "isolation_level"
+  private val IsolationKey = "sparklance.isolation_level"
 
   val SupportedStorageVersions = Seq("2.0")
   private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
@@ -18,10 +20,11 @@ object TableProperties {
   /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
   def validate(table: String, props: Map[String, String]): Map[String, String] = {
     props.keys.filterNot(k => sparkReserved.contains(k) || k.startsWith("option.") ||
-        Set(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile).contains(k)).toSeq.sorted.headOption.foreach { k =>
-      throw new IllegalArgumentException(
-        s"Unknown table property '$k' for $table; sparklance knows $DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile")
+        Set(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel).contains(k)).toSeq.sorted.headOption.foreach { k =>
+      throw new IllegalArgumentException(s"Unknown table property '$k' for $table; sparklance knows " +
+        s"$DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile, $IsolationLevel")
     }
+    props.get(IsolationLevel).foreach(Isolation.parse)
     // pylance's aliases: "legacy" is 2.0, "stable" is 2.2.
     val version = props.getOrElse(DataStorageVersion, "2.0") match {
       case "legacy" => "2.0"
@@ -40,7 +43,8 @@ object TableProperties {
     props.get(MaxRowsPerFile).foreach { v =>
       if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
     }
-    Map(Committer.StorageVersionKey -> version) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _)
+    Map(Committer.StorageVersionKey -> version) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
+      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name)
   }
 
   /** The properties Spark shows (DESCRIBE TABLE EXTENDED, SHOW TBLPROPERTIES) for a snapshot. */
@@ -48,7 +52,12 @@ object TableProperties {
     DataStorageVersion -> snapshot.dataStorageVersion,
     EnableStableRowIds -> snapshot.stableRowIds.toString,
     "version" -> snapshot.version.toString,
-    "provider" -> "lance") ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _)
+    "provider" -> "lance",
+    IsolationLevel -> isolation(snapshot, Map.empty).name) ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _)
+
+  /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */
+  def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =
+    options.get(IsolationLevel).orElse(snapshot.config.get(IsolationKey)).map(Isolation.parse).getOrElse(Isolation.Serializable)
 
   def maxRowsPerFile(snapshot: Snapshot): Long =
     snapshot.config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption)

@@ -23,7 +23,7 @@ import sparklance.format.table._
  * CommitConflictException, leaving the table untouched. A retry first checks whether an earlier
  * attempt of ours landed after all (same transaction uuid) and then returns that version.
  */
-final class Committer(dataset: Dataset, maxRetries: Int = 20) {
+final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolation = Isolation.Serializable) {
   private val storage = dataset.storage
 
   /** `read` is the snapshot the operation was planned against; None when creating the table. */
@@ -79,7 +79,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20) {
         }
         current match {
           case _: Operation.Delete | _: Operation.Update if base.isDefined =>
-            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, newer, conflict)
+            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, newer, conflict, isolation)
             if (rebased.op ne current) {
               val stillLive = live(rebased.op).toSet
               val superseded = ownFiles.filterNot(stillLive)

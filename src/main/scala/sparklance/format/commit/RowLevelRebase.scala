@@ -11,7 +11,9 @@ import sparklance.format.table.{Dataset, Snapshot}
 /**
  * Rebases a Delete or Update onto versions committed after the one it was built on, following
  * Lance's conflict resolver:
- *  - Append, CreateIndex, ReserveFragments, UpdateConfig and Project never conflict;
+ *  - Append is a conflict under serializable isolation (its rows might match our condition) and
+ *    compatible under snapshot isolation; CreateIndex, ReserveFragments, UpdateConfig and Project
+ *    never conflict;
  *  - a Delete / Update is compatible when it touched none of our fragments; when it changed the
  *    deletion vector of a fragment we also touch (same data files, fragment still there), our
  *    new deletions are merged into the current vector as a fresh deletion file, unless both
@@ -34,7 +36,7 @@ private[commit] object RowLevelRebase {
    * transactions (None = unreadable). Returns `op` itself when nothing needs rewriting.
    */
   def rebase(dataset: Dataset, op: Operation, base: Snapshot, latest: Snapshot,
-      newer: Seq[(Long, Option[Transaction])], conflict: Conflict): Rebased = {
+      newer: Seq[(Long, Option[Transaction])], conflict: Conflict, isolation: Isolation): Rebased = {
     val (updated, removed, offsets) = op match {
       case Operation.Delete(u, r, _, o) => (u, r, o)
       case Operation.Update(r, u, _, o) => (u, r, o)
@@ -47,6 +49,9 @@ private[commit] object RowLevelRebase {
       val t = txn.getOrElse(conflict(v, "unknown transaction", "its transaction cannot be read, so the commits cannot be reconciled"))
       val name = Transactions.operationName(t)
       t.getOperationCase match {
+        case OperationCase.APPEND if isolation == Isolation.Serializable =>
+          conflict(v, name, "it appended rows this statement never saw, which its condition might have matched " +
+            "(serializable isolation; set the table property isolation_level = 'snapshot' to allow this)")
         case _ if alwaysCompatible(name) =>
         case OperationCase.REWRITE =>
           val rw = t.getRewrite

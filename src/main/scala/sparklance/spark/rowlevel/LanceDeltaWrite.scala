@@ -54,7 +54,8 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
         if (deleted.isEmpty && fragments.isEmpty) return
         val op = RowLevelChange.build(table.dataset, snapshot, deleted, fragments,
           isDelete = command == RowLevelOperation.Command.DELETE, predicate = "")
-        new Committer(table.dataset).commit(Some(snapshot), op)
+        val isolation = TableProperties.isolation(snapshot, scala.jdk.CollectionConverters.MapHasAsScala(info.options()).asScala.toMap)
+        new Committer(table.dataset, isolation = isolation).commit(Some(snapshot), op)
         val deletionFiles = op match {
           case d: Operation.Delete => d.updated.size
           case u: Operation.Update => u.updated.size

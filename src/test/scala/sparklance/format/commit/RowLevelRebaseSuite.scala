@@ -124,14 +124,19 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     assert(files.size == 2, files)
   }
 
-  test("an update rebases over a concurrent append; its new fragment gets a fresh id") {
+  test("under snapshot isolation an update rebases over a concurrent append; its new fragment gets a fresh id") {
     val ds = newTable(100)()
     val read = ds.snapshot()
     new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(writeFragments(ds, 20)))
+    // Serializable (the default): the appended rows might have matched, so this is a conflict.
+    val refused = RowLevelChange.build(ds, read, Map(0L -> bitmap(3, 4)), writeFragments(ds, 2), isDelete = false, predicate = "")
+    val e = intercept[CommitConflictException](new Committer(ds).commit(Some(read), refused))
+    assert(e.getMessage.contains("Append") && e.getMessage.contains("serializable"), e.getMessage)
+    assert(ds.versions == Seq(1L, 2L, 3L))
     val rewritten = writeFragments(ds, 2)
     val op = RowLevelChange.build(ds, read, Map(0L -> bitmap(3, 4)), rewritten, isDelete = false, predicate = "")
     assert(op.isInstanceOf[Operation.Update])
-    val result = new Committer(ds).commit(Some(read), op)
+    val result = new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read), op)
     assert(result.version == 4)
     val latest = ds.snapshot()
     assert(latest.fragments.map(f => f.getId -> f.getPhysicalRows) == Seq(0L -> 100L, 1L -> 20L, 2L -> 2L))
@@ -146,7 +151,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     delete(ds, read, Map(0L -> bitmap(0, 99)))
     new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(writeFragments(ds, 5)))
     val op = RowLevelChange.build(ds, read, Map(0L -> bitmap(50)), writeFragments(ds, 1), isDelete = false, predicate = "")
-    val result = new Committer(ds).commit(Some(read), op)
+    val result = new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read), op)
     assert(result.version == 5)
     val latest = ds.snapshot()
     assert(deletedIn(ds, latest, 0) == bitmap(0, 50, 99))
