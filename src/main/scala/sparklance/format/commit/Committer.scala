@@ -112,8 +112,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     (txn, name)
   }
 
+  /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
   private def writeHint(version: Long): Unit =
-    storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"), s"""{"version":$version}""".getBytes("UTF-8"))
+    try storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"), s"""{"version":$version}""".getBytes("UTF-8"))
+    catch { case NonFatal(_) => }
 
   /** The deletion files an operation's updated fragments reference. */
   private def live(op: Operation): Seq[(Long, DeletionFile)] = (op match {
