@@ -6,6 +6,7 @@ ThisBuild / scalaVersion := "2.13.18"
 val sparkVersion = "4.2.0"
 val arrowVersion = "19.0.0"
 val protobufVersion = "4.33.5"
+val hadoopVersion = "3.5.0" // the Hadoop client Spark 4.2.0 ships
 
 // Spark needs these module openings on Java 17 (the same list spark-submit passes).
 val javaModuleOptions = Seq(
@@ -40,7 +41,10 @@ lazy val root = (project in file("."))
       "com.google.protobuf" % "protobuf-java" % protobufVersion,
       // the well-known .proto files (Timestamp, Empty) for protoc's include path
       "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      // An in-process HDFS (MiniDFSCluster) for the storage tests; the shaded jar that matches the
+      // hadoop-client-api/-runtime Spark ships, so Spark's own classpath is unchanged.
+      "org.apache.hadoop" % "hadoop-client-minicluster" % hadoopVersion % Test
     ),
     Compile / PB.protoSources := Seq(baseDirectory.value / "protos"),
     Compile / PB.targets := Seq(PB.gens.java(protobufVersion) -> (Compile / sourceManaged).value / "protobuf"),

@@ -8,7 +8,8 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
-import sparklance.format.io.{LocalStorage, Storage}
+import org.apache.spark.sql.SparkSession
+import sparklance.format.io.Storage
 import sparklance.format.table.Dataset
 
 /**
@@ -20,14 +21,22 @@ import sparklance.format.table.Dataset
 class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   private var catalogName: String = _
   private var warehouse: String = _
-  private[spark] val storage: Storage = LocalStorage
+  private var settings: CatalogSettings = _
+  private[spark] var storage: Storage = _
 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
     val wh = Option(options.get("warehouse")).filter(_.nonEmpty).getOrElse(throw new IllegalArgumentException(
       s"Catalog '$name' needs a warehouse: set spark.sql.catalog.$name.warehouse to a directory"))
-    warehouse = (if (wh.startsWith("file:")) java.nio.file.Paths.get(java.net.URI.create(wh)) else java.nio.file.Paths.get(wh))
-      .toAbsolutePath.normalize().toString
+    warehouse = Storage.scheme(wh) match {
+      case None => java.nio.file.Paths.get(wh).toAbsolutePath.normalize().toString
+      case Some("file") => java.nio.file.Paths.get(java.net.URI.create(wh)).toAbsolutePath.normalize().toString
+      case Some(_) => wh.stripSuffix("/")
+    }
+    val sparkConf = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
+      .map(_.sparkContext.getConf.getAll.toMap).getOrElse(Map.empty[String, String])
+    settings = CatalogSettings(options.asScala.toMap, sparkConf)
+    storage = settings.storage(warehouse)
     storage.mkdirs(warehouse)
   }
 
@@ -107,7 +116,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   override def loadTable(ident: Identifier): Table = {
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
-    new LanceTable(quoted(ident), ds, ds.snapshot())
+    new LanceTable(quoted(ident), ds, ds.snapshot(), settings)
   }
 
   /** `VERSION AS OF v`: the table as committed in version v. */
@@ -118,7 +127,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
       s"VERSION AS OF '$version' for ${quoted(ident)}: Lance versions are numbers (${ds.versions.mkString(", ")})"))
     if (!ds.versions.contains(v)) throw new IllegalArgumentException(
       s"${quoted(ident)} has no version $v; its versions are ${ds.versions.mkString(", ")}")
-    new LanceTable(quoted(ident), ds, ds.snapshot(Some(v)))
+    new LanceTable(quoted(ident), ds, ds.snapshot(Some(v)), settings)
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
@@ -131,7 +140,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
         throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
           timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(commitMicros(first) * 1000)}")
       }
-    new LanceTable(quoted(ident), ds, snapshot)
+    new LanceTable(quoted(ident), ds, snapshot, settings)
   }
 
   private def commitMicros(s: sparklance.format.table.Snapshot): Long = {
@@ -165,7 +174,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     checkCreate(ident, partitions)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     val (schema, config) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config)
+    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config, settings)
   }
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -173,7 +182,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     checkCreate(ident, partitions)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
     val (schema, config) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config)
+    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config, settings)
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -181,7 +190,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     checkCreate(ident, partitions)
     val (schema, config) = newTable(ident, columns, properties)
     val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
-    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config)
+    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config, settings)
   }
 
   // Spark 4 still routes the StructType variants here from some code paths.

@@ -15,7 +15,8 @@ import sparklance.spark.scan.LanceScanBuilder
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
-class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot)
+class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
+    val settings: CatalogSettings = CatalogSettings())
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
     with SupportsRowLevelOperations with SupportsDeleteV2 {
 
@@ -52,17 +53,17 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def truncateTable(): Boolean = {
     val current = snapshot
     if (current.fragments.nonEmpty)
-      new Committer(dataset).commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"))
+      new Committer(dataset, settings.commitRetries).commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"))
     true
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, overwrite) => {
       val target = WriteTarget(tableName, dataset.path, snapshot.schema, snapshot.dataStorageVersion,
-        TableProperties.maxRowsPerFile(snapshot))
+        TableProperties.maxRowsPerFile(snapshot), settings.storageConf)
       new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => {
         val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
-        new Committer(dataset).commit(Some(snapshot), op)
+        new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op)
       })
     })
 }

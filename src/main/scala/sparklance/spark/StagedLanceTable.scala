@@ -17,7 +17,7 @@ import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
  * query leaves no table (or the old table) behind.
  */
 final class StagedLanceTable(tableName: String, dataset: Dataset, current: Option[Snapshot], schema: LanceSchema,
-    config: Map[String, String]) extends StagedTable with SupportsWrite {
+    config: Map[String, String], settings: CatalogSettings) extends StagedTable with SupportsWrite {
 
   private var staged: Seq[DataFragment] = Nil
 
@@ -31,12 +31,13 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, _) => {
       val target = WriteTarget(tableName, dataset.path, schema, config(Committer.StorageVersionKey),
-        config.get(Committer.MaxRowsPerFileKey).map(_.toLong).getOrElse(sparklance.format.table.FragmentWriter.DefaultMaxRowsPerFile))
+        config.get(Committer.MaxRowsPerFileKey).map(_.toLong).getOrElse(sparklance.format.table.FragmentWriter.DefaultMaxRowsPerFile),
+        settings.storageConf)
       new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => staged = fragments)
     })
 
   override def commitStagedChanges(): Unit =
-    try new Committer(dataset).commit(current, Operation.Overwrite(staged, schema, config))
+    try new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config))
     catch { case NonFatal(e) => abortStagedChanges(); throw e }
 
   override def abortStagedChanges(): Unit = {

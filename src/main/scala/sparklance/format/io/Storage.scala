@@ -16,7 +16,9 @@ trait InputFile extends Closeable {
 /**
  * Where a table's files live. Paths are absolute strings understood by the implementation.
  * Data files are written once under fresh names; only manifests need `putIfAbsent`, which must be
- * atomic: of two writers racing for one name, exactly one succeeds.
+ * atomic: of two writers racing for one name, exactly one succeeds. [[LocalStorage]] and
+ * [[HadoopStorage]] (HDFS, object stores) implement it; [[Storage.forPath]] picks one for a location,
+ * and HadoopStorage's documentation says how each store makes the put atomic.
  */
 trait Storage {
   def openInput(path: String): InputFile
@@ -46,4 +48,20 @@ trait Storage {
 object Storage {
   def join(base: String, child: String): String =
     if (base.endsWith("/")) base + child else base + "/" + child
+
+  private val SchemePrefix = "^([a-zA-Z][a-zA-Z0-9+.-]*):".r
+
+  /** The URI scheme of `path`, lower case; None for a plain path (a one-letter "scheme" is a Windows drive). */
+  def scheme(path: String): Option[String] =
+    SchemePrefix.findPrefixMatchOf(path).map(_.group(1).toLowerCase(java.util.Locale.ROOT)).filter(_.length > 1)
+
+  /**
+   * The storage for a table location: [[LocalStorage]] for plain paths and `file:` URIs, a
+   * [[HadoopStorage]] configured with `conf` (Hadoop keys; `spark.hadoop.` prefixes are dropped)
+   * for any other scheme (`hdfs://`, `s3a://`, `gs://`, `abfss://`, ...).
+   */
+  def forPath(uri: String, conf: Map[String, String] = Map.empty): Storage = scheme(uri) match {
+    case None | Some("file") => LocalStorage
+    case Some(_) => HadoopStorage.fromConf(conf)
+  }
 }

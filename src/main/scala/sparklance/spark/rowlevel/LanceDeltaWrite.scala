@@ -38,7 +38,7 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
   override def toBatch: DeltaBatchWrite = new DeltaBatchWrite {
     private val snapshot = table.snapshot
     private val target = WriteTarget(table.tableName, table.dataset.path, snapshot.schema,
-      snapshot.dataStorageVersion, TableProperties.maxRowsPerFile(snapshot))
+      snapshot.dataStorageVersion, TableProperties.maxRowsPerFile(snapshot), table.settings.storageConf)
 
     override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
       new LanceDeltaWriterFactory(target, info.schema())
@@ -55,7 +55,7 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
         val op = RowLevelChange.build(table.dataset, snapshot, deleted, fragments,
           isDelete = command == RowLevelOperation.Command.DELETE, predicate = "")
         val isolation = TableProperties.isolation(snapshot, scala.jdk.CollectionConverters.MapHasAsScala(info.options()).asScala.toMap)
-        new Committer(table.dataset, isolation = isolation).commit(Some(snapshot), op)
+        new Committer(table.dataset, table.settings.commitRetries, isolation).commit(Some(snapshot), op)
         val deletionFiles = op match {
           case d: Operation.Delete => d.updated.size
           case u: Operation.Update => u.updated.size

@@ -6,7 +6,6 @@ import org.apache.spark.sql.connector.write.{DeltaWriter, DeltaWriterFactory, Wr
 import org.apache.spark.sql.types.StructType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
-import sparklance.format.io.LocalStorage
 import sparklance.format.table.FragmentWriter
 import sparklance.spark.Allocators
 import sparklance.spark.write.{ArrowRowWriter, WriteTarget}
@@ -40,7 +39,7 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, name: S
       allocator = Allocators.child(name)
       val schema = target.schema
       rows = new ArrowRowWriter(target.tableName, schema.fields, rowSchema.fields.map(_.dataType).toSeq, allocator)
-      files = new FragmentWriter(LocalStorage, target.tablePath, schema, target.dataStorageVersion, allocator, target.maxRowsPerFile)
+      files = new FragmentWriter(target.storage, target.tablePath, schema, target.dataStorageVersion, allocator, target.maxRowsPerFile)
     }
     rows.append(row)
     if (rows.count >= BatchRows) flush()

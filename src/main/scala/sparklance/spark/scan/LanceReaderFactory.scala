@@ -5,7 +5,6 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types.{IntegerType, LongType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
-import sparklance.format.io.LocalStorage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{FragmentScanner, ScanBatch}
 import sparklance.spark.{Allocators, LanceTable}
@@ -28,7 +27,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val fragment = DataFragment.parseFrom(partition.fragment)
   private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
   private val fields = target.fields
-  private val scanner = new FragmentScanner(LocalStorage, target.tablePath, fragment, fields, allocator,
+  private val scanner = new FragmentScanner(target.storage, target.tablePath, fragment, fields, allocator,
     partition.start, partition.end)
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil

@@ -48,7 +48,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
-    new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required))
+    new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required,
+      table.settings.storageConf))
   }
 
   override def estimateStatistics(): Statistics = {

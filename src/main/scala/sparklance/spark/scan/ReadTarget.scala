@@ -1,16 +1,21 @@
 package sparklance.spark.scan
 
 import org.apache.spark.sql.types.StructType
+import sparklance.format.io.Storage
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.{LanceField, LanceSchema}
 
 /** What executors read: the table path, the projected Lance fields (as protobuf) and Spark's read schema. */
-final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType) {
+final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType,
+    storageConf: Map[String, String]) {
+  def storage: Storage = Storage.forPath(tablePath, storageConf)
+
   def fields: Seq[LanceField] =
     LanceSchema.fromProto(fieldBytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
 }
 
 object ReadTarget {
-  def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType): ReadTarget =
-    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema)
+  def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType,
+      storageConf: Map[String, String]): ReadTarget =
+    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf)
 }

@@ -3,7 +3,6 @@ package sparklance.spark.write
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
-import sparklance.format.io.LocalStorage
 import sparklance.format.table.FragmentWriter
 import sparklance.spark.Allocators
 
@@ -20,7 +19,7 @@ final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: 
   private val allocator = Allocators.child(name)
   private val schema = target.schema
   private val rows = new ArrowRowWriter(target.tableName, schema.fields, inputSchema.fields.map(_.dataType).toSeq, allocator)
-  private val files = new FragmentWriter(LocalStorage, target.tablePath, schema, target.dataStorageVersion, allocator,
+  private val files = new FragmentWriter(target.storage, target.tablePath, schema, target.dataStorageVersion, allocator,
     target.maxRowsPerFile)
 
   override def write(row: InternalRow): Unit = {

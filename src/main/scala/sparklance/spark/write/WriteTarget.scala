@@ -1,5 +1,6 @@
 package sparklance.spark.write
 
+import sparklance.format.io.Storage
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
 
@@ -12,11 +13,14 @@ final case class WriteTarget(
     tablePath: String,
     schemaFields: Array[Array[Byte]],
     dataStorageVersion: String,
-    maxRowsPerFile: Long) {
+    maxRowsPerFile: Long,
+    storageConf: Map[String, String]) {
   def schema: LanceSchema = LanceSchema.fromProto(schemaFields.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of())
+  def storage: Storage = Storage.forPath(tablePath, storageConf)
 }
 
 object WriteTarget {
-  def apply(tableName: String, tablePath: String, schema: LanceSchema, dataStorageVersion: String, maxRowsPerFile: Long): WriteTarget =
-    WriteTarget(tableName, tablePath, schema.toProto.map(_.toByteArray).toArray, dataStorageVersion, maxRowsPerFile)
+  def apply(tableName: String, tablePath: String, schema: LanceSchema, dataStorageVersion: String, maxRowsPerFile: Long,
+      storageConf: Map[String, String]): WriteTarget =
+    WriteTarget(tableName, tablePath, schema.toProto.map(_.toByteArray).toArray, dataStorageVersion, maxRowsPerFile, storageConf)
 }

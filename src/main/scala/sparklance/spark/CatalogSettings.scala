@@ -1,0 +1,26 @@
+package sparklance.spark
+
+import sparklance.format.io.Storage
+
+/**
+ * Settings shared by every table of a catalog, serializable so that tasks carry them:
+ * `storageConf` configures Hadoop file systems for non-local warehouses (`spark.hadoop.*` entries
+ * and the catalog's `hadoop.*` options), `commitRetries` bounds the attempts of a commit against
+ * concurrent writers.
+ */
+final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: Int = 20) {
+  def storage(path: String): Storage = Storage.forPath(path, storageConf)
+}
+
+object CatalogSettings {
+  val CommitRetries = "commit_retries"
+
+  def apply(catalogOptions: Map[String, String], sparkConf: Map[String, String]): CatalogSettings = {
+    val hadoop = sparkConf.filter(_._1.startsWith("spark.hadoop.")) ++
+      catalogOptions.collect { case (k, v) if k.startsWith("hadoop.") => k.stripPrefix("hadoop.") -> v }
+    val retries = catalogOptions.get(CommitRetries).map { v =>
+      v.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"$CommitRetries must be a non-negative integer, got '$v'"))
+    }.getOrElse(20)
+    CatalogSettings(hadoop, retries)
+  }
+}
