@@ -1,4 +1,5 @@
-"""Scan benchmark: the same table as Lance (written by sparklance) and as Parquet (written by Spark).
+"""Scan benchmark: the same table as Lance (written by sparklance, in each file version asked for)
+and as Parquet (written by Spark).
 
 ROWS rows of 8 columns: i32, i64, f32, f64, a short string, a 64-byte string, a boolean and a
 128-dim float vector. Queries, each 1 warm-up + 5 timed runs, median and Lance/Parquet ratio:
@@ -7,7 +8,7 @@ ROWS rows of 8 columns: i32, i64, f32, f64, a short string, a 64-byte string, a 
   filter      a selective filter (0.1% of rows)
   count       COUNT(*)
 
-Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000]"""
+Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2]"""
 import argparse
 import tempfile
 from pathlib import Path
@@ -27,7 +28,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--versions", default="2.0", help="Lance data_storage_versions to compare, e.g. 2.0,2.2")
     args = ap.parse_args()
+    versions = args.versions.split(",")
     root = Path(tempfile.mkdtemp(prefix="sparklance-scan-"))
     spark = spark_session(root / "warehouse", memory="12g")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
@@ -37,21 +40,29 @@ def main():
         "rpad(concat('row-', CAST(id AS STRING)), 64, 'x') AS s_64", "id % 2 = 0 AS flag",
         "array_repeat(CAST(id % 97 AS FLOAT), 128) AS emb")
     df = df.withMetadata("emb", {"lance.vector_dim": 128})
-    df.writeTo("lance.bench.scan").create()
+    tables = {}
+    for v in versions:
+        tables[v] = f"lance.bench.scan_{v.replace('.', '_')}"
+        df.writeTo(tables[v]).tableProperty("data_storage_version", v).create()
     parquet = root / "scan.parquet"
     df.write.parquet(str(parquet))
     spark.read.parquet(str(parquet)).createOrReplaceTempView("pq")
 
     rows = []
     for name, q in QUERIES.items():
-        lance_q, parquet_q = q.format(t="lance.bench.scan"), q.format(t="pq")
-        assert spark.sql(lance_q).collect() == spark.sql(parquet_q).collect(), name
-        lance_t, _ = timed(lambda: spark.sql(lance_q).collect(), runs=args.runs)
+        parquet_q = q.format(t="pq")
+        expected = spark.sql(parquet_q).collect()
         parquet_t, _ = timed(lambda: spark.sql(parquet_q).collect(), runs=args.runs)
-        rows.append([name, f"{lance_t:.3f}", f"{parquet_t:.3f}", f"{lance_t / parquet_t:.2f}"])
-        print(rows[-1], flush=True)
-    print_table(f"Scans of {args.rows:,} rows, 8 columns (median of {args.runs} runs)",
-                ["query", "lance s", "parquet s", "lance/parquet"], rows)
+        row = [name, f"{parquet_t:.3f}"]
+        for v in versions:
+            lance_q = q.format(t=tables[v])
+            assert spark.sql(lance_q).collect() == expected, (name, v)
+            lance_t, _ = timed(lambda: spark.sql(lance_q).collect(), runs=args.runs)
+            row += [f"{lance_t:.3f}", f"{lance_t / parquet_t:.2f}"]
+        rows.append(row)
+        print(row, flush=True)
+    header = ["query", "parquet s"] + [h for v in versions for h in (f"lance {v} s", f"{v}/parquet")]
+    print_table(f"Scans of {args.rows:,} rows, 8 columns (median of {args.runs} runs)", header, rows)
     spark.stop()
 
 
