@@ -20,8 +20,9 @@ final class LanceReaderFactory(target: ReadTarget) extends PartitionReaderFactor
 }
 
 /**
- * Decodes a fragment range into ColumnarBatches of Arrow vectors; metadata columns
- * (_rowaddr, _fragid) are filled from the physical offsets of the live rows.
+ * Decodes a fragment range into ColumnarBatches: fixed-width columns as Spark's off-heap vectors,
+ * the others as Arrow vectors; metadata columns (_rowaddr, _fragid) are filled from the physical
+ * offsets of the live rows.
  */
 final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartition) extends PartitionReader[ColumnarBatch] {
   private val fragment = DataFragment.parseFrom(partition.fragment)
@@ -32,6 +33,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
   private var batch: ColumnarBatch = _
+  private val primitives = new PrimitiveColumns
 
   private var remaining: Long = partition.limit.fold(Long.MaxValue)(_.toLong)
 
@@ -42,7 +44,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     remaining -= current.numRows
     val byName = fields.map(_.name).zip(current.vectors).toMap
     val n = current.numRows
-    val columns: Array[ColumnVector] = target.readSchema.fields.map { f =>
+    val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
       f.name match {
         case LanceTable.RowAddress =>
           val v = new OnHeapColumnVector(n, LongType)
@@ -57,7 +59,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
         case name =>
           val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
           if (vec ne byName(name)) adapted :+= vec
-          new ArrowColumnVector(vec)
+          primitives.load(ordinal, vec, f.dataType).getOrElse(new ArrowColumnVector(vec))
       }
     }
     batch = new ColumnarBatch(columns, n)
@@ -74,6 +76,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
 
   override def close(): Unit = {
     release()
+    primitives.close()
     scanner.close()
     allocator.close()
   }
