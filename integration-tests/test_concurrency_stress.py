@@ -13,6 +13,7 @@ import textwrap
 import threading
 
 import lance
+import pytest
 
 from conftest import table_path
 
@@ -101,9 +102,12 @@ def _replay(results, initial):
     return sorted((rid, w, v) for rid, (w, v) in rows.items())
 
 
-def test_four_concurrent_writers(spark, warehouse, table_name):
+@pytest.mark.parametrize("isolation", ["snapshot", "serializable"])
+def test_four_concurrent_writers(spark, warehouse, table_name, isolation):
+    # Under serializable isolation a concurrent insert makes DELETE / UPDATE / MERGE fail, so
+    # conflicts happen; under snapshot isolation they rebase.
     spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, w INT, v BIGINT) "
-              "TBLPROPERTIES ('max_rows_per_file' = '60', 'isolation_level' = 'snapshot')")
+              f"TBLPROPERTIES ('max_rows_per_file' = '60', 'isolation_level' = '{isolation}')")
     spark.sql(f"INSERT INTO {table_name} SELECT /*+ COALESCE(1) */ id, CAST(id % 4 AS INT), 0 FROM range({INITIAL})")
     initial = {i: (i % 4, 0) for i in range(INITIAL)}
     path = table_path(warehouse, table_name)
@@ -126,7 +130,7 @@ def test_four_concurrent_writers(spark, warehouse, table_name):
         mine = [x for x in results if x[0] == k]
         print(f"writer {k}: {sum(x[5] == 'ok' for x in mine)} of {len(mine)} operations landed")
     assert len(results) == 4 * OPS
-    assert len(landed) >= OPS, f"only {len(landed)} of {len(results)} operations landed"
+    assert len(landed) >= OPS // 2, f"only {len(landed)} of {len(results)} operations landed"
     expected = _replay(results, initial)
     got_spark = sorted(tuple(r) for r in spark.sql(f"SELECT id, w, v FROM {table_name}").collect())
     tbl = lance.dataset(path).to_table()

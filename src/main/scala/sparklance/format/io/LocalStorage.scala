@@ -70,8 +70,15 @@ object LocalStorage extends Storage {
     else Using.resource(Files.list(d))(_.iterator().asScala.toVector)
   }
 
+  // Concurrent writers remove their temporary files at any time: an entry that vanishes between
+  // the listing and reading its attributes is simply not there.
   def list(dir: String): Seq[FileEntry] =
-    children(dir).filter(Files.isRegularFile(_)).map(f => FileEntry(f.getFileName.toString, Files.size(f)))
+    children(dir).flatMap { f =>
+      try {
+        val attrs = Files.readAttributes(f, classOf[java.nio.file.attribute.BasicFileAttributes])
+        if (attrs.isRegularFile) Some(FileEntry(f.getFileName.toString, attrs.size())) else None
+      } catch { case _: NoSuchFileException => None }
+    }
 
   def listDirectories(dir: String): Seq[String] =
     children(dir).filter(Files.isDirectory(_)).map(_.getFileName.toString)
