@@ -41,11 +41,39 @@ def test_delete_on_a_pylance_22_table(spark, warehouse, table_name):
     assert ds.count_rows() == got.num_rows
 
 
-def test_writes_into_a_22_table_fail_clearly_and_change_nothing(spark, warehouse, table_name):
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_spark_dml_on_pylance_v2x_tables(spark, warehouse, table_name, version):
     path = table_path(warehouse, table_name)
-    lance.write_dataset(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), path)
-    with pytest.raises(Exception) as err:
-        spark.sql(f"INSERT INTO {table_name} VALUES (4)")
-    assert "2.2" in str(err.value)
-    assert lance.dataset(path).version == 1
-    assert not os.listdir(os.path.join(path, "data")) or len(os.listdir(os.path.join(path, "data"))) == 1
+    data = _pylance_nested(3_000)
+    lance.write_dataset(data, path, data_storage_version=version, max_rows_per_file=1_000)
+    spark.sql(f"INSERT INTO {table_name} SELECT * FROM {table_name} WHERE id < 10")
+    spark.sql(f"UPDATE {table_name} SET lowcard = 'updated', ll = array(7L) WHERE id % 7 = 0")
+    spark.sql(f"DELETE FROM {table_name} WHERE id % 11 = 0")
+    spark.sql(f"MERGE INTO {table_name} t USING (SELECT id + 5000 AS id, li, ll, ls, st, lst, v8, v128, lowcard, big, empty,"
+              f" allnull, dec FROM {table_name} WHERE id < 20) s ON t.id = s.id"
+              f" WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *")
+    ds = lance.dataset(path)
+    files = {f"{f.file_major_version}.{f.file_minor_version}" for frag in ds.get_fragments() for f in frag.data_files()}
+    assert files == {version}
+    got = spark.table(table_name).toArrow().sort_by("id")
+    expected = ds.to_table().sort_by("id")
+    assert got.num_rows == expected.num_rows == ds.count_rows()
+    assert got.equals(_spark_view(expected, got.schema))
+    assert expected.filter(pa.compute.equal(expected.column("lowcard"), "updated")).num_rows > 0
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_spark_creates_v2x_tables_pylance_reads(spark, warehouse, table_name, version):
+    spark.sql(f"""CREATE TABLE {table_name} (id BIGINT NOT NULL, s STRING, d DOUBLE, ts TIMESTAMP, dec DECIMAL(12, 2),
+        arr ARRAY<INT>, st STRUCT<a: INT, b: STRING>) TBLPROPERTIES ('data_storage_version' = '{version}')""")
+    spark.sql(f"""INSERT INTO {table_name} SELECT id, IF(id % 5 = 0, NULL, repeat('v', CAST(id % 400 AS INT))),
+        id / 3, timestamp_micros(id * 1000003), CAST(id / 7 AS DECIMAL(12, 2)),
+        IF(id % 6 = 0, NULL, sequence(0, CAST(id % 5 AS INT))),
+        IF(id % 9 = 0, NULL, named_struct('a', CAST(id AS INT), 'b', IF(id % 2 = 0, NULL, 'odd'))) FROM range(20000)""")
+    path = table_path(warehouse, table_name)
+    ds = lance.dataset(path)
+    assert ds.data_storage_version == version
+    expected = spark.table(table_name).toArrow().sort_by("id")
+    got = ds.to_table().sort_by("id")
+    assert _spark_view(got, expected.schema).equals(expected)
+    assert ds.take([0, 19999]).num_rows == 2

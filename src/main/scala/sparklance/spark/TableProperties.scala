@@ -14,7 +14,7 @@ object TableProperties {
   val IsolationLevel = "isolation_level"
   private val IsolationKey = "sparklance.isolation_level"
 
-  val SupportedStorageVersions = Seq("2.0")
+  val SupportedStorageVersions = Seq("2.0", "2.1", "2.2")
   private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
 
   /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
@@ -33,7 +33,7 @@ object TableProperties {
     }
     if (!SupportedStorageVersions.contains(version))
       throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '${props(DataStorageVersion)}' for $table: " +
-        s"sparklance writes ${SupportedStorageVersions.mkString(", ")} (it reads tables of 2.0, 2.1 and 2.2)")
+        s"sparklance writes and reads ${SupportedStorageVersions.mkString(", ")}")
     props.get(EnableStableRowIds).map(_.toLowerCase) match {
       case None | Some("false") =>
       case Some("true") => throw new IllegalArgumentException(

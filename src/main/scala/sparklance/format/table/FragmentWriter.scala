@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.file.v2_0.FileWriter20
+import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -24,13 +25,18 @@ final class FragmentWriter(
     allocator: BufferAllocator,
     maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile) extends AutoCloseable {
 
-  if (dataStorageVersion != "2.0")
-    throw new UnsupportedFeatureException(
-      s"Writing Lance data files of version $dataStorageVersion is not supported yet (table $tablePath); sparklance writes 2.0")
+  /** The file format minor version written: 0 (footer 0.3), 1 or 2. */
+  private val minor: Int = dataStorageVersion match {
+    case "2.0" => 0
+    case "2.1" => 1
+    case "2.2" => 2
+    case other => throw new UnsupportedFeatureException(
+      s"Writing Lance data files of version $other is not supported (table $tablePath); sparklance writes 2.0, 2.1 and 2.2")
+  }
 
   private val finished = ArrayBuffer.empty[DataFragment]
   private val written = ArrayBuffer.empty[String]
-  private var current: FileWriter20 = _
+  private var current: FragmentWriter.FileWriter = _
   private var currentName: String = _
   private var rowsInFile = 0L
 
@@ -58,7 +64,7 @@ final class FragmentWriter(
     currentName = UUID.randomUUID().toString.replace("-", "") + ".lance"
     val path = Storage.join(tablePath, s"data/$currentName")
     written += path
-    current = new FileWriter20(storage.create(path), schema)
+    current = FragmentWriter.FileWriter(storage.create(path), schema, minor)
     rowsInFile = 0
   }
 
@@ -68,7 +74,7 @@ final class FragmentWriter(
     val file = DataFile.newBuilder().setPath(currentName)
       .addAllFields(result.fieldIds.map(Int.box).asJava)
       .addAllColumnIndices(result.columnIndices.map(Int.box).asJava)
-      .setFileMajorVersion(2).setFileMinorVersion(0)
+      .setFileMajorVersion(2).setFileMinorVersion(minor)
       .setFileSizeBytes(result.sizeBytes)
     finished += DataFragment.newBuilder().addFiles(file).setPhysicalRows(result.numRows).build()
   }
@@ -90,6 +96,28 @@ final class FragmentWriter(
 }
 
 object FragmentWriter {
+  /** The data file writer of one format version, and what the manifest records of its file. */
+  private trait FileWriter {
+    def write(vectors: Seq[FieldVector]): Unit
+    def finish(): FileWriter21.Result
+  }
+
+  private object FileWriter {
+    def apply(out: java.io.OutputStream, schema: LanceSchema, minor: Int): FileWriter =
+      if (minor == 0) new FileWriter {
+        private val w = new FileWriter20(out, schema)
+        def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
+        def finish(): FileWriter21.Result = {
+          val r = w.finish()
+          FileWriter21.Result(r.numRows, r.sizeBytes, r.fieldIds, r.columnIndices)
+        }
+      } else new FileWriter {
+        private val w = new FileWriter21(out, schema, minor)
+        def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
+        def finish(): FileWriter21.Result = w.finish()
+      }
+  }
+
   /** pylance's default max_rows_per_file. */
   val DefaultMaxRowsPerFile: Long = 1024L * 1024
 }

@@ -3,7 +3,7 @@ package sparklance.spark.write
 import java.math.{BigDecimal => JBigDecimal}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.{FixedSizeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.catalyst.InternalRow
@@ -131,6 +131,17 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
         (r, c, i) => {
           val array = r.getArray(c)
           val start = v.startNewValue(i)
+          var k = 0
+          while (k < array.numElements()) { put(array, k, start + k, data, set, item.nullable, s"$path.element"); k += 1 }
+          v.endValue(i, array.numElements())
+        }
+      case (v: LargeListVector, ArrayType(element, _)) =>
+        val item = f.children.head
+        val data = v.getDataVector
+        val set = setter(item, element, data, s"$path.element")
+        (r, c, i) => {
+          val array = r.getArray(c)
+          val start = Math.toIntExact(v.startNewValue(i))
           var k = 0
           while (k < array.numElements()) { put(array, k, start + k, data, set, item.nullable, s"$path.element"); k += 1 }
           v.endValue(i, array.numElements())

@@ -1,0 +1,186 @@
+package sparklance.format.file.v2_1
+
+import java.io.OutputStream
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
+import scala.jdk.CollectionConverters._
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.file.ContainerWriter
+import sparklance.format.proto.FileProtos
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/**
+ * Writes one Lance data file of format 2.1 or 2.2 (`minor` = 1 or 2; LANCE-FILE-2.1-2.2.md §11).
+ * `schema` = the top-level fields to write, with table field ids. Every leaf field gets one column
+ * (structs and lists live in the rep/def levels of the leaves below them); a fixed-size list is a
+ * leaf.
+ *
+ * Each top-level field collects rows until their Arrow size would pass `maxPageBytes`; then every
+ * leaf column of that field gets a page (or a few, see LeafColumnWriter). Rows are never split.
+ *
+ * Encodings: mini-block pages for values under 256 bytes (flat, bool, variable and fixed-size-list
+ * values; integers inline bit-packed and strings/binaries LZ4-compressed per chunk when that pays;
+ * levels out-of-line bit-packed), full-zip pages for larger values and for rows whose levels do not
+ * fit mini-block chunks, all-null constant pages (the form both 2.1 and 2.2 accept) and, in 2.2,
+ * inline constant pages for fixed-width values that are all equal apart from nulls. Types it
+ * cannot encode (maps, unions, intervals, packed or blob structs, fixed-size lists of non-fixed
+ * items) are refused with an UnsupportedFeatureException naming the column.
+ */
+final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, maxPageBytes: Long = 8L << 20) {
+  require(minor == 1 || minor == 2, s"Lance file format 2.$minor is not written; use 2.1 or 2.2")
+  require(maxPageBytes > 0, s"maxPageBytes must be positive, got $maxPageBytes")
+
+  private val leafFields: IndexedSeq[Seq[LanceField]] = schema.fields.map(FileWriter21.leaves).toIndexedSeq
+  private val leaves: IndexedSeq[IndexedSeq[LeafColumnWriter]] = schema.fields.map { f =>
+    FileWriter21.check(f, f.name)
+    FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
+  }.toIndexedSeq
+  private val container = new ContainerWriter(out)
+  private val pendingBytes = new Array[Long](leaves.size)
+  private var rows = 0L
+  private var state: String = "open"
+
+  /**
+   * Appends rows: `vectors` are in schema.fields order, all with the same value count (may be 0).
+   * The vectors are copied, so the caller keeps ownership of them.
+   */
+  def write(vectors: Seq[FieldVector]): Unit = {
+    checkOpen()
+    require(vectors.size == leaves.size, s"Expected ${leaves.size} vectors (one per field), got ${vectors.size}")
+    val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
+    vectors.zip(schema.fields).foreach { case (v, f) =>
+      require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
+      require(v.getField.getType == f.arrowType,
+        s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
+    }
+    state = "failed" // until the rows are in: a half-appended batch must not become a file
+    vectors.indices.foreach(i => appendField(i, vectors(i), n))
+    rows += n
+    state = "open"
+  }
+
+  /** Finishes the file and closes `out`. */
+  def finish(): FileWriter21.Result = {
+    checkOpen()
+    state = "finished"
+    try {
+      leaves.indices.foreach(flush)
+      val columns = leaves.flatten.map(_.metadata)
+      val descriptor = FileProtos.FileDescriptor.newBuilder()
+        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
+        .setLength(rows).build()
+      val size = container.finish(Seq(descriptor.toByteArray), columns, 2, minor)
+      FileWriter21.Result(rows, size, leafFields.flatten.map(_.id), columns.indices)
+    } finally out.close()
+  }
+
+  private def checkOpen(): Unit = state match {
+    case "open" =>
+    case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
+    case _ => throw new IllegalStateException("The Lance file was already finished")
+  }
+
+  private def appendField(i: Int, v: FieldVector, n: Int): Unit = {
+    var start = 0
+    while (start < n) {
+      var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
+      if (end == start && pendingBytes(i) > 0) flush(i)
+      else {
+        if (end == start) end = start + 1
+        leaves(i).foreach(_.append(v, start, end - start))
+        pendingBytes(i) += FileWriter21.rowBytes(v, start, end)
+        if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
+        start = end
+      }
+    }
+  }
+
+  /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
+  private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
+    if (FileWriter21.rowBytes(v, start, n) <= room) n
+    else {
+      var (lo, hi) = (start, n) // fits(lo), !fits(hi)
+      while (hi - lo > 1) {
+        val mid = lo + (hi - lo) / 2
+        if (FileWriter21.rowBytes(v, start, mid) <= room) lo = mid else hi = mid
+      }
+      lo
+    }
+
+  private def flush(i: Int): Unit = {
+    leaves(i).foreach(_.flush(container))
+    pendingBytes(i) = 0
+  }
+}
+
+object FileWriter21 {
+  /**
+   * `fieldIds`/`columnIndices` are what the manifest's DataFile records for a 2.1+ file, as
+   * pylance writes it: the leaf field ids in schema order and their columns 0..n-1 (§1.3).
+   */
+  final case class Result(numRows: Long, sizeBytes: Long, fieldIds: Seq[Int], columnIndices: Seq[Int])
+
+  private def isList(t: ArrowType) = LeafColumnWriter.isList(t)
+
+  /** The leaf fields below (or at) `f`, in column order. */
+  private[v2_1] def leaves(f: LanceField): Seq[LanceField] = f.arrowType match {
+    case _: ArrowType.Struct | _: ArrowType.List | _: ArrowType.LargeList => f.children.flatMap(leaves)
+    case _ => Seq(f)
+  }
+
+  /** The path from `f` to each leaf, with each node's position among its parent's children. */
+  private def paths(f: LanceField): Seq[(IndexedSeq[LanceField], IndexedSeq[Int])] = f.arrowType match {
+    case _: ArrowType.Struct | _: ArrowType.List | _: ArrowType.LargeList =>
+      f.children.zipWithIndex.flatMap { case (c, i) =>
+        paths(c).map { case (p, o) => (f +: p, 0 +: (i +: o.tail)) }
+      }
+    case _ => Seq((IndexedSeq(f), IndexedSeq(0)))
+  }
+
+  /** Throws for the fields this writer cannot encode so that pylance reads them back. */
+  private def check(f: LanceField, path: String): Unit = {
+    def unsupported(what: String) = throw new UnsupportedFeatureException(
+      s"Column '$path': Lance file format 2.1/2.2 writing does not support $what")
+    Seq("lance-encoding:packed", "lance-encoding:blob").foreach { k =>
+      if (f.metadata.get(k).exists(_.equalsIgnoreCase("true"))) unsupported(s"the field metadata $k=true")
+    }
+    f.arrowType match {
+      case _: ArrowType.Struct =>
+        if (f.children.isEmpty) unsupported("a struct without fields")
+        f.children.foreach(c => check(c, s"$path.${c.name}"))
+      case _: ArrowType.List | _: ArrowType.LargeList =>
+        if (f.children.size != 1) unsupported(s"a list with ${f.children.size} item fields")
+        f.children.foreach(c => check(c, s"$path.${c.name}"))
+      case l: ArrowType.FixedSizeList =>
+        if (l.getListSize <= 0) unsupported(s"a fixed_size_list of size ${l.getListSize}")
+        f.arrowItemType match {
+          case Some(t) if PageEncoding.fixedBits(t).exists(b => b == 1 || b % 8 == 0) =>
+          case other => unsupported(s"the Arrow type fixed_size_list<${other.getOrElse("?")}>")
+        }
+      case _: ArrowType.Null | _: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary =>
+      case t => PageEncoding.fixedBits(t) match {
+        case Some(b) if b == 1 || b % 8 == 0 =>
+        case _ => unsupported(s"the Arrow type $t")
+      }
+    }
+  }
+
+  /** The Arrow data size of a row range, which decides where pages are cut. */
+  private[v2_1] def rowBytes(v: ValueVector, from: Int, until: Int): Long = if (until <= from) 0L else v match {
+    case _: BitVector => (until - from + 7L) / 8
+    case f: BaseFixedWidthVector => (until - from).toLong * f.getTypeWidth
+    case s: BaseVariableWidthVector =>
+      s.getOffsetBuffer.getInt(until * 4L).toLong - s.getOffsetBuffer.getInt(from * 4L) + 8L * (until - from)
+    case s: BaseLargeVariableWidthVector =>
+      s.getOffsetBuffer.getLong(until * 8L) - s.getOffsetBuffer.getLong(from * 8L) + 8L * (until - from)
+    case l: FixedSizeListVector => rowBytes(l.getDataVector, from * l.getListSize, until * l.getListSize)
+    case l: ListVector =>
+      8L * (until - from) + rowBytes(l.getDataVector, l.getOffsetBuffer.getInt(from * 4L), l.getOffsetBuffer.getInt(until * 4L))
+    case l: LargeListVector =>
+      8L * (until - from) + rowBytes(l.getDataVector,
+        Math.toIntExact(l.getOffsetBuffer.getLong(from * 8L)), Math.toIntExact(l.getOffsetBuffer.getLong(until * 8L)))
+    case s: StructVector => s.getChildrenFromFields.asScala.map(rowBytes(_, from, until)).sum
+    case _ => 0L
+  }
+}

@@ -1,0 +1,226 @@
+package sparklance.format.file.v2_1
+
+import org.apache.arrow.vector.FieldVector
+import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+import sparklance.format.file.{ContainerWriter, TypedAny}
+import sparklance.format.proto.Encodings21Protos.RepDefLayer
+import sparklance.format.proto.Encodings21Protos.RepDefLayer._
+import sparklance.format.proto.File2Protos.ColumnMetadata
+import sparklance.format.table.LanceField
+
+/**
+ * Writes one leaf column of a 2.1/2.2 file: shreds the rows of its top-level vector into rep
+ * levels, def codes and value slots (LANCE-FILE-2.1-2.2.md §4), and encodes the collected rows as
+ * pages on `flush`. `path` = the fields from the top-level field down to the leaf; `ordinals(k)` =
+ * the position of `path(k)` among its parent's children.
+ */
+private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinals: IndexedSeq[Int], minor: Int) {
+  private val depth = path.size
+  private val leaf = path.last
+  private val isList: Array[Boolean] = path.map(f => LeafColumnWriter.isList(f.arrowType)).toArray
+  private val maxRep = isList.count(identity)
+  /** Rep level of the list at level k: the outermost list has maxRep, the innermost 1. */
+  private val listRep: Array[Int] = Array.tabulate(depth)(k => (k until depth).count(isList(_)))
+  /** Nulls at levels below the deepest list take a value slot; those at or above it do not. */
+  private val deepestList = isList.lastIndexOf(true)
+  private val name = path.map(_.name).mkString(".")
+
+  // Raw codes: 0 = valid leaf; the layer at level k (layer index L = depth-1-k, innermost first)
+  // has null = 2L+1 and empty = 2L+2. Pages map them to def codes once they know which occur.
+  private def nullRaw(k: Int): Int = 2 * (depth - 1 - k) + 1
+  private def emptyRaw(k: Int): Int = 2 * (depth - 1 - k) + 2
+
+  private var rep: IntSink = _
+  private var raw: IntSink = _
+  private var rowEntry: IntSink = _
+  private var rowSlot: IntSink = _
+  private var values: ValueSink = _
+  private var rows = 0
+  private var rowsWritten = 0L
+  private val pages = ArrayBuffer.empty[ColumnMetadata.Page]
+  private val vecs = new Array[FieldVector](depth)
+  reset()
+
+  private def reset(): Unit = {
+    rep = if (maxRep > 0) new IntSink(1024) else null
+    raw = new IntSink(1024)
+    rowEntry = new IntSink(1024)
+    rowSlot = new IntSink(1024)
+    values = LeafColumnWriter.sinkFor(leaf)
+    rows = 0
+  }
+
+  /** Shreds rows `[from, from + n)` of the top-level vector `top`. */
+  def append(top: FieldVector, from: Int, n: Int): Unit = {
+    vecs(0) = top
+    var k = 1
+    while (k < depth) {
+      vecs(k) = vecs(k - 1) match {
+        case s: StructVector =>
+          val child = s.getChildByOrdinal(ordinals(k)).asInstanceOf[FieldVector]
+          if (child == null || child.getName != path(k).name) throw new IllegalArgumentException(
+            s"Struct field '${path(k - 1).name}': child ${ordinals(k)} of the vector is " +
+              s"'${Option(child).map(_.getName).orNull}', the schema expects '${path(k).name}'")
+          child
+        case l: ListVector => l.getDataVector
+        case l: LargeListVector => l.getDataVector
+        case other => throw new IllegalStateException(s"Column '$name': unexpected vector ${other.getClass.getSimpleName}")
+      }
+      k += 1
+    }
+    if (depth == 1) {
+      val slot0 = values.count
+      var i = 0
+      while (i < n) {
+        rowEntry.add(raw.size); rowSlot.add(slot0 + i)
+        raw.add(if (top.isNull(from + i)) 1 else 0)
+        i += 1
+      }
+      values.appendRange(top, from, n)
+    } else {
+      var i = 0
+      while (i < n) {
+        rowEntry.add(raw.size); rowSlot.add(values.count)
+        shred(0, from + i, maxRep)
+        i += 1
+      }
+    }
+    rows += n
+  }
+
+  private def emit(r: Int, code: Int): Unit = {
+    if (rep != null) rep.add(r)
+    raw.add(code)
+  }
+
+  private def shred(k: Int, i: Int, r: Int): Unit = {
+    val v = vecs(k)
+    if (k == depth - 1) {
+      if (v.isNull(i)) { emit(r, nullRaw(k)); values.placeholder() }
+      else { emit(r, 0); values.append(v, i) }
+    } else if (isList(k)) {
+      if (v.isNull(i)) emit(r, nullRaw(k))
+      else {
+        val (s, e) = v match {
+          case l: LargeListVector => (Math.toIntExact(l.getOffsetBuffer.getLong(i * 8L)), Math.toIntExact(l.getOffsetBuffer.getLong(i * 8L + 8)))
+          case _ => (v.getOffsetBuffer.getInt(i * 4L), v.getOffsetBuffer.getInt(i * 4L + 4))
+        }
+        if (s == e) emit(r, emptyRaw(k))
+        else {
+          var j = s
+          while (j < e) { shred(k + 1, j, if (j == s) r else listRep(k) - 1); j += 1 }
+        }
+      }
+    } else {
+      if (v.isNull(i)) { emit(r, nullRaw(k)); if (k > deepestList) values.placeholder() }
+      else shred(k + 1, i, r)
+    }
+  }
+
+  /** Encodes the pending rows as one or more pages. */
+  def flush(out: ContainerWriter): Unit = {
+    if (rows == 0) return
+    rowEntry.add(raw.size); rowSlot.add(values.count)
+    val re = rowEntry.array
+    val rs = rowSlot.array
+    // Long runs of rows without a value slot (null or empty lists) become all-null pages of their
+    // own, so that mini-block chunks never carry huge runs of levels.
+    val cuts = ArrayBuffer(0)
+    var r = 0
+    while (r < rows) {
+      if (rs(r + 1) == rs(r)) {
+        var q = r
+        while (q < rows && rs(q + 1) == rs(q)) q += 1
+        if (re(q) - re(r) > LeafColumnWriter.MaxInvisibleRun) {
+          if (r > cuts.last) cuts += r
+          if (q < rows) cuts += q
+        }
+        r = q
+      } else r += 1
+    }
+    if (cuts.last != rows) cuts += rows
+    (0 until cuts.size - 1).foreach(j => writePage(out, span(cuts(j), cuts(j + 1))))
+    reset()
+  }
+
+  private def span(r0: Int, r1: Int): PageSpan = {
+    val e0 = rowEntry.array(r0)
+    val e1 = rowEntry.array(r1)
+    val s0 = rowSlot.array(r0)
+    val s1 = rowSlot.array(r1)
+    val present = new Array[Boolean](2 * depth + 1)
+    var i = e0
+    while (i < e1) { present(raw.array(i)) = true; i += 1 }
+    // Layers innermost first; a code is declared only if it occurs in the page, as pylance does.
+    val toDef = new Array[Int](2 * depth + 1)
+    val layers = new Array[RepDefLayer](depth)
+    var c = 1
+    var maxVisibleDef = 0
+    for (layer <- 0 until depth) {
+      val k = depth - 1 - layer
+      val hasNull = present(2 * layer + 1)
+      val hasEmpty = present(2 * layer + 2)
+      layers(layer) =
+        if (isList(k)) (hasNull, hasEmpty) match {
+          case (true, true) => REPDEF_NULL_AND_EMPTY_LIST
+          case (true, false) => REPDEF_NULLABLE_LIST
+          case (false, true) => REPDEF_EMPTYABLE_LIST
+          case _ => REPDEF_ALL_VALID_LIST
+        } else if (hasNull) REPDEF_NULLABLE_ITEM else REPDEF_ALL_VALID_ITEM
+      if (hasNull) { toDef(2 * layer + 1) = c; c += 1 }
+      if (hasEmpty) { toDef(2 * layer + 2) = c; c += 1 }
+      if (k > deepestList) maxVisibleDef = c - 1
+    }
+    val n = e1 - e0
+    val defs = if (c > 1) Array.tabulate(n)(j => toDef(raw.array(e0 + j))) else null
+    val reps = if (rep != null) java.util.Arrays.copyOfRange(rep.array, e0, e1) else null
+    new PageSpan(r1 - r0, reps, defs, n, layers.toIndexedSeq, maxRep, c - 1, maxVisibleDef, values, s0, s1 - s0)
+  }
+
+  private def writePage(out: ContainerWriter, s: PageSpan): Unit = {
+    val page =
+      if (!s.hasValidValue) ConstantEncoder.allNull(s)
+      else if (minor >= 2 && s.numSlots > 1 && ConstantEncoder.commonValue(s).isDefined)
+        ConstantEncoder.inline(s, ConstantEncoder.commonValue(s).get)
+      else {
+        val large = PageEncoding.largestSlotBytes(s) >= PageEncoding.FullZipThreshold
+        val mini = if (large) None else MiniBlockEncoder.encode(s, minor)
+        mini.getOrElse(FullZipEncoder.encode(s, name))
+      }
+    val b = ColumnMetadata.Page.newBuilder()
+    page.buffers.foreach { buf =>
+      b.addBufferOffsets(out.writeBuffer(buf.array, 0, buf.size))
+      b.addBufferSizes(buf.size.toLong)
+    }
+    b.setLength(s.rows.toLong)
+      .setEncoding(TypedAny.direct(PageEncoding.PageLayoutName, page.layout))
+      .setPriority(rowsWritten)
+    rowsWritten += s.rows
+    pages += b.build()
+  }
+
+  def metadata: ColumnMetadata = ColumnMetadata.newBuilder()
+    .setEncoding(TypedAny.direct(PageEncoding.ColumnEncodingName, PageEncoding.columnValues))
+    .addAllPages(pages.asJava).build()
+}
+
+private[v2_1] object LeafColumnWriter {
+  /** The longest run of levels without a value slot a mini-block page is given. */
+  val MaxInvisibleRun = 4096
+
+  def isList(t: ArrowType): Boolean = t.isInstanceOf[ArrowType.List] || t.isInstanceOf[ArrowType.LargeList]
+
+  def sinkFor(f: LanceField): ValueSink = f.arrowType match {
+    case _: ArrowType.Null => new ValueSink.Nulls
+    case _: ArrowType.Bool => new ValueSink.Bools
+    case _: ArrowType.Utf8 | _: ArrowType.Binary => new ValueSink.Variable(large = false)
+    case _: ArrowType.LargeUtf8 | _: ArrowType.LargeBinary => new ValueSink.Variable(large = true)
+    case l: ArrowType.FixedSizeList => new ValueSink.FixedSizeList(l.getListSize, PageEncoding.fixedBits(f.arrowItemType.get).get)
+    case t @ (_: ArrowType.Int | _: ArrowType.Date | _: ArrowType.Time | _: ArrowType.Timestamp | _: ArrowType.Duration) =>
+      new ValueSink.Fixed(PageEncoding.fixedBits(t).get / 8, integer = true)
+    case t => new ValueSink.Fixed(PageEncoding.fixedBits(t).get / 8)
+  }
+}

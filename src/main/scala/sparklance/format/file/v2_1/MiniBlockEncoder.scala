@@ -1,0 +1,277 @@
+package sparklance.format.file.v2_1
+
+import scala.jdk.CollectionConverters._
+import sparklance.format.proto.Encodings21Protos.{BufferCompression, CompressionScheme, CompressiveEncoding, FixedSizeList,
+  General, MiniBlockLayout, PageLayout}
+
+/**
+ * Mini-block pages (LANCE-FILE-2.1-2.2.md §5): the value slots are cut into chunks of 2^k values
+ * (the last chunk holds the rest); each chunk carries the level entries up to its last slot, then
+ * its value buffers. Buffers: chunk metadata words (u16 in 2.1, u32 in 2.2), chunks, and the
+ * repetition index when there are lists.
+ */
+private[v2_1] object MiniBlockEncoder {
+  private val MaxChunkValues = 4096
+  private val TargetChunkBytes = 8186
+
+  /** The page, or None when some chunk cannot fit the format's limits (the caller uses full-zip). */
+  def encode(s: PageSpan, minor: Int, packing: Boolean = true): Option[EncodedPage] = {
+    val values = ChunkValues(s, packing)
+    val large = minor >= 2
+    val n = s.numSlots
+    // visEnd(k) = the entry index just after the k-th slot's entry.
+    val visEnd = new Array[Int](n)
+    locally {
+      var k = 0
+      var i = 0
+      while (i < s.numEntries) { if (s.visible(i)) { if (k >= n) throw new IllegalStateException(s"more visible entries than the page's $n value slots"); visEnd(k) = i + 1; k += 1 }; i += 1 }
+      require(k == n, s"$k visible entries for $n slots")
+    }
+    val repLevels = if (s.rep != null) new Levels(s.rep, s.numEntries) else null
+    val defLevels = if (s.defs != null) new Levels(s.defs, s.numEntries) else null
+    val meta = new ByteSink(64)
+    val chunks = new ByteSink(1 << 16)
+    val repIndex = if (s.rep != null) new ByteSink(64) else null
+    var a = 0
+    var e0 = 0
+    while (a < n) {
+      var c = values.cap(a, n)
+      var done = false
+      while (!done) {
+        val last = a + c >= n
+        val cnt = if (last) n - a else c
+        val e1 = if (last) s.numEntries else visEnd(a + cnt - 1)
+        val start = chunks.size
+        if (writeChunk(chunks, s, repLevels, defLevels, values, a, a + cnt, e0, e1, large)) {
+          val size = chunks.size - start
+          val word = ((size / 8 - 1).toLong << 4) | (if (last) 0 else Integer.numberOfTrailingZeros(c))
+          LE.uN(meta, word, if (large) 4 else 2)
+          if (repIndex != null) {
+            var rowsEnded = 0L
+            var openStart = e0
+            var i = e0 + 1
+            while (i < e1) { if (s.rep(i) == s.maxRep) { rowsEnded += 1; openStart = i }; i += 1 }
+            val endsHere = e1 == s.numEntries || s.rep(e1) == s.maxRep
+            LE.u64(repIndex, if (endsHere) rowsEnded + 1 else rowsEnded)
+            LE.u64(repIndex, if (endsHere) 0L else (e1 - openStart).toLong)
+          }
+          a += cnt
+          e0 = e1
+          done = true
+        } else {
+          chunks.size = start
+          if (c <= values.minChunk) return if (values.compressed) encode(s, minor, packing = false) else None
+          c /= 2
+        }
+      }
+    }
+    val b = MiniBlockLayout.newBuilder()
+      .addAllLayers(s.layers.asJava)
+      .setValueCompression(values.encoding)
+      .setNumBuffers(values.numBuffers.toLong)
+      .setNumItems(n.toLong)
+    if (s.rep != null) b.setRepCompression(repLevels.encoding).setRepetitionIndexDepth(1)
+    if (s.defs != null) b.setDefCompression(defLevels.encoding)
+    if (large) b.setHasLargeChunk(true)
+    val buffers = Seq(meta, chunks) ++ Option(repIndex)
+    Some(EncodedPage(PageLayout.newBuilder().setMiniBlockLayout(b).build(), buffers))
+  }
+
+  /** Appends one chunk; false (with garbage appended) when it breaks a size limit. */
+  private def writeChunk(out: ByteSink, s: PageSpan, repLevels: Levels, defLevels: Levels, values: ChunkValues,
+      a: Int, b: Int, e0: Int, e1: Int, large: Boolean): Boolean = {
+    val start = out.size
+    val hasLevels = s.rep != null || s.defs != null
+    val numLevels = e1 - e0
+    if (hasLevels && numLevels > 0xffff) return false
+    val rep = if (repLevels != null) repLevels.encode(e0, e1) else null
+    val defs = if (defLevels != null) defLevels.encode(e0, e1) else null
+    if ((rep != null && rep.size > 0xffff) || (defs != null && defs.size > 0xffff)) return false
+    val bufs = values.write(a, b)
+    val sizeBytes = if (large) 4 else 2
+    if (!large && bufs.exists(_.size > 0xffff)) return false
+    LE.u16(out, if (hasLevels) numLevels else 0)
+    if (rep != null) LE.u16(out, rep.size)
+    if (defs != null) LE.u16(out, defs.size)
+    bufs.foreach(x => LE.uN(out, x.size.toLong, sizeBytes))
+    LE.pad(out, start, 8, 0xfe)
+    (Option(rep) ++ Option(defs) ++ bufs).foreach { x =>
+      out.append(x.array, 0, x.size)
+      LE.pad(out, start, 8, 0)
+    }
+    val size = out.size - start
+    if (!large && size > 4096 * 8) false else size.toLong / 8 - 1 < (1L << 28)
+  }
+
+  /**
+   * One level stream of the page: out-of-line bit-packed at the width of the page's largest
+   * level (the form pylance writes), or raw u16 when that saves nothing.
+   */
+  private final class Levels(levels: Array[Int], n: Int) {
+    private val w = LE.bitLength(levels.iterator.take(n).foldLeft(0)(_ max _).toLong)
+    private val packed = w < 16
+    val encoding: CompressiveEncoding = if (packed) BitPacking.outOfLineEncoding(16, w) else PageEncoding.flat(16)
+    def encode(from: Int, to: Int): ByteSink = {
+      val out = new ByteSink(2 * (to - from))
+      if (packed) BitPacking.outOfLine(Array.tabulate(to - from)(i => levels(from + i).toLong), 0, to - from, w, 16, out)
+      else { var i = from; while (i < to) { LE.u16(out, levels(i)); i += 1 }; }
+      out
+    }
+  }
+
+  /** How the value slots of a page are chunked and serialized. */
+  private abstract class ChunkValues {
+    def encoding: CompressiveEncoding
+    /** The smallest chunk this encoding can cut (a non-last chunk). */
+    def minChunk: Int = 1
+    /** Whether the values are compressed; when a chunk cannot shrink the page is retried plain. */
+    def compressed: Boolean = false
+    def numBuffers: Int
+    /** The chunk size (a power of two) for a chunk starting at slot a of n. */
+    def cap(a: Int, n: Int): Int
+    /** The value buffers of slots [a, b) (page-relative). */
+    def write(a: Int, b: Int): Seq[ByteSink]
+  }
+
+  private def fixedCap(bits: Long): Int = {
+    var c = MaxChunkValues
+    while (c > 1 && c * bits > TargetChunkBytes * 8L) c /= 2
+    c
+  }
+
+  private def ChunkValues(s: PageSpan, packing: Boolean): ChunkValues = {
+    val base = s.slotFrom
+    s.values match {
+      case f: ValueSink.Fixed if packing && f.integer && f.width <= 8 && s.numSlots > 0 &&
+          bitPackedPays(f, base, s.numSlots) => new ChunkValues {
+        private val t = f.width * 8
+        private val longs = Array.tabulate(s.numSlots)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+        val encoding = BitPacking.inlineEncoding(t)
+        val numBuffers = 1
+        override def minChunk = 1024
+        override def compressed = true
+        def cap(a: Int, n: Int) = 1024
+        def write(a: Int, b: Int) = {
+          val out = new ByteSink(t / 8 + 128 * t)
+          BitPacking.inlineChunk(longs, a, b - a, t, out)
+          Seq(out)
+        }
+      }
+      case f: ValueSink.Fixed => new ChunkValues {
+        val encoding = PageEncoding.flat(f.width * 8)
+        val numBuffers = 1
+        private val c = fixedCap(f.width * 8L)
+        def cap(a: Int, n: Int) = c
+        def write(a: Int, b: Int) = {
+          val out = new ByteSink((b - a) * f.width)
+          out.append(f.data.array, (base + a) * f.width, (b - a) * f.width)
+          Seq(out)
+        }
+      }
+      case bools: ValueSink.Bools => new ChunkValues {
+        val encoding = PageEncoding.flat(1)
+        val numBuffers = 1
+        def cap(a: Int, n: Int) = MaxChunkValues
+        def write(a: Int, b: Int) = Seq(bits(bools.bits, (base + a).toLong, (b - a).toLong))
+      }
+      case v: ValueSink.Variable if packing =>
+        val plain = ChunkValues(s, packing = false)
+        if (Lz4Chunks.pays(plain, s.numSlots)) new Lz4Chunks(plain) else plain
+      case v: ValueSink.Variable => new ChunkValues {
+        private val ob = if (v.large) 8 else 4
+        val encoding = PageEncoding.variable(ob * 8)
+        val numBuffers = 1
+        private def bytes(a: Int, b: Int): Long = ob * (b - a + 1L) + v.offsets.array(base + b) - v.offsets.array(base + a)
+        def cap(a: Int, n: Int) = {
+          var c = 1
+          while (c < MaxChunkValues && a + c < n && bytes(a, math.min(n, a + 2 * c)) <= 4096) c *= 2
+          c
+        }
+        def write(a: Int, b: Int) = {
+          val out = new ByteSink(bytes(a, b).toInt + 8)
+          val first = v.offsets.array(base + a)
+          val head = ob * (b - a + 1L)
+          var i = a
+          while (i <= b) { LE.uN(out, head + v.offsets.array(base + i) - first, ob); i += 1 }
+          val len = (v.offsets.array(base + b) - first).toInt
+          out.append(v.data.array, first.toInt, len)
+          LE.pad(out, 0, ob, 0x48)
+          Seq(out)
+        }
+      }
+      case l: ValueSink.FixedSizeList => new ChunkValues {
+        private val hasValidity = FullZipEncoder.hasNullItems(l, s)
+        val encoding = CompressiveEncoding.newBuilder().setFixedSizeList(FixedSizeList.newBuilder()
+          .setItemsPerValue(l.dim.toLong).setHasValidity(hasValidity).setValues(PageEncoding.flat(l.itemBits))).build()
+        val numBuffers = if (hasValidity) 2 else 1
+        private val c = fixedCap(l.dim.toLong * l.itemBits)
+        def cap(a: Int, n: Int) = c
+        def write(a: Int, b: Int) = {
+          val d = l.dim.toLong
+          val data =
+            if (l.itemBits == 1) bits(l.itemBools, (base + a) * d, (b - a) * d)
+            else { val out = new ByteSink((b - a) * l.slotBytes); out.append(l.data.array, (base + a) * l.slotBytes, (b - a) * l.slotBytes); out }
+          if (hasValidity) Seq(bits(l.validity, (base + a) * d, (b - a) * d), data) else Seq(data)
+        }
+      }
+      case other => throw new IllegalStateException(s"no mini-block values for ${other.getClass.getSimpleName}")
+    }
+  }
+
+  /**
+   * General LZ4 compression of each chunk's value buffer (LANCE-FILE-2.1-2.2.md §9.6): a u32
+   * uncompressed size and an LZ4 block, around the values `inner` writes.
+   */
+  private final class Lz4Chunks(inner: ChunkValues) extends ChunkValues {
+    val encoding = CompressiveEncoding.newBuilder().setGeneral(General.newBuilder()
+      .setCompression(BufferCompression.newBuilder().setScheme(CompressionScheme.COMPRESSION_ALGORITHM_LZ4))
+      .setValues(inner.encoding)).build()
+    val numBuffers = 1
+    override def compressed = true
+    def cap(a: Int, n: Int) = inner.cap(a, n)
+    def write(a: Int, b: Int) = Seq(Lz4Chunks.compress(inner.write(a, b).head))
+  }
+
+  private object Lz4Chunks {
+    private lazy val lz4 = net.jpountz.lz4.LZ4Factory.fastestInstance().fastCompressor()
+
+    def compress(raw: ByteSink): ByteSink = {
+      val out = new ByteSink(4 + lz4.maxCompressedLength(raw.size))
+      LE.u32(out, raw.size.toLong)
+      out.size += lz4.compress(raw.array, 0, raw.size, out.array, 4, out.array.length - 4)
+      out
+    }
+
+    /** Whether the first chunks shrink by a quarter or more. */
+    def pays(values: ChunkValues, n: Int): Boolean = {
+      var raw = 0L
+      var packed = 0L
+      var a = 0
+      var k = 0
+      while (a < n && k < 8) {
+        val b = math.min(n, a + values.cap(a, n))
+        val buf = values.write(a, b).head
+        raw += buf.size
+        packed += compress(buf).size
+        a = b
+        k += 1
+      }
+      raw >= 1024 && packed * 4 <= raw * 3
+    }
+  }
+
+  /** Whether inline bit-packing saves at least a tenth of the flat size of the page's values. */
+  private def bitPackedPays(f: ValueSink.Fixed, base: Int, n: Int): Boolean = {
+    val t = f.width * 8
+    val longs = Array.tabulate(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+    BitPacking.inlineBytes(longs, 0, n, t) * 10 < n.toLong * f.width * 9
+  }
+
+  private def bits(src: BitSink, from: Long, n: Long): ByteSink = {
+    val b = new BitSink(n.toInt)
+    b.appendBits(src.array, from, n)
+    val out = new ByteSink(Bytes.bytesForBits(n))
+    out.append(b.array, 0, Bytes.bytesForBits(n))
+    out
+  }
+}
