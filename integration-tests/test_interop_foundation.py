@@ -30,9 +30,11 @@ SPARK_COLUMNS = {
 }
 
 
-def test_spark_writes_pylance_reads_identically(spark, warehouse, table_name):
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_spark_writes_pylance_reads_identically(spark, warehouse, table_name, version):
     cols = ", ".join(f"{c} {t}" for c, (t, _, _) in SPARK_COLUMNS.items())
-    spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, {cols})")
+    spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, {cols}) "
+              f"TBLPROPERTIES ('data_storage_version' = '{version}')")
     # Every column is null on its own pattern of rows.
     exprs = ", ".join(f"IF(id % {11 + k} = 3, NULL, {e}) AS {c}"
                       for k, (c, (_, e, _)) in enumerate(SPARK_COLUMNS.items()))
@@ -40,6 +42,7 @@ def test_spark_writes_pylance_reads_identically(spark, warehouse, table_name):
 
     expected = spark.table(table_name).toArrow().sort_by("id")
     ds = lance.dataset(table_path(warehouse, table_name))
+    assert ds.data_storage_version == version
     got = ds.to_table().sort_by("id")
     assert got.num_rows == N
     assert got.schema.field("id").type == pa.int64()

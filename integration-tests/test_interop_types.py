@@ -21,10 +21,12 @@ def _spark_view(tbl: pa.Table, spark_schema: pa.Schema) -> pa.Table:
     return tbl.select(spark_schema.names).cast(spark_schema, safe=False)
 
 
-def test_spark_nested_and_vectors_read_by_pylance(spark, warehouse, table_name):
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_spark_nested_and_vectors_read_by_pylance(spark, warehouse, table_name, version):
     spark.sql(f"""CREATE TABLE {table_name} (id BIGINT NOT NULL, ints ARRAY<INT>, strs ARRAY<STRING>,
         st STRUCT<a: INT, b: STRING, deep: STRUCT<x: DOUBLE, tags: ARRAY<STRING>>>,
-        pts ARRAY<STRUCT<x: INT, label: STRING>>, dec DECIMAL(20, 6))""")
+        pts ARRAY<STRUCT<x: INT, label: STRING>>, dec DECIMAL(20, 6))
+        TBLPROPERTIES ('data_storage_version' = '{version}')""")
     spark.sql(f"""INSERT INTO {table_name} SELECT id,
         IF(id % 9 = 0, NULL, transform(sequence(0, CAST(id % 4 AS INT)), k -> IF(k = 2, NULL, CAST(id + k AS INT)))),
         IF(id % 11 = 0, NULL, array(CAST(id AS STRING), IF(id % 3 = 0, NULL, ''), repeat('s', CAST(id % 300 AS INT)))),
@@ -38,7 +40,8 @@ def test_spark_nested_and_vectors_read_by_pylance(spark, warehouse, table_name):
                              StructField("v128", ArrayType(FloatType(), False), True, {"lance.vector_dim": 128})])
     vectors = table_name + "_vec"
     spark.createDataFrame([(i, None if i % 10 == 0 else [i + k / 8 for k in range(8)],
-                            [float(i % 50)] * 128) for i in range(3000)], vec_schema).writeTo(vectors).create()
+                            [float(i % 50)] * 128) for i in range(3000)], vec_schema).writeTo(vectors) \
+        .tableProperty("data_storage_version", version).create()
 
     for name in (table_name, vectors):
         expected = spark.table(name).toArrow().sort_by("id")

@@ -15,6 +15,7 @@ object TableProperties {
   private val IsolationKey = "sparklance.isolation_level"
 
   val SupportedStorageVersions = Seq("2.0", "2.1", "2.2")
+  val DefaultStorageVersion = "2.2"
   private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
 
   /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
@@ -25,8 +26,8 @@ object TableProperties {
         s"$DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile, $IsolationLevel")
     }
     props.get(IsolationLevel).foreach(Isolation.parse)
-    // pylance's aliases: "legacy" is 2.0, "stable" is 2.2.
-    val version = props.getOrElse(DataStorageVersion, "2.0") match {
+    // pylance's aliases: "legacy" is 2.0, "stable" is 2.2 (and, as in pylance, the default).
+    val version = props.getOrElse(DataStorageVersion, DefaultStorageVersion) match {
       case "legacy" => "2.0"
       case "stable" => "2.2"
       case v => v

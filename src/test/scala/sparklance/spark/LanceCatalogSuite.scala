@@ -97,7 +97,7 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(plan.contains("LocalTableScan") || plan.contains("LanceCountScan"), plan)
     assert(rows("SELECT s FROM lance.db.m WHERE id = 7") == Seq(Row("7")))
     val props = rows("SHOW TBLPROPERTIES lance.db.m").map(r => r.getString(0) -> r.getString(1)).toMap
-    assert(props("data_storage_version") == "2.0" && props("max_rows_per_file") == "4")
+    assert(props("data_storage_version") == "2.2" && props("max_rows_per_file") == "4")
     assert(rows("DESCRIBE TABLE lance.db.m").map(_.getString(0)).take(2) == Seq("id", "s"))
     assert(rows("SHOW TABLES IN lance.db").map(_.getString(1)).contains("m"))
   }

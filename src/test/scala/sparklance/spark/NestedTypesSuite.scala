@@ -56,9 +56,13 @@ class NestedTypesSuite extends AnyFunSuite with LocalSpark {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
     val map = intercept[Exception](sql("CREATE TABLE lance.nt.m (m MAP<STRING, INT>)"))
     assert(map.getMessage.contains("maps"), map.getMessage)
-    sql("CREATE TABLE lance.nt.s (id INT, st STRUCT<a: INT>)")
+    sql("CREATE TABLE lance.nt.s (id INT, st STRUCT<a: INT>) TBLPROPERTIES ('data_storage_version' = '2.0')")
     val nullStruct = intercept[Exception](sql("INSERT INTO lance.nt.s VALUES (1, NULL)").collect())
     assert(nullStruct.getMessage.contains("2.0"), nullStruct.getMessage)
     assert(sql("SELECT * FROM lance.nt.s").collect().isEmpty)
+    // 2.1+ files store struct-level nulls.
+    sql("CREATE TABLE lance.nt.s22 (id INT, st STRUCT<a: INT>)")
+    sql("INSERT INTO lance.nt.s22 VALUES (1, NULL), (2, named_struct('a', NULL)), (3, named_struct('a', 3))")
+    assert(sql("SELECT * FROM lance.nt.s22 ORDER BY id").collect().toSeq == Seq(Row(1, null), Row(2, Row(null)), Row(3, Row(3))))
   }
 }
