@@ -24,8 +24,7 @@ def main(warehouse: Path) -> None:
     spark.sql("DROP TABLE IF EXISTS lance.db.people PURGE")
     spark.sql("""
         CREATE TABLE lance.db.people (
-            id BIGINT NOT NULL, name STRING, age INT, score DOUBLE, joined DATE, active BOOLEAN)
-        TBLPROPERTIES ('data_storage_version' = '2.0')""")
+            id BIGINT NOT NULL, name STRING, age INT, score DOUBLE, joined DATE, active BOOLEAN)""")
     spark.sql("""
         INSERT INTO lance.db.people VALUES
             (1, 'Ada', 36, 91.5, DATE'2021-03-01', true),
@@ -61,7 +60,8 @@ def main(warehouse: Path) -> None:
     ds = lance.dataset(str(path))
     table = ds.to_table()
     print(f"== pylance {lance.__version__}: {path}")
-    print(f"version {ds.version}, {table.num_rows} rows, {len(ds.get_fragments())} fragments, "
+    print(f"version {ds.version}, file format {ds.data_storage_version}, {table.num_rows} rows, "
+          f"{len(ds.get_fragments())} fragments, "
           f"{ds.count_rows()} live rows by count")
     for v in ds.versions():
         print(f"  version {v['version']}: {v['timestamp']}")

@@ -55,7 +55,7 @@ object SparkTypes {
           fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, table, s"$path.${f.name}")).asJava)
       case _: MapType =>
         throw new UnsupportedTypeException(table, path, dataType,
-          "Lance file format 2.0 has no encoding for maps; store an ARRAY<STRUCT<key, value>> instead")
+          "sparklance does not store maps yet; store an ARRAY<STRUCT<key, value>> instead")
       case other => throw new UnsupportedTypeException(table, path, other)
     }
   }
