@@ -11,7 +11,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.rowlevel.LanceDeltaOperation
-import sparklance.spark.scan.LanceScanBuilder
+import sparklance.spark.scan.{FragmentIdPredicates, LanceScanBuilder}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
@@ -40,13 +40,21 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
     () => new LanceDeltaOperation(this, info.command())
 
-  /** Only a delete of every row is metadata-only: without column statistics nothing else is provable. */
+  /**
+   * A DELETE is metadata-only when its condition provably covers whole fragments: TRUE, or
+   * `_fragid = v` / `_fragid IN (...)`. Column predicates cannot be decided without statistics.
+   */
   override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
-    predicates.forall(_.isInstanceOf[AlwaysTrue])
+    predicates.forall(p => p.isInstanceOf[AlwaysTrue] || FragmentIdPredicates.allowed(p).isDefined)
 
   override def deleteWhere(predicates: Array[Predicate]): Unit = {
     require(canDeleteWhere(predicates), s"Metadata-only delete of ${predicates.mkString(" AND ")}")
-    truncateTable()
+    val current = snapshot
+    val chosen = FragmentIdPredicates.allowed(predicates.toSeq)
+    val removed = current.fragments.map(_.getId).filter(id => chosen.forall(_.contains(id)))
+    if (removed.nonEmpty)
+      new Committer(dataset, settings.commitRetries).commit(Some(current),
+        Operation.Delete(Nil, removed, predicates.mkString(" AND ")))
   }
 
   /** Removes every fragment in one Delete commit; no data file is read or rewritten. */

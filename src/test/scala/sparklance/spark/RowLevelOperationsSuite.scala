@@ -98,6 +98,15 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t).isEmpty)
   }
 
+  test("a DELETE naming whole fragments drops them without reading them") {
+    val t = table(people) // fragments 0: [1,2,3], 1: [4,5,6], 2: [7]
+    val plan = executed(s"DELETE FROM $t WHERE _fragid = 1")
+    assert(plan.toString.contains("DeleteFromTable"), plan.toString)
+    assert(pks(t) == Seq(1, 2, 3, 7))
+    assert(lastTransaction(t).getDelete.getDeletedFragmentIdsList.asScala.map(_.longValue) == Seq(1L))
+    assert(dataset(t).snapshot().fragments.forall(!_.hasDeletionFile))
+  }
+
   test("non-deterministic conditions are rejected and change nothing") {
     val t = table(people)
     val before = dataset(t).latestVersion
