@@ -175,14 +175,16 @@ def test_random_schemas_spark_to_pylance_and_back(spark, warehouse, table_name, 
     assert again.slice(rows).drop(["id"]).equals(expected.drop(["id"]))
 
 
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 @pytest.mark.parametrize("rows", [0, 1, 1023, 1024, 1025, 4097])
-def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows):
-    r = random.Random(rows)
+def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows, version):
+    r = random.Random(f"{rows}-{version}")
     rng = np.random.default_rng(rows)
     cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
     for k in range(8):
         t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
-                      pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.timestamp("ns"), pa.date32()])
+                      pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.list_(pa.float32(), 768),
+                      pa.timestamp("ns"), pa.date32()])
         base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
         if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
             size = t.list_size if pa.types.is_fixed_size_list(t) else None
@@ -199,7 +201,7 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows)
         mask = rng.random(rows) < r.choice([0.0, 0.2, 1.0])
         cols[f"c{k}"] = pc.if_else(pa.array(mask, pa.bool_()), pa.scalar(None, t), arr) if rows else arr
     path = table_path(warehouse, table_name)
-    lance.write_dataset(pa.table(cols), path, data_storage_version="2.0", max_page_bytes=4096)
+    lance.write_dataset(pa.table(cols), path, data_storage_version=version, max_page_bytes=4096)
     got = spark.table(table_name).toArrow().sort_by("id")
     expected = lance.dataset(path).to_table().sort_by("id")
     assert got.num_rows == rows
