@@ -3,7 +3,7 @@ package sparklance.format.file.v2_0
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.UnsupportedFeatureException
-import sparklance.format.file.ContainerWriter
+import sparklance.format.file.{ContainerWriter, FixedWidth, RowBytes}
 import sparklance.format.table.LanceField
 
 /**

@@ -3,7 +3,7 @@ package sparklance.format.file.v2_0
 import java.io.OutputStream
 import org.apache.arrow.vector.FieldVector
 import scala.jdk.CollectionConverters._
-import sparklance.format.file.ContainerWriter
+import sparklance.format.file.{ContainerWriter, FixedWidth, RowBytes}
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
 

@@ -2,6 +2,7 @@ package sparklance.format.file.v2_0
 
 import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.UnsupportedFeatureException
+import sparklance.format.file.FixedWidth
 
 /** What the pages of a value column must decode to, derived from the field's Arrow type. */
 private[v2_0] sealed trait Shape

@@ -2,11 +2,10 @@ package sparklance.format.file.v2_1
 
 import java.io.OutputStream
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
-import sparklance.format.file.ContainerWriter
+import sparklance.format.file.{ContainerWriter, FixedWidth, RowBytes}
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.{LanceField, LanceSchema}
 
@@ -89,7 +88,7 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
       else {
         if (end == start) end = start + 1
         leaves(i).foreach(_.append(v, start, end - start))
-        pendingBytes(i) += FileWriter21.rowBytes(v, start, end)
+        pendingBytes(i) += RowBytes(v, start, end)
         if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
         start = end
       }
@@ -98,12 +97,12 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
 
   /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
   private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
-    if (FileWriter21.rowBytes(v, start, n) <= room) n
+    if (RowBytes(v, start, n) <= room) n
     else {
       var (lo, hi) = (start, n) // fits(lo), !fits(hi)
       while (hi - lo > 1) {
         val mid = lo + (hi - lo) / 2
-        if (FileWriter21.rowBytes(v, start, mid) <= room) lo = mid else hi = mid
+        if (RowBytes(v, start, mid) <= room) lo = mid else hi = mid
       }
       lo
     }
@@ -155,32 +154,14 @@ object FileWriter21 {
       case l: ArrowType.FixedSizeList =>
         if (l.getListSize <= 0) unsupported(s"a fixed_size_list of size ${l.getListSize}")
         f.arrowItemType match {
-          case Some(t) if PageEncoding.fixedBits(t).exists(b => b == 1 || b % 8 == 0) =>
+          case Some(t) if FixedWidth.bits(t).exists(b => b == 1 || b % 8 == 0) =>
           case other => unsupported(s"the Arrow type fixed_size_list<${other.getOrElse("?")}>")
         }
       case _: ArrowType.Null | _: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary =>
-      case t => PageEncoding.fixedBits(t) match {
+      case t => FixedWidth.bits(t) match {
         case Some(b) if b == 1 || b % 8 == 0 =>
         case _ => unsupported(s"the Arrow type $t")
       }
     }
-  }
-
-  /** The Arrow data size of a row range, which decides where pages are cut. */
-  private[v2_1] def rowBytes(v: ValueVector, from: Int, until: Int): Long = if (until <= from) 0L else v match {
-    case _: BitVector => (until - from + 7L) / 8
-    case f: BaseFixedWidthVector => (until - from).toLong * f.getTypeWidth
-    case s: BaseVariableWidthVector =>
-      s.getOffsetBuffer.getInt(until * 4L).toLong - s.getOffsetBuffer.getInt(from * 4L) + 8L * (until - from)
-    case s: BaseLargeVariableWidthVector =>
-      s.getOffsetBuffer.getLong(until * 8L) - s.getOffsetBuffer.getLong(from * 8L) + 8L * (until - from)
-    case l: FixedSizeListVector => rowBytes(l.getDataVector, from * l.getListSize, until * l.getListSize)
-    case l: ListVector =>
-      8L * (until - from) + rowBytes(l.getDataVector, l.getOffsetBuffer.getInt(from * 4L), l.getOffsetBuffer.getInt(until * 4L))
-    case l: LargeListVector =>
-      8L * (until - from) + rowBytes(l.getDataVector,
-        Math.toIntExact(l.getOffsetBuffer.getLong(from * 8L)), Math.toIntExact(l.getOffsetBuffer.getLong(until * 8L)))
-    case s: StructVector => s.getChildrenFromFields.asScala.map(rowBytes(_, from, until)).sum
-    case _ => 0L
   }
 }

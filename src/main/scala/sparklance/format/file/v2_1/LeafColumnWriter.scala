@@ -5,7 +5,7 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVecto
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
-import sparklance.format.file.{ContainerWriter, TypedAny}
+import sparklance.format.file.{ContainerWriter, FixedWidth, TypedAny}
 import sparklance.format.proto.Encodings21Protos.RepDefLayer
 import sparklance.format.proto.Encodings21Protos.RepDefLayer._
 import sparklance.format.proto.File2Protos.ColumnMetadata
@@ -218,9 +218,9 @@ private[v2_1] object LeafColumnWriter {
     case _: ArrowType.Bool => new ValueSink.Bools
     case _: ArrowType.Utf8 | _: ArrowType.Binary => new ValueSink.Variable(large = false)
     case _: ArrowType.LargeUtf8 | _: ArrowType.LargeBinary => new ValueSink.Variable(large = true)
-    case l: ArrowType.FixedSizeList => new ValueSink.FixedSizeList(l.getListSize, PageEncoding.fixedBits(f.arrowItemType.get).get)
+    case l: ArrowType.FixedSizeList => new ValueSink.FixedSizeList(l.getListSize, FixedWidth.bits(f.arrowItemType.get).get)
     case t @ (_: ArrowType.Int | _: ArrowType.Date | _: ArrowType.Time | _: ArrowType.Timestamp | _: ArrowType.Duration) =>
-      new ValueSink.Fixed(PageEncoding.fixedBits(t).get / 8, integer = true)
-    case t => new ValueSink.Fixed(PageEncoding.fixedBits(t).get / 8)
+      new ValueSink.Fixed(FixedWidth.bits(t).get / 8, integer = true)
+    case t => new ValueSink.Fixed(FixedWidth.bits(t).get / 8)
   }
 }

@@ -1,7 +1,5 @@
 package sparklance.format.file.v2_1
 
-import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision}
-import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.proto.Encodings20Protos.ColumnEncoding
 import sparklance.format.proto.Encodings21Protos.{CompressiveEncoding, Flat, PageLayout, Variable}
 
@@ -17,23 +15,6 @@ private[v2_1] object PageEncoding {
 
   /** Values of this many bytes or more go to full-zip pages, as pylance decides. */
   val FullZipThreshold = 256
-
-  /** Bits per value of the Arrow types stored as fixed-width values; None for the others. */
-  def fixedBits(t: ArrowType): Option[Int] = t match {
-    case _: ArrowType.Bool => Some(1)
-    case i: ArrowType.Int => Some(i.getBitWidth)
-    case f: ArrowType.FloatingPoint => Some(f.getPrecision match {
-      case FloatingPointPrecision.HALF => 16
-      case FloatingPointPrecision.SINGLE => 32
-      case FloatingPointPrecision.DOUBLE => 64
-    })
-    case d: ArrowType.Date => Some(if (d.getUnit == DateUnit.DAY) 32 else 64)
-    case t: ArrowType.Time => Some(t.getBitWidth)
-    case _: ArrowType.Timestamp | _: ArrowType.Duration => Some(64)
-    case d: ArrowType.Decimal => Some(d.getBitWidth)
-    case b: ArrowType.FixedSizeBinary => Some(8 * b.getByteWidth)
-    case _ => None
-  }
 
   def flat(bits: Int): CompressiveEncoding =
     CompressiveEncoding.newBuilder().setFlat(Flat.newBuilder().setBitsPerValue(bits.toLong)).build()

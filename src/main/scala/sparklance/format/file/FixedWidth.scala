@@ -1,10 +1,10 @@
-package sparklance.format.file.v2_0
+package sparklance.format.file
 
 import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision}
 import org.apache.arrow.vector.types.pojo.ArrowType
 
-/** Bits per value of the Arrow types stored as a plain `flat` (§2.3); None for the others. */
-private[v2_0] object FixedWidth {
+/** Bits per value of the Arrow types stored as fixed-width values (a 2.0 `flat`, 2.1+ flat slots); None for the others. */
+private[file] object FixedWidth {
   def bits(t: ArrowType): Option[Int] = t match {
     case _: ArrowType.Bool => Some(1)
     case i: ArrowType.Int => Some(i.getBitWidth)

@@ -1,11 +1,11 @@
-package sparklance.format.file.v2_0
+package sparklance.format.file
 
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import scala.jdk.CollectionConverters._
 
-/** The Arrow data size of a row range, which decides where the writer cuts pages. */
-private[v2_0] object RowBytes {
+/** The Arrow data size of a row range, which decides where the writers cut pages. */
+private[file] object RowBytes {
   def apply(v: ValueVector, from: Int, until: Int): Long = if (until <= from) 0L else v match {
     case _: BitVector => (until - from + 7L) / 8
     case f: BaseFixedWidthVector => (until - from).toLong * f.getTypeWidth
