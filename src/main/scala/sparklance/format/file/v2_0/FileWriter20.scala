@@ -3,7 +3,7 @@ package sparklance.format.file.v2_0
 import java.io.OutputStream
 import org.apache.arrow.vector.FieldVector
 import scala.jdk.CollectionConverters._
-import sparklance.format.file.{ContainerWriter, FixedWidth, RowBytes}
+import sparklance.format.file.{ContainerWriter, FixedWidth, PageCutter}
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
 
@@ -15,12 +15,11 @@ import sparklance.format.table.LanceSchema
  * column of that field gets a page. Rows are never split, so one huge row makes a page alone.
  */
 final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: Long = 8L << 20) {
-  require(maxPageBytes > 0, s"maxPageBytes must be positive, got $maxPageBytes")
 
   private val container = new ContainerWriter(out)
   private val encoders = schema.fields.map(FieldEncoder(_)).toIndexedSeq
-  private val pendingBytes = new Array[Long](encoders.size)
-  private val pendingRows = new Array[Long](encoders.size)
+  private val pages = new PageCutter(schema, maxPageBytes,
+    (i, v, start, count) => encoders(i).append(v, start, count), i => encoders(i).flushPage(container))
   private var rows = 0L
   private var state: String = "open"
 
@@ -30,15 +29,9 @@ final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: L
    */
   def write(vectors: Seq[FieldVector]): Unit = {
     checkOpen()
-    require(vectors.size == encoders.size, s"Expected ${encoders.size} vectors (one per field), got ${vectors.size}")
-    val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
-    vectors.zip(schema.fields).foreach { case (v, f) =>
-      require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
-      require(v.getField.getType == f.arrowType,
-        s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
-    }
+    val n = pages.rowsOf(vectors)
     state = "failed" // until the rows are in: a half-appended batch must not become a file
-    vectors.indices.foreach(i => appendField(i, vectors(i), n))
+    vectors.indices.foreach(i => pages.add(i, vectors(i), n))
     rows += n
     state = "open"
   }
@@ -48,7 +41,7 @@ final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: L
     checkOpen()
     state = "finished"
     try {
-      encoders.indices.foreach(i => if (pendingRows(i) > 0) flush(i))
+      encoders.indices.foreach(i => if (pages.hasPending(i)) pages.flush(i))
       encoders.foreach(_.finish(container))
       val columns = encoders.flatMap(_.columns)
       val descriptor = FileProtos.FileDescriptor.newBuilder()
@@ -63,40 +56,6 @@ final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: L
     case "open" =>
     case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
     case _ => throw new IllegalStateException("The Lance file was already finished")
-  }
-
-  private def appendField(i: Int, v: FieldVector, n: Int): Unit = {
-    var start = 0
-    while (start < n) {
-      var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
-      if (end == start && pendingRows(i) > 0) flush(i)
-      else {
-        if (end == start) end = start + 1
-        encoders(i).append(v, start, end - start)
-        pendingBytes(i) += RowBytes(v, start, end)
-        pendingRows(i) += end - start
-        if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
-        start = end
-      }
-    }
-  }
-
-  /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
-  private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
-    if (RowBytes(v, start, n) <= room) n
-    else {
-      var (lo, hi) = (start, n) // fits(lo), !fits(hi)
-      while (hi - lo > 1) {
-        val mid = lo + (hi - lo) / 2
-        if (RowBytes(v, start, mid) <= room) lo = mid else hi = mid
-      }
-      lo
-    }
-
-  private def flush(i: Int): Unit = {
-    encoders(i).flushPage(container)
-    pendingBytes(i) = 0
-    pendingRows(i) = 0
   }
 }
 

@@ -5,7 +5,7 @@ import org.apache.arrow.vector._
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
-import sparklance.format.file.{ContainerWriter, FixedWidth, RowBytes}
+import sparklance.format.file.{ContainerWriter, FixedWidth, PageCutter}
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.{LanceField, LanceSchema}
 
@@ -28,7 +28,6 @@ import sparklance.format.table.{LanceField, LanceSchema}
  */
 final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, maxPageBytes: Long = 8L << 20) {
   require(minor == 1 || minor == 2, s"Lance file format 2.$minor is not written; use 2.1 or 2.2")
-  require(maxPageBytes > 0, s"maxPageBytes must be positive, got $maxPageBytes")
 
   private val leafFields: IndexedSeq[Seq[LanceField]] = schema.fields.map(FileWriter21.leaves).toIndexedSeq
   private val leaves: IndexedSeq[IndexedSeq[LeafColumnWriter]] = schema.fields.map { f =>
@@ -36,7 +35,8 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
     FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
   }.toIndexedSeq
   private val container = new ContainerWriter(out)
-  private val pendingBytes = new Array[Long](leaves.size)
+  private val pages = new PageCutter(schema, maxPageBytes,
+    (i, v, start, count) => leaves(i).foreach(_.append(v, start, count)), i => leaves(i).foreach(_.flush(container)))
   private var rows = 0L
   private var state: String = "open"
 
@@ -46,15 +46,9 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
    */
   def write(vectors: Seq[FieldVector]): Unit = {
     checkOpen()
-    require(vectors.size == leaves.size, s"Expected ${leaves.size} vectors (one per field), got ${vectors.size}")
-    val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
-    vectors.zip(schema.fields).foreach { case (v, f) =>
-      require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
-      require(v.getField.getType == f.arrowType,
-        s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
-    }
+    val n = pages.rowsOf(vectors)
     state = "failed" // until the rows are in: a half-appended batch must not become a file
-    vectors.indices.foreach(i => appendField(i, vectors(i), n))
+    vectors.indices.foreach(i => pages.add(i, vectors(i), n))
     rows += n
     state = "open"
   }
@@ -64,7 +58,7 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
     checkOpen()
     state = "finished"
     try {
-      leaves.indices.foreach(flush)
+      leaves.indices.foreach(pages.flush)
       val columns = leaves.flatten.map(_.metadata)
       val descriptor = FileProtos.FileDescriptor.newBuilder()
         .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
@@ -78,38 +72,6 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
     case "open" =>
     case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
     case _ => throw new IllegalStateException("The Lance file was already finished")
-  }
-
-  private def appendField(i: Int, v: FieldVector, n: Int): Unit = {
-    var start = 0
-    while (start < n) {
-      var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
-      if (end == start && pendingBytes(i) > 0) flush(i)
-      else {
-        if (end == start) end = start + 1
-        leaves(i).foreach(_.append(v, start, end - start))
-        pendingBytes(i) += RowBytes(v, start, end)
-        if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
-        start = end
-      }
-    }
-  }
-
-  /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
-  private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
-    if (RowBytes(v, start, n) <= room) n
-    else {
-      var (lo, hi) = (start, n) // fits(lo), !fits(hi)
-      while (hi - lo > 1) {
-        val mid = lo + (hi - lo) / 2
-        if (RowBytes(v, start, mid) <= room) lo = mid else hi = mid
-      }
-      lo
-    }
-
-  private def flush(i: Int): Unit = {
-    leaves(i).foreach(_.flush(container))
-    pendingBytes(i) = 0
   }
 }
 

@@ -1,0 +1,66 @@
+package sparklance.format.file
+
+import org.apache.arrow.vector.FieldVector
+import sparklance.format.table.LanceSchema
+
+/**
+ * What both file writers do with an incoming batch: check it against the schema, and cut each
+ * top-level field's rows into pages of about `maxPageBytes` of Arrow data, never splitting a row.
+ * `append(field, vector, start, count)` hands rows to the field's encoder; `flushPage(field)`
+ * makes the rows appended since the last flush one page.
+ */
+private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
+    append: (Int, FieldVector, Int, Int) => Unit, flushPage: Int => Unit) {
+  require(maxPageBytes > 0, s"maxPageBytes must be positive, got $maxPageBytes")
+
+  private val pendingBytes = new Array[Long](schema.fields.size)
+  private val pendingRows = new Array[Long](schema.fields.size)
+
+  /** The batch's row count, after checking it has one vector of the right type per field. */
+  def rowsOf(vectors: Seq[FieldVector]): Int = {
+    require(vectors.size == schema.fields.size, s"Expected ${schema.fields.size} vectors (one per field), got ${vectors.size}")
+    val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
+    vectors.zip(schema.fields).foreach { case (v, f) =>
+      require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
+      require(v.getField.getType == f.arrowType,
+        s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
+    }
+    n
+  }
+
+  def add(i: Int, v: FieldVector, n: Int): Unit = {
+    var start = 0
+    while (start < n) {
+      var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
+      if (end == start && pendingRows(i) > 0) flush(i)
+      else {
+        if (end == start) end = start + 1
+        append(i, v, start, end - start)
+        pendingBytes(i) += RowBytes(v, start, end)
+        pendingRows(i) += end - start
+        if (end < n || pendingBytes(i) >= maxPageBytes) flush(i)
+        start = end
+      }
+    }
+  }
+
+  def hasPending(i: Int): Boolean = pendingRows(i) > 0
+
+  def flush(i: Int): Unit = {
+    flushPage(i)
+    pendingBytes(i) = 0
+    pendingRows(i) = 0
+  }
+
+  /** The largest `end` in `[start, n]` whose rows `[start, end)` take at most `room` bytes. */
+  private def largestFit(v: FieldVector, start: Int, n: Int, room: Long): Int =
+    if (RowBytes(v, start, n) <= room) n
+    else {
+      var (lo, hi) = (start, n) // fits(lo), !fits(hi)
+      while (hi - lo > 1) {
+        val mid = lo + (hi - lo) / 2
+        if (RowBytes(v, start, mid) <= room) lo = mid else hi = mid
+      }
+      lo
+    }
+}
