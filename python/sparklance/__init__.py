@@ -4,7 +4,7 @@ The catalog itself is a JVM plugin; this package ships its jar and configures a 
 """
 from pathlib import Path
 
-__all__ = ["configure", "jar_path", "CATALOG_CLASS"]
+__all__ = ["configure", "jar_path", "history", "changes", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -29,3 +29,36 @@ def configure(builder, warehouse, name="lance"):
             .config("spark.jars", jar_path())
             .config(f"spark.sql.catalog.{name}", CATALOG_CLASS)
             .config(f"spark.sql.catalog.{name}.warehouse", warehouse))
+
+
+def history(spark, table):
+    """The versions of `table` (e.g. ``"lance.db.t"``), oldest first, as a DataFrame.
+
+    Columns: version, timestamp (commit time), operation (Append, Update, Delete, Overwrite, ...),
+    rows_added, rows_deleted (an update counts in both) and rows (live rows after the commit).
+    The same rows are ``SELECT * FROM <table>.history`` in SQL.
+    """
+    return spark.table(f"{table}.history")
+
+
+def changes(spark, table, start, end=None, *, start_inclusive=True, end_inclusive=True,
+            compute_updates=True, net_changes=False):
+    """The rows commits `start` to `end` of `table` inserted, updated and deleted, as a DataFrame.
+
+    Needs a table created with ``TBLPROPERTIES ('enable_stable_row_ids'='true')``. Each row holds
+    the table's columns, ``_rowid``, ``_change_type`` (insert, delete, update_preimage,
+    update_postimage), ``_commit_version`` and ``_commit_timestamp``. Commit ``v`` is the change
+    from version ``v-1`` to ``v``; `end` defaults to the latest version. With
+    ``compute_updates=False`` an update is a delete and an insert sharing ``_rowid``; with
+    ``net_changes=True`` each row appears once, with its net change over the range.
+    This is ``SELECT * FROM <table> CHANGES FROM VERSION ... TO VERSION ...`` in SQL.
+    """
+    reader = (spark.read
+              .option("startingVersion", str(int(start)))
+              .option("startingBoundInclusive", str(bool(start_inclusive)).lower())
+              .option("endingBoundInclusive", str(bool(end_inclusive)).lower())
+              .option("computeUpdates", str(bool(compute_updates)).lower())
+              .option("deduplicationMode", "netChanges" if net_changes else "dropCarryovers"))
+    if end is not None:
+        reader = reader.option("endingVersion", str(int(end)))
+    return reader.changes(table)

@@ -9,8 +9,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import org.apache.spark.sql.SparkSession
+import sparklance.format.UnsupportedFeatureException
 import sparklance.format.io.Storage
 import sparklance.format.table.Dataset
+import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
 
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories and a table `ns.t` is
@@ -115,9 +117,18 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def loadTable(ident: Identifier): Table = {
     val ds = dataset(ident)
-    if (!ds.exists) throw new NoSuchTableException(ident)
-    new LanceTable(quoted(ident), ds, ds.snapshot(), settings)
+    if (ds.exists) new LanceTable(quoted(ident), ds, ds.snapshot(), settings)
+    else historyOf(ident).getOrElse(throw new NoSuchTableException(ident))
   }
+
+  /** `ns.t.history` names the history of table `ns.t` (unless a real table has that name). */
+  private def historyOf(ident: Identifier): Option[Table] =
+    if (ident.name() != HistoryTable.Name || ident.namespace().length < 2) None
+    else {
+      val owner = Identifier.of(ident.namespace().init, ident.namespace().last)
+      val ds = dataset(owner)
+      if (ds.exists) Some(new HistoryTable(quoted(owner), ds)) else None
+    }
 
   /** `VERSION AS OF v`: the table as committed in version v. */
   override def loadTable(ident: Identifier, version: String): Table = {
@@ -135,17 +146,26 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val snapshot = ds.versions.reverseIterator.map(v => ds.snapshot(Some(v)))
-      .find(s => commitMicros(s) <= timestampMicros).getOrElse {
+      .find(s => s.commitMicros <= timestampMicros).getOrElse {
         val first = ds.snapshot(Some(ds.versions.head))
         throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
-          timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(commitMicros(first) * 1000)}")
+          timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(first.commitMicros * 1000)}")
       }
     new LanceTable(quoted(ident), ds, snapshot, settings)
   }
 
-  private def commitMicros(s: sparklance.format.table.Snapshot): Long = {
-    val t = s.manifest.getTimestamp
-    t.getSeconds * 1000000L + t.getNanos / 1000
+  /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */
+  override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val end = ds.snapshot()
+    // Not UnsupportedOperationException: Spark reads that as "this catalog has no change data".
+    if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
+      s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
+      s"('${TableProperties.EnableStableRowIds}'='true') AS SELECT * FROM ${quoted(ident)}")
+    val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
+    new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
+      context.computeUpdates(), settings)
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -165,32 +185,33 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
     val schema = Columns.toStruct(columns)
-    val config = TableProperties.validate(quoted(ident), properties.asScala.toMap)
-    (SparkTypes.toLance(schema, quoted(ident)), config)
+    val props = properties.asScala.toMap
+    val config = TableProperties.validate(quoted(ident), props)
+    (SparkTypes.toLance(schema, quoted(ident)), config, TableProperties.stableRowIds(props))
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
-    val (schema, config) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config, settings)
+    val (schema, config, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config, stable, settings)
   }
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
-    val (schema, config) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config, settings)
+    val (schema, config, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config, stable, settings)
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
-    val (schema, config) = newTable(ident, columns, properties)
+    val (schema, config, stable) = newTable(ident, columns, properties)
     val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
-    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config, settings)
+    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config, stable, settings)
   }
 
   // Spark 4 still routes the StructType variants here from some code paths.
@@ -198,8 +219,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
       properties: util.Map[String, String]): Table =
     createTable(ident, Columns.fromStruct(schema), partitions, properties)
 
-  override def alterTable(ident: Identifier, changes: TableChange*): Table =
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    changes.collectFirst { case p: TableChange.SetProperty => p.property() }
+      .foreach(TableProperties.refuseChange(quoted(ident), _))
     throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet (${quoted(ident)})")
+  }
 
   /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */
   override def dropTable(ident: Identifier): Boolean = {

@@ -79,15 +79,28 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 object LanceTable {
   val RowAddress = "_rowaddr"
   val FragmentId = "_fragid"
+  val RowId = "_rowid"
+  val CreatedAtVersion = "_row_created_at_version"
+  val LastUpdatedAtVersion = "_row_last_updated_at_version"
 
-  private final case class Meta(name: String, dataType: DataType, description: String) extends MetadataColumn {
+  private final case class Meta(name: String, dataType: DataType, description: String, json: String = null)
+      extends MetadataColumn {
     override def isNullable: Boolean = false
     override def comment(): String = description
+    override def metadataInJSON(): String = json
   }
+
+  // Spark copies these into the metadata of an UPDATE / MERGE update, so the new copy of a row
+  // keeps its identity.
+  private val carriedOnUpdate =
+    s"""{"${MetadataColumn.PRESERVE_ON_UPDATE}":true,"${MetadataColumn.PRESERVE_ON_REINSERT}":true,"${MetadataColumn.PRESERVE_ON_DELETE}":true}"""
 
   val MetadataColumns: Array[MetadataColumn] = Array(
     Meta(RowAddress, LongType, "Physical row address: fragment id << 32 | row offset in the fragment"),
-    Meta(FragmentId, IntegerType, "Id of the fragment holding the row"))
+    Meta(FragmentId, IntegerType, "Id of the fragment holding the row"),
+    Meta(RowId, LongType, "Stable row id (tables with enable_stable_row_ids; otherwise the row address)", carriedOnUpdate),
+    Meta(CreatedAtVersion, LongType, "Table version that inserted the row", carriedOnUpdate),
+    Meta(LastUpdatedAtVersion, LongType, "Table version that last inserted or updated the row"))
 
   val MetadataNames: Set[String] = MetadataColumns.map(_.name).toSet
 }

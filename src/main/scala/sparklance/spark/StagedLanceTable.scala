@@ -17,7 +17,7 @@ import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
  * query leaves no table (or the old table) behind.
  */
 final class StagedLanceTable(tableName: String, dataset: Dataset, current: Option[Snapshot], schema: LanceSchema,
-    config: Map[String, String], settings: CatalogSettings) extends StagedTable with SupportsWrite {
+    config: Map[String, String], stableRowIds: Boolean, settings: CatalogSettings) extends StagedTable with SupportsWrite {
 
   private var staged: Seq[DataFragment] = Nil
 
@@ -37,7 +37,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     })
 
   override def commitStagedChanges(): Unit =
-    try new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config))
+    try new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds)))
     catch { case NonFatal(e) => abortStagedChanges(); throw e }
 
   override def abortStagedChanges(): Unit = {

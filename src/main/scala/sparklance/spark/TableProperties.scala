@@ -35,18 +35,27 @@ object TableProperties {
     if (!SupportedStorageVersions.contains(version))
       throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '${props(DataStorageVersion)}' for $table: " +
         s"sparklance writes and reads ${SupportedStorageVersions.mkString(", ")}")
-    props.get(EnableStableRowIds).map(_.toLowerCase) match {
-      case None | Some("false") =>
-      case Some("true") => throw new IllegalArgumentException(
-        s"$EnableStableRowIds=true for $table: stable row ids are not supported by this sparklance version yet")
-      case Some(v) => throw new IllegalArgumentException(s"$EnableStableRowIds must be true or false, got '$v'")
-    }
+    stableRowIds(props)
     props.get(MaxRowsPerFile).foreach { v =>
       if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
     }
     Map(Committer.StorageVersionKey -> version) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
       props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name)
   }
+
+  /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
+  def stableRowIds(props: Map[String, String]): Boolean = props.get(EnableStableRowIds).map(_.toLowerCase) match {
+    case None | Some("false") => false
+    case Some("true") => true
+    case Some(v) => throw new IllegalArgumentException(s"$EnableStableRowIds must be true or false, got '$v'")
+  }
+
+  /** ALTER TABLE SET TBLPROPERTIES: none can change after creation; stable row ids least of all. */
+  def refuseChange(table: String, key: String): Nothing =
+    if (key == EnableStableRowIds) throw new UnsupportedOperationException(
+      s"$EnableStableRowIds cannot be changed on the existing table $table: Lance assigns stable row ids only to tables " +
+        s"created with them. Create a new table with TBLPROPERTIES ('$EnableStableRowIds'='true') AS SELECT from this one")
+    else throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet ($table: property $key)")
 
   /** The properties Spark shows (DESCRIBE TABLE EXTENDED, SHOW TBLPROPERTIES) for a snapshot. */
   def describe(snapshot: Snapshot): Map[String, String] = Map(

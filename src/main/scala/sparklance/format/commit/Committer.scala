@@ -10,6 +10,7 @@ import scala.util.control.NonFatal
 import sparklance.format.{BuildInfo, CommitConflictException, LanceException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
+import sparklance.format.rowids.RowLineage
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, Manifest}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table._
@@ -144,13 +145,21 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       .setTransactionFile(txnName)
       .setWriterVersion(Manifest.WriterVersion.newBuilder().setLibrary("sparklance").setVersion(BuildInfo.version))
     var nextId = if (prev.hasMaxFragmentId) Integer.toUnsignedLong(prev.getMaxFragmentId) + 1 else 0L
+    val stable = op match {
+      case Operation.Overwrite(_, _, _, Some(choice)) => choice
+      case _ => (prev.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
+    }
+    // Row ids are never reused, not even across an Overwrite: indices may still name old ones.
+    var nextRowId = prev.getNextRowId
     def assign(fs: Seq[DataFragment]): Seq[DataFragment] = fs.map { f =>
-      val withId = f.toBuilder.setId(nextId).build(); nextId += 1; withId
+      val withId = f.toBuilder.setId(nextId).build(); nextId += 1
+      if (!stable) RowLineage.strip(withId)
+      else { val (lined, next) = RowLineage.assign(withId, nextRowId, prev.getVersion + 1); nextRowId = next; lined }
     }
     val existing = prev.getFragmentsList.asScala.toSeq
     val fragments = op match {
       case Operation.Append(fs) => existing ++ assign(fs)
-      case Operation.Overwrite(fs, schema, config) =>
+      case Operation.Overwrite(fs, schema, config, _) =>
         b.clearFields().addAllFields(schema.toProto.asJava)
           .clearSchemaMetadata().putAllSchemaMetadata(schema.metadataProto)
           .putAllConfig(config.asJava)
@@ -166,8 +175,8 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     if (!b.hasDataFormat) b.setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance").setVersion("2.0"))
     val deletions = if (fragments.exists(_.hasDeletionFile)) FeatureFlags.DeletionFiles else 0L
     val config = if (b.getConfigCount > 0) FeatureFlags.TableConfig else 0L
-    val kept = prev.getReaderFeatureFlags & FeatureFlags.StableRowIds
-    val flags = kept | deletions | config
+    if (stable) b.setNextRowId(nextRowId)
+    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config
     b.setReaderFeatureFlags(flags).setWriterFeatureFlags(flags).build()
   }
 

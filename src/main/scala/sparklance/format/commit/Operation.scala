@@ -11,8 +11,12 @@ object Operation {
   /** New fragments (ids assigned at commit). */
   final case class Append(fragments: Seq[DataFragment]) extends Operation { def name = "Append" }
 
-  /** Replaces every fragment and the schema; also what creates a table. */
-  final case class Overwrite(fragments: Seq[DataFragment], schema: LanceSchema, config: Map[String, String] = Map.empty)
+  /**
+   * Replaces every fragment and the schema; also what creates a table. `stableRowIds` is decided
+   * when a table is created or replaced; None keeps what the table has.
+   */
+  final case class Overwrite(fragments: Seq[DataFragment], schema: LanceSchema, config: Map[String, String] = Map.empty,
+      stableRowIds: Option[Boolean] = None)
     extends Operation { def name = "Overwrite" }
 
   /**
@@ -29,6 +33,8 @@ object Operation {
 
   /**
    * Rows tombstoned in `updated` / `removedIds` and rewritten into `newFragments` (REWRITE_ROWS).
+   * On a table with stable row ids a new fragment may start with the ids and created-at versions
+   * of the rows it rewrites; its other rows are new (see RowLineage.assign).
    * `deletedOffsets` as for [[Delete]]: the offsets this statement tombstoned, per fragment id.
    */
   final case class Update(removedIds: Seq[Long], updated: Seq[DataFragment], newFragments: Seq[DataFragment],

@@ -13,7 +13,7 @@ object Transactions {
     val b = Transaction.newBuilder().setReadVersion(readVersion).setUuid(uuid).putAllTransactionProperties(properties.asJava)
     op match {
       case Operation.Append(fs) => b.setAppend(Transaction.Append.newBuilder().addAllFragments(fs.asJava))
-      case Operation.Overwrite(fs, schema, config) =>
+      case Operation.Overwrite(fs, schema, config, _) =>
         b.setOverwrite(Transaction.Overwrite.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.toProto.asJava)
           .putAllSchemaMetadata(schema.metadataProto).putAllConfigUpsertValues(config.asJava))
       case Operation.Delete(updated, deletedIds, predicate, _) =>

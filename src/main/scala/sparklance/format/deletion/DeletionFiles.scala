@@ -42,7 +42,7 @@ object DeletionFiles {
     val bitmap =
       try {
         if (file.getFileType == DeletionFileType.BITMAP) {
-          val b = new RoaringBitmap(); b.deserialize(ByteBuffer.wrap(bytes)); b
+          PortableBitmaps.fromBytes(bytes)
         } else decodeArrow(bytes)
       } catch {
         case e: CorruptFileException => throw e
@@ -80,10 +80,7 @@ object DeletionFiles {
     val kind = if (count >= BitmapThreshold) DeletionFileType.BITMAP else DeletionFileType.ARROW_ARRAY
     val file = DeletionFile.newBuilder().setFileType(kind).setReadVersion(readVersion)
       .setId(ThreadLocalRandom.current().nextLong()).setNumDeletedRows(count).build()
-    val bytes = if (kind == DeletionFileType.BITMAP) {
-      val copy = deleted.clone(); copy.runOptimize()
-      val buf = ByteBuffer.allocate(copy.serializedSizeInBytes()); copy.serialize(buf); buf.array()
-    } else encodeArrow(deleted)
+    val bytes = if (kind == DeletionFileType.BITMAP) PortableBitmaps.toBytes(deleted) else encodeArrow(deleted)
     Using.resource(storage.create(Storage.join(tablePath, relativePath(fragmentId, file))))(_.write(bytes))
     file
   }

@@ -21,7 +21,7 @@ final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) ex
 
 /**
  * Reads the projected top-level `fields` of a fragment over physical rows [start, end), skipping
- * rows its deletion file marks. Only the data files holding a projected field are opened, and
+ * rows its deletion file marks (or all but the `only` rows). Only the data files holding a projected field are opened, and
  * fields absent from every data file (added later) read as nulls.
  */
 final class FragmentScanner(
@@ -32,9 +32,15 @@ final class FragmentScanner(
     allocator: BufferAllocator,
     start: Long,
     end: Long,
-    batchRows: Int = 8192) extends Iterator[ScanBatch] with AutoCloseable {
+    batchRows: Int = 8192,
+    only: Option[RoaringBitmap] = None) extends Iterator[ScanBatch] with AutoCloseable {
 
-  private val deleted: RoaringBitmap = DeletionFiles.read(storage, tablePath, fragment)
+  // `only` names the rows to read (e.g. the rows a commit changed); every other row is skipped as
+  // if deleted, so long unselected runs are never decoded.
+  private val deleted: RoaringBitmap = only match {
+    case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))
+    case None => DeletionFiles.read(storage, tablePath, fragment)
+  }
 
   private case class Source(reader: DataFileReader, columnOf: Map[Int, Int])
 

@@ -19,6 +19,9 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
 
   def stableRowIds: Boolean = (manifest.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
 
+  /** When the version was committed, in microseconds since the epoch. */
+  def commitMicros: Long = manifest.getTimestamp.getSeconds * 1000000L + manifest.getTimestamp.getNanos / 1000
+
   /** Live rows, from fragment metadata alone. */
   def countRows: Long = fragments.map(Snapshot.liveRows).sum
 }

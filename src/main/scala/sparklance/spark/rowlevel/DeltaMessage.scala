@@ -1,9 +1,8 @@
 package sparklance.spark.rowlevel
 
-import java.io.{ByteArrayOutputStream, DataOutputStream}
-import java.nio.ByteBuffer
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 import org.roaringbitmap.RoaringBitmap
+import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 
 /**
@@ -16,17 +15,6 @@ final case class DeltaMessage(
     deletedRows: Long,
     updatedRows: Long,
     insertedRows: Long) extends WriterCommitMessage {
-  def deletedOffsets: Map[Long, RoaringBitmap] = deletes.map { case (id, bytes) =>
-    val b = new RoaringBitmap(); b.deserialize(ByteBuffer.wrap(bytes)); id -> b
-  }
+  def deletedOffsets: Map[Long, RoaringBitmap] = deletes.map { case (id, bytes) => id -> PortableBitmaps.fromBytes(bytes) }
   def newFragments: Seq[DataFragment] = fragments.toSeq.map(DataFragment.parseFrom)
-}
-
-object DeltaMessage {
-  def serialize(bitmap: RoaringBitmap): Array[Byte] = {
-    bitmap.runOptimize()
-    val out = new ByteArrayOutputStream()
-    bitmap.serialize(new DataOutputStream(out))
-    out.toByteArray
-  }
 }

@@ -22,7 +22,10 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
 
-  override def requiredMetadataAttributes(): Array[NamedReference] = Array(Expressions.column(LanceTable.FragmentId))
+  /** With stable row ids, an updated row's id and created-at version travel to its new copy. */
+  override def requiredMetadataAttributes(): Array[NamedReference] =
+    (Seq(LanceTable.FragmentId) ++ (if (table.snapshot.stableRowIds) Seq(LanceTable.RowId, LanceTable.CreatedAtVersion) else Nil))
+      .map(Expressions.column).toArray
 
   override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
     override def build(): LanceDeltaWrite = new LanceDeltaWrite(table, command, info)

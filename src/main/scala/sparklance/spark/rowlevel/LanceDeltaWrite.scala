@@ -41,7 +41,8 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
       snapshot.dataStorageVersion, TableProperties.maxRowsPerFile(snapshot), table.settings.storageConf)
 
     override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
-      new LanceDeltaWriterFactory(target, info.schema())
+      new LanceDeltaWriterFactory(target, info.schema(),
+        if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None)
 
     // Retried or speculative tasks must not both report deletions: Spark's coordinator admits one.
     override def useCommitCoordinator(): Boolean = true

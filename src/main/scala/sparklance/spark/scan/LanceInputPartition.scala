@@ -2,6 +2,23 @@ package sparklance.spark.scan
 
 import org.apache.spark.sql.connector.read.InputPartition
 
-/** Physical rows [start, end) of one fragment (its DataFragment message as bytes), at most `limit` live ones. */
-final case class LanceInputPartition(fragment: Array[Byte], start: Long, end: Long, limit: Option[Int] = None)
-  extends InputPartition
+/**
+ * Physical rows [start, end) of one fragment (its DataFragment message as bytes), at most `limit`
+ * live ones; for change data, only the rows `change` names.
+ */
+final case class LanceInputPartition(fragment: Array[Byte], start: Long, end: Long, limit: Option[Int] = None,
+    change: Option[ChangeSlice] = None) extends InputPartition
+
+/**
+ * Rows of a fragment one commit changed (portable Roaring bytes of physical offsets), and which
+ * of them are images of an update; with the commit's version and time (microseconds).
+ */
+final case class ChangeSlice(rows: Array[Byte], updated: Array[Byte], newSide: Boolean, commitVersion: Long,
+    commitMicros: Long, computeUpdates: Boolean) {
+  def changeType(updateImage: Boolean): String = (newSide, updateImage && computeUpdates) match {
+    case (true, true) => "update_postimage"
+    case (true, false) => "insert"
+    case (false, true) => "update_preimage"
+    case (false, false) => "delete"
+  }
+}

@@ -3,11 +3,15 @@ package sparklance.spark.scan
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
-import org.apache.spark.sql.types.{IntegerType, LongType}
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{FragmentScanner, ScanBatch}
 import sparklance.spark.{Allocators, LanceTable}
+import sparklance.spark.changes.LanceChangelog
 
 final class LanceReaderFactory(target: ReadTarget) extends PartitionReaderFactory {
   override def supportColumnarReads(partition: InputPartition): Boolean = true
@@ -22,14 +26,16 @@ final class LanceReaderFactory(target: ReadTarget) extends PartitionReaderFactor
 /**
  * Decodes a fragment range into ColumnarBatches: fixed-width columns as Spark's off-heap vectors,
  * the others as Arrow vectors; metadata columns (_rowaddr, _fragid) are filled from the physical
- * offsets of the live rows.
+ * offsets of the live rows; lineage columns from the fragment's row id and version sequences.
  */
 final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartition) extends PartitionReader[ColumnarBatch] {
   private val fragment = DataFragment.parseFrom(partition.fragment)
   private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
   private val fields = target.fields
+  private val change = partition.change
   private val scanner = new FragmentScanner(target.storage, target.tablePath, fragment, fields, allocator,
-    partition.start, partition.end)
+    partition.start, partition.end, only = change.map(c => PortableBitmaps.fromBytes(c.rows)))
+  private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
   private var batch: ColumnarBatch = _
@@ -46,16 +52,23 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     val n = current.numRows
     val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
       f.name match {
-        case LanceTable.RowAddress =>
-          val v = new OnHeapColumnVector(n, LongType)
-          val base = fragment.getId << 32
-          var i = 0
-          while (i < n) { v.putLong(i, base | current.offsets(i).toLong); i += 1 }
-          adapted :+= v; v
+        case LanceTable.RowAddress => perRow(None, offset => (fragment.getId << 32) | offset)
         case LanceTable.FragmentId =>
           val v = new OnHeapColumnVector(n, IntegerType)
           v.putInts(0, n, fragment.getId.toInt)
           adapted :+= v; v
+        case LanceTable.RowId => perRow(rowIds, offset => (fragment.getId << 32) | offset)
+        case LanceTable.CreatedAtVersion => perRow(createdAt, _ => LanceColumnarReader.UntrackedVersion)
+        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt, _ => LanceColumnarReader.UntrackedVersion)
+        case LanceChangelog.ChangeType if change.isDefined =>
+          val v = new OnHeapColumnVector(n, StringType)
+          val slice = change.get
+          val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
+          var i = 0
+          while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
+          adapted :+= v; v
+        case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
+        case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
         case name =>
           val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
           if (vec ne byName(name)) adapted :+= vec
@@ -67,6 +80,31 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   }
 
   override def get(): ColumnarBatch = batch
+
+  // Lineage is decoded once per partition, and only if a lineage column is read.
+  private lazy val rowIds = RowLineage.rowIds(target.storage, target.tablePath, fragment)
+  private lazy val createdAt = RowLineage.createdAt(target.storage, target.tablePath, fragment)
+  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAt(target.storage, target.tablePath, fragment)
+
+  private def constant(value: Long, dataType: DataType): ColumnVector = {
+    val v = new OnHeapColumnVector(current.numRows, dataType)
+    v.putLongs(0, current.numRows, value)
+    adapted :+= v
+    v
+  }
+
+  /** A long column with one value per live row, by physical offset; `absent` when the fragment has none. */
+  private def perRow(values: Option[Array[Long]], absent: Long => Long): ColumnVector = {
+    val n = current.numRows
+    val v = new OnHeapColumnVector(n, LongType)
+    var i = 0
+    values match {
+      case Some(a) => while (i < n) { v.putLong(i, a(current.offsets(i))); i += 1 }
+      case None => while (i < n) { v.putLong(i, absent(current.offsets(i).toLong)); i += 1 }
+    }
+    adapted :+= v
+    v
+  }
 
   private def release(): Unit = {
     adapted.foreach(_.close()); adapted = Nil
@@ -80,4 +118,12 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     scanner.close()
     allocator.close()
   }
+}
+
+object LanceColumnarReader {
+  /**
+   * The version Lance reports for rows of fragments written without version sequences (tables
+   * without stable row ids, or written by Lance releases before them): the table's first version.
+   */
+  val UntrackedVersion = 1L
 }

@@ -3,7 +3,6 @@ package sparklance.spark.write
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
-import sparklance.format.table.FragmentWriter
 import sparklance.spark.Allocators
 
 final class LanceDataWriterFactory(target: WriteTarget, inputSchema: StructType) extends DataWriterFactory {
@@ -11,37 +10,19 @@ final class LanceDataWriterFactory(target: WriteTarget, inputSchema: StructType)
     new LanceDataWriter(target, inputSchema, s"write-$partitionId-$taskId")
 }
 
-/** Buffers rows into Arrow batches and streams them into new data files. */
+/** One task's rows, written into new data files. */
 final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: String) extends DataWriter[InternalRow] {
-  private val BatchRows = 8192
-  private val BatchBytes = 16L << 20
-
   private val allocator = Allocators.child(name)
-  private val schema = target.schema
-  private val rows = new ArrowRowWriter(target.tableName, schema.fields, inputSchema.fields.map(_.dataType).toSeq, allocator)
-  private val files = new FragmentWriter(target.storage, target.tablePath, schema, target.dataStorageVersion, allocator,
-    target.maxRowsPerFile)
+  private val sink = new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator)
 
-  override def write(row: InternalRow): Unit = {
-    rows.append(row)
-    if (rows.count >= BatchRows || (rows.count % 1024 == 0 && rows.bufferedBytes >= BatchBytes)) flush()
-  }
+  override def write(row: InternalRow): Unit = sink.append(row)
 
-  private def flush(): Unit = if (rows.count > 0) {
-    files.write(rows.seal())
-    rows.reset()
-  }
+  override def commit(): WriterCommitMessage = FragmentsMessage.of(sink.finish())
 
-  override def commit(): WriterCommitMessage = {
-    flush()
-    FragmentsMessage.of(files.finish())
-  }
-
-  override def abort(): Unit = files.abort()
+  override def abort(): Unit = sink.abort()
 
   override def close(): Unit = {
-    files.close()
-    rows.close()
+    sink.close()
     allocator.close()
   }
 }

@@ -1,0 +1,97 @@
+package sparklance.format.rowids
+
+import org.roaringbitmap.RoaringBitmap
+import scala.jdk.CollectionConverters._
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.Snapshot
+
+/**
+ * Rows of one fragment that one commit changed. `rows` are physical offsets in `fragment` as it
+ * is at `readAt`: for the new side (inserted rows and new images of updated rows) the commit's
+ * own version, for the old side (deleted rows and old images) the version before it. `updated`
+ * is the subset of `rows` that are images of an update rather than an insert or a delete.
+ */
+final case class ChangedRows(fragment: DataFragment, readAt: Long, newSide: Boolean, rows: RoaringBitmap,
+    updated: RoaringBitmap)
+
+/**
+ * What commit `after.version` did to the rows of a table with stable row ids, from metadata
+ * alone: rows whose last-updated version is that commit are inserts (created then) or new images
+ * of updates; rows whose ids were live before and are not live after were deleted, and rows whose
+ * ids were live before and updated by the commit left their old image behind. Rows that only moved
+ * (compaction keeps ids and versions) are not changes.
+ */
+object CommitChanges {
+  def of(storage: Storage, before: Option[Snapshot], after: Snapshot): Seq[ChangedRows] = {
+    val path = after.tablePath
+    val version = after.version
+    def requireLineage(s: Snapshot): Unit = if (!s.stableRowIds)
+      throw new UnsupportedFeatureException(s"Version ${s.version} of $path has no stable row ids, so its changes " +
+        "cannot be told apart; change data needs a table created with enable_stable_row_ids")
+    requireLineage(after)
+    before.foreach(requireLineage)
+
+    // New side: fragments holding rows the commit wrote.
+    val updatedIds = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+    val newSide = after.fragments.flatMap { f =>
+      val touched = RowLineage.lastUpdatedAt(storage, path, f).filter(_.contains(version))
+      touched.map { lastUpdated =>
+        val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
+        val created = RowLineage.createdAt(storage, path, f).getOrElse(missing(path, f))
+        val deleted = DeletionFiles.read(storage, path, f)
+        val rows = new RoaringBitmap()
+        val updated = new RoaringBitmap()
+        var i = 0
+        while (i < lastUpdated.length) {
+          if (lastUpdated(i) == version && !deleted.contains(i)) {
+            rows.add(i)
+            if (created(i) < version) { updated.add(i); updatedIds.addLong(ids(i)) }
+          }
+          i += 1
+        }
+        ChangedRows(f, version, newSide = true, rows, updated)
+      }
+    }.filter(!_.rows.isEmpty)
+
+    // Old side: rows live before that this commit tombstoned or dropped with their fragment.
+    val oldSide = before.toSeq.flatMap { prev =>
+      val now = after.fragments.map(f => f.getId -> f).toMap
+      lazy val liveAfter = index(storage, after)
+      prev.fragments.flatMap { f =>
+        val was = DeletionFiles.read(storage, path, f)
+        val gone = now.get(f.getId) match {
+          case None => RoaringBitmap.flip(was, 0L, f.getPhysicalRows)
+          case Some(g) if g.getDeletionFile == f.getDeletionFile => new RoaringBitmap()
+          case Some(g) => RoaringBitmap.andNot(DeletionFiles.read(storage, path, g), was)
+        }
+        if (gone.isEmpty) None
+        else {
+          val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
+          val rows = new RoaringBitmap()
+          val updated = new RoaringBitmap()
+          gone.forEach { (offset: Int) =>
+            val id = ids(offset)
+            if (updatedIds.contains(id)) { rows.add(offset); updated.add(offset) }
+            else if (!liveAfter.contains(id)) rows.add(offset)
+          }
+          if (rows.isEmpty) None else Some(ChangedRows(f, prev.version, newSide = false, rows, updated))
+        }
+      }
+    }
+    oldSide ++ newSide
+  }
+
+  /** Row id index of a snapshot's live rows. */
+  def index(storage: Storage, snapshot: Snapshot): RowIdIndex =
+    RowIdIndex.build(snapshot.fragments.map { f =>
+      RowIdIndex.FragmentIds(f.getId, RowLineage.rowIds(storage, snapshot.tablePath, f).getOrElse(missing(snapshot.tablePath, f)),
+        DeletionFiles.read(storage, snapshot.tablePath, f))
+    })
+
+  private def missing(path: String, f: DataFragment): Nothing =
+    throw new UnsupportedFeatureException(s"Fragment ${f.getId} of $path has no row id or version sequence, " +
+      s"though the table declares stable row ids (files: ${f.getFilesList.asScala.map(_.getPath).mkString(", ")})")
+}

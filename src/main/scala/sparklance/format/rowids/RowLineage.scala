@@ -1,0 +1,97 @@
+package sparklance.format.rowids
+
+import com.google.protobuf.ByteString
+import sparklance.format.{CorruptFileException, LanceException}
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.{DataFragment, ExternalFile}
+
+/**
+ * The lineage a stable-row-id table keeps per fragment: one row id and two versions (created at,
+ * last updated at) per physical row, deleted rows included, in row offset order.
+ */
+object RowLineage {
+
+  /**
+   * Gives a new fragment its row ids and versions as `version` commits it. A fragment may arrive
+   * with a prefix of row ids and created-at versions already set (rows an UPDATE or MERGE
+   * rewrote, which keep their identity); its remaining rows are new and get ids from `nextRowId`.
+   * Returns the fragment and the next unused row id. Runs again on every commit attempt, so a
+   * retry against a newer version re-assigns from that version's high-water mark.
+   */
+  def assign(fragment: DataFragment, nextRowId: Long, version: Long): (DataFragment, Long) = {
+    val rows = fragment.getPhysicalRows
+    val source = s"new fragment (${fragment.getFilesList.size} data files)"
+    val kept = if (fragment.hasInlineRowIds) RowIdSequences.count(fragment.getInlineRowIds.toByteArray) else 0L
+    if (kept > rows)
+      throw new LanceException(s"$source carries $kept row ids for $rows rows")
+    val keptCreated = if (fragment.hasInlineCreatedAtVersions)
+      VersionSequences.decode(fragment.getInlineCreatedAtVersions.toByteArray, source) else Array.emptyLongArray
+    if (keptCreated.length != kept)
+      throw new LanceException(s"$source carries $kept row ids but ${keptCreated.length} created-at versions")
+    val fresh = rows - kept
+    val ids =
+      if (kept == 0) RowIdSequences.range(nextRowId, fresh)
+      else if (fresh == 0) fragment.getInlineRowIds.toByteArray
+      else RowIdSequences.appendRange(fragment.getInlineRowIds.toByteArray, nextRowId, fresh)
+    val created =
+      if (kept == 0) VersionSequences.uniform(rows, version)
+      else VersionSequences.encode(keptCreated ++ Array.fill(fresh.toInt)(version))
+    val b = fragment.toBuilder.setInlineRowIds(ByteString.copyFrom(ids))
+      .setInlineCreatedAtVersions(ByteString.copyFrom(created))
+      .setInlineLastUpdatedAtVersions(ByteString.copyFrom(VersionSequences.uniform(rows, version)))
+    (b.build(), nextRowId + fresh)
+  }
+
+  /** A fragment as a table without stable row ids stores it: no lineage fields. */
+  def strip(fragment: DataFragment): DataFragment =
+    if (!fragment.hasInlineRowIds && !fragment.hasInlineCreatedAtVersions && !fragment.hasInlineLastUpdatedAtVersions) fragment
+    else fragment.toBuilder.clearInlineRowIds().clearInlineCreatedAtVersions().clearInlineLastUpdatedAtVersions().build()
+
+  /** The fragment's row ids, or None when the table has no stable row ids (ids are then addresses). */
+  def rowIds(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
+    val where = s"row ids of fragment ${fragment.getId} in $tablePath"
+    val bytes =
+      if (fragment.hasInlineRowIds) Some(fragment.getInlineRowIds.toByteArray)
+      else if (fragment.hasExternalRowIds) Some(external(storage, tablePath, fragment.getExternalRowIds, where))
+      else None
+    bytes.map { b =>
+      val ids = RowIdSequences.decode(b, where)
+      checkLength(ids.length, fragment, where)
+      ids
+    }
+  }
+
+  def createdAt(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
+    val where = s"created-at versions of fragment ${fragment.getId} in $tablePath"
+    versions(storage, tablePath, fragment, where,
+      if (fragment.hasInlineCreatedAtVersions) Some(fragment.getInlineCreatedAtVersions.toByteArray) else None,
+      if (fragment.hasExternalCreatedAtVersions) Some(fragment.getExternalCreatedAtVersions) else None)
+  }
+
+  def lastUpdatedAt(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
+    val where = s"last-updated-at versions of fragment ${fragment.getId} in $tablePath"
+    versions(storage, tablePath, fragment, where,
+      if (fragment.hasInlineLastUpdatedAtVersions) Some(fragment.getInlineLastUpdatedAtVersions.toByteArray) else None,
+      if (fragment.hasExternalLastUpdatedAtVersions) Some(fragment.getExternalLastUpdatedAtVersions) else None)
+  }
+
+  private def versions(storage: Storage, tablePath: String, fragment: DataFragment, where: String,
+      inline: Option[Array[Byte]], ext: Option[ExternalFile]): Option[Array[Long]] =
+    inline.orElse(ext.map(external(storage, tablePath, _, where))).map { b =>
+      val v = VersionSequences.decode(b, where)
+      checkLength(v.length, fragment, where)
+      v
+    }
+
+  private def checkLength(n: Long, fragment: DataFragment, where: String): Unit =
+    if (n != fragment.getPhysicalRows)
+      throw new CorruptFileException(where, s"$n entries for ${fragment.getPhysicalRows} physical rows")
+
+  /** Bytes of a sequence kept outside the manifest: a slice of a file under the table root. */
+  private def external(storage: Storage, tablePath: String, file: ExternalFile, where: String): Array[Byte] = {
+    if (file.getSize > Int.MaxValue) throw new CorruptFileException(where, s"external slice of ${file.getSize} bytes")
+    val in = storage.openInput(Storage.join(tablePath, file.getPath))
+    try in.read(file.getOffset, file.getSize.toInt)
+    finally in.close()
+  }
+}
