@@ -11,7 +11,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.rowlevel.LanceDeltaOperation
-import sparklance.spark.scan.{FragmentIdPredicates, LanceScanBuilder}
+import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
@@ -45,12 +45,12 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
    * `_fragid = v` / `_fragid IN (...)`. Column predicates cannot be decided without statistics.
    */
   override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
-    predicates.forall(p => p.isInstanceOf[AlwaysTrue] || FragmentIdPredicates.allowed(p).isDefined)
+    predicates.forall(p => p.isInstanceOf[AlwaysTrue] || KeyPredicates.fragmentIds(p).isDefined)
 
   override def deleteWhere(predicates: Array[Predicate]): Unit = {
     require(canDeleteWhere(predicates), s"Metadata-only delete of ${predicates.mkString(" AND ")}")
     val current = snapshot
-    val chosen = FragmentIdPredicates.allowed(predicates.toSeq)
+    val chosen = KeyPredicates.fragmentIds(predicates.toSeq)
     val removed = current.fragments.map(_.getId).filter(id => chosen.forall(_.contains(id)))
     if (removed.nonEmpty)
       new Committer(dataset, settings.commitRetries).commit(Some(current),

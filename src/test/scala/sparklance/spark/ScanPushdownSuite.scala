@@ -35,4 +35,21 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     val df = sql(s"SELECT id FROM $table WHERE id % 1000 = 5")
     assert(df.collect().map(_.getLong(0)).sorted.toSeq == Seq(5L, 1005L, 2005L, 3005L, 4005L))
   }
+
+  test("_rowid predicates read only the named rows, found with the row id index") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
+    sql("CREATE TABLE lance.pd.ids (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000', 'enable_stable_row_ids' = 'true')")
+    sql("INSERT INTO lance.pd.ids SELECT /*+ COALESCE(1) */ id, CAST(id AS STRING) FROM range(5000)")
+    // Move rows 10 and 2500 to a new fragment: their ids stay, their addresses change.
+    sql("UPDATE lance.pd.ids SET s = 'moved' WHERE id IN (10, 2500)")
+    sql("DELETE FROM lance.pd.ids WHERE id = 4000")
+    val df = sql("SELECT id, s FROM lance.pd.ids WHERE _rowid IN (10, 2500, 4000, 4999, 123456)")
+    assert(scannedRows(df) == 3)
+    assert(df.collect().map(r => (r.getLong(0), r.getString(1))).sortBy(_._1).toSeq ==
+      Seq((10L, "moved"), (2500L, "moved"), (4999L, "4999")))
+    // Without stable row ids the row id is the address; the same pushdown applies.
+    val plain = sql(s"SELECT id FROM $table WHERE _rowid = ${(2L << 32) | 7}")
+    assert(scannedRows(plain) == 1)
+    assert(plain.collect().map(_.getLong(0)).toSeq == Seq(2007L))
+  }
 }

@@ -59,7 +59,7 @@ object CommitChanges {
     // Old side: rows live before that this commit tombstoned or dropped with their fragment.
     val oldSide = before.toSeq.flatMap { prev =>
       val now = after.fragments.map(f => f.getId -> f).toMap
-      lazy val liveAfter = index(storage, after)
+      lazy val liveAfter = RowLineage.index(storage, after)
       prev.fragments.flatMap { f =>
         val was = DeletionFiles.read(storage, path, f)
         val gone = now.get(f.getId) match {
@@ -83,13 +83,6 @@ object CommitChanges {
     }
     oldSide ++ newSide
   }
-
-  /** Row id index of a snapshot's live rows. */
-  def index(storage: Storage, snapshot: Snapshot): RowIdIndex =
-    RowIdIndex.build(snapshot.fragments.map { f =>
-      RowIdIndex.FragmentIds(f.getId, RowLineage.rowIds(storage, snapshot.tablePath, f).getOrElse(missing(snapshot.tablePath, f)),
-        DeletionFiles.read(storage, snapshot.tablePath, f))
-    })
 
   private def missing(path: String, f: DataFragment): Nothing =
     throw new UnsupportedFeatureException(s"Fragment ${f.getId} of $path has no row id or version sequence, " +

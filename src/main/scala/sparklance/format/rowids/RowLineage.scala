@@ -1,9 +1,11 @@
 package sparklance.format.rowids
 
 import com.google.protobuf.ByteString
-import sparklance.format.{CorruptFileException, LanceException}
+import sparklance.format.{CorruptFileException, LanceException, UnsupportedFeatureException}
+import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, ExternalFile}
+import sparklance.format.table.Snapshot
 
 /**
  * The lineage a stable-row-id table keeps per fragment: one row id and two versions (created at,
@@ -86,6 +88,14 @@ object RowLineage {
   private def checkLength(n: Long, fragment: DataFragment, where: String): Unit =
     if (n != fragment.getPhysicalRows)
       throw new CorruptFileException(where, s"$n entries for ${fragment.getPhysicalRows} physical rows")
+
+  /** The row id index of a snapshot's live rows (for a table with stable row ids). */
+  def index(storage: Storage, snapshot: Snapshot): RowIdIndex =
+    RowIdIndex.build(snapshot.fragments.map { f =>
+      RowIdIndex.FragmentIds(f.getId, rowIds(storage, snapshot.tablePath, f).getOrElse(throw new UnsupportedFeatureException(
+        s"Fragment ${f.getId} of ${snapshot.tablePath} has no row ids, though the table declares stable row ids")),
+        DeletionFiles.read(storage, snapshot.tablePath, f))
+    }, s"the row id index of ${snapshot.tablePath} version ${snapshot.version}")
 
   /** Bytes of a sequence kept outside the manifest: a slice of a file under the table root. */
   private def external(storage: Storage, tablePath: String, file: ExternalFile, where: String): Array[Byte] = {

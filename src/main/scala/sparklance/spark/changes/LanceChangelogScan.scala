@@ -31,8 +31,8 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
       Seq(Some(after), before).flatten.foreach(requireSameSchema)
       val micros = after.commitMicros
       CommitChanges.of(dataset.storage, before, after).map { c =>
-        LanceInputPartition(c.fragment.toByteArray, c.rows.first().toLong, c.rows.last().toLong + 1, None,
-          Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
+        LanceInputPartition(c.fragment.toByteArray, c.rows.first().toLong, c.rows.last().toLong + 1,
+          change = Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
             changelog.computeUpdates))): InputPartition
       }
     }.toArray

@@ -4,10 +4,13 @@ import org.apache.spark.sql.connector.read.InputPartition
 
 /**
  * Physical rows [start, end) of one fragment (its DataFragment message as bytes), at most `limit`
- * live ones; for change data, only the rows `change` names.
+ * live ones; only the rows `only` names (portable Roaring bytes) when set, and for change data
+ * the rows `change` names.
  */
 final case class LanceInputPartition(fragment: Array[Byte], start: Long, end: Long, limit: Option[Int] = None,
-    change: Option[ChangeSlice] = None) extends InputPartition
+    only: Option[Array[Byte]] = None, change: Option[ChangeSlice] = None) extends InputPartition {
+  def selectedRows: Option[Array[Byte]] = change.map(_.rows).orElse(only)
+}
 
 /**
  * Rows of a fragment one commit changed (portable Roaring bytes of physical offsets), and which

@@ -34,7 +34,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val fields = target.fields
   private val change = partition.change
   private val scanner = new FragmentScanner(target.storage, target.tablePath, fragment, fields, allocator,
-    partition.start, partition.end, only = change.map(c => PortableBitmaps.fromBytes(c.rows)))
+    partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil

@@ -23,5 +23,5 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   override def filterAttributes(): Array[NamedReference] = Array(Expressions.column(LanceTable.FragmentId))
 
   override def filter(predicates: Array[Predicate]): Unit =
-    FragmentIdPredicates.allowed(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
+    KeyPredicates.fragmentIds(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
 }

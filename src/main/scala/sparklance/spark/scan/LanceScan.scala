@@ -6,7 +6,10 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import org.roaringbitmap.RoaringBitmap
+import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{LanceField, Snapshot}
 import sparklance.spark.LanceTable
 
@@ -16,13 +19,30 @@ import sparklance.spark.LanceTable
  * planned as hold that many live rows, each reader stopping after `limit` rows.
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
-    fragmentIds: Option[Set[Long]], limit: Option[Int]) extends Scan with Batch with SupportsReportStatistics {
+    fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None)
+    extends Scan with Batch with SupportsReportStatistics {
 
   protected val snapshot: Snapshot = table.snapshot
 
+  /**
+   * For `_rowid` predicates: the offsets of the named rows, per fragment, found with the row id
+   * index (without stable row ids a row id is the row address).
+   */
+  private lazy val namedRows: Option[Map[Long, RoaringBitmap]] = rowIds.map { ids =>
+    val addresses =
+      if (snapshot.stableRowIds) {
+        val index = RowLineage.index(table.dataset.storage, snapshot)
+        ids.toSeq.map(index.address).filter(_ != -1L)
+      } else ids.toSeq
+    addresses.groupBy(_ >>> 32).map { case (fragment, as) =>
+      fragment -> RoaringBitmap.bitmapOf(as.map(a => (a & 0xFFFFFFFFL).toInt): _*)
+    }
+  }
+
   /** The fragments this scan reads. */
   protected def fragments: Seq[DataFragment] = {
-    val selected = fragmentIds.fold(snapshot.fragments)(ids => snapshot.fragments.filter(f => ids.contains(f.getId)))
+    val named = namedRows.fold(snapshot.fragments)(rows => snapshot.fragments.filter(f => rows.contains(f.getId)))
+    val selected = fragmentIds.fold(named)(ids => named.filter(f => ids.contains(f.getId)))
     limit.fold(selected) { n =>
       val live = selected.map(Snapshot.liveRows).scanLeft(0L)(_ + _)
       selected.zip(live).takeWhile { case (_, before) => before < n }.map(_._1)
@@ -39,9 +59,14 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def planInputPartitions(): Array[InputPartition] =
     fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
-      val rows = f.getPhysicalRows
-      (0L until rows by rowsPerSplit).map(start =>
-        LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit), limit): InputPartition)
+      namedRows.flatMap(_.get(f.getId)) match {
+        case Some(rows) => Seq(LanceInputPartition(f.toByteArray, rows.first().toLong, rows.last().toLong + 1, limit,
+          only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
+        case None =>
+          val rows = f.getPhysicalRows
+          (0L until rows by rowsPerSplit).map(start =>
+            LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit), limit): InputPartition)
+      }
     }.toArray
 
   override def createReaderFactory(): PartitionReaderFactory = {

@@ -9,7 +9,7 @@ import sparklance.spark.LanceTable
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
- * predicates, fragments beyond a LIMIT, and for COUNT(*) every file. Data files 2.0 carry no
+ * predicates, rows other than those `_rowid` predicates name, fragments beyond a LIMIT, and for COUNT(*) every file. Data files 2.0 carry no
  * statistics, so other predicates are left to Spark. The scan of a row-level operation also
  * accepts Spark's runtime filter on fragment ids.
  */
@@ -19,16 +19,20 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
 
   private var required: StructType = table.sparkSchema
   private var countOnly = false
-  private var fragmentPredicates: Array[Predicate] = Array.empty
+  private var keyPredicates: Array[Predicate] = Array.empty
   private var limit: Option[Int] = None
 
-  /** Fragment-id predicates prune fragments; all predicates are still evaluated by Spark. */
+  /**
+   * `_fragid` predicates prune fragments and `_rowid` predicates select rows through the row id
+   * index; all predicates are still evaluated by Spark.
+   */
   override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {
-    fragmentPredicates = predicates.filter(p => FragmentIdPredicates.allowed(p).isDefined)
+    keyPredicates = predicates.filter(p => KeyPredicates.fragmentIds(p).isDefined ||
+      KeyPredicates.allowed(p, LanceTable.RowId).isDefined)
     predicates
   }
 
-  override def pushedPredicates(): Array[Predicate] = fragmentPredicates
+  override def pushedPredicates(): Array[Predicate] = keyPredicates
 
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
@@ -48,5 +52,6 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   override def build(): Scan =
     if (countOnly) new LanceCountScan(table.snapshot.countRows, table.tableName)
     else if (rowLevel) new LanceRowLevelScan(table, required, options)
-    else new LanceScan(table, required, options, FragmentIdPredicates.allowed(fragmentPredicates.toSeq), limit)
+    else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
+      KeyPredicates.rowIds(keyPredicates.toSeq))
 }
