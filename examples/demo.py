@@ -1,6 +1,6 @@
-"""The sparklance demo: a local Spark session on an embedded warehouse creates lance.db.people,
-inserts rows, merges, updates and deletes, shows the result, and reads the same table back with
-pylance."""
+"""The sparklance demo: a local Spark session on an embedded warehouse creates lance.db.people
+(with stable row ids), inserts rows, merges, updates and deletes, shows the result, its row
+lineage, change data and history, and reads the same table back with pylance."""
 import shutil
 import sys
 import tempfile
@@ -24,7 +24,8 @@ def main(warehouse: Path) -> None:
     spark.sql("DROP TABLE IF EXISTS lance.db.people PURGE")
     spark.sql("""
         CREATE TABLE lance.db.people (
-            id BIGINT NOT NULL, name STRING, age INT, score DOUBLE, joined DATE, active BOOLEAN)""")
+            id BIGINT NOT NULL, name STRING, age INT, score DOUBLE, joined DATE, active BOOLEAN)
+        TBLPROPERTIES ('enable_stable_row_ids' = 'true')""")
     spark.sql("""
         INSERT INTO lance.db.people VALUES
             (1, 'Ada', 36, 91.5, DATE'2021-03-01', true),
@@ -55,6 +56,14 @@ def main(warehouse: Path) -> None:
     spark.sql("""SELECT count(*) AS people, round(avg(age), 2) AS avg_age, sum(CAST(active AS INT)) AS active
                  FROM lance.db.people""").show()
     spark.sql("SHOW TABLES IN lance.db").show()
+    print("== Row lineage: updated rows keep their _rowid and created-at version")
+    spark.sql("""SELECT id, name, _rowid, _row_created_at_version, _row_last_updated_at_version
+                 FROM lance.db.people WHERE id IN (1, 2, 4, 2001) ORDER BY id""").show()
+    print("== Change data of the MERGE and the UPDATE (versions 4 and 5), updates as pre/post images")
+    sparklance.changes(spark, "lance.db.people", 4, 5).orderBy("_commit_version", "id", "_change_type") \
+        .select("id", "name", "age", "_rowid", "_change_type", "_commit_version").show()
+    print("== History: SELECT * FROM lance.db.people.history")
+    sparklance.history(spark, "lance.db.people").show(truncate=False)
 
     path = warehouse / "db" / "people.lance"
     ds = lance.dataset(str(path))
@@ -66,6 +75,11 @@ def main(warehouse: Path) -> None:
     for v in ds.versions():
         print(f"  version {v['version']}: {v['timestamp']}")
     print(table.sort_by("id").slice(0, 6).to_pandas().to_string(index=False))
+    lineage = ds.to_table(columns=["id", "_rowid", "_row_created_at_version", "_row_last_updated_at_version"])
+    spark_lineage = sorted(tuple(r) for r in spark.sql(
+        "SELECT id, _rowid, _row_created_at_version, _row_last_updated_at_version FROM lance.db.people").collect())
+    assert sorted(zip(*(lineage.column(i).to_pylist() for i in range(4)))) == spark_lineage, "lineage differs"
+    print("pylance reads the same row ids and row versions as Spark")
     spark_rows = spark.table("lance.db.people").count()
     assert table.num_rows == spark_rows, f"pylance read {table.num_rows} rows, Spark {spark_rows}"
     print("pylance and Spark agree on", spark_rows, "rows")
