@@ -48,7 +48,7 @@ def changes(spark, table, start, end=None, *, start_inclusive=True, end_inclusiv
     Needs a table created with ``TBLPROPERTIES ('enable_stable_row_ids'='true')``. Each row holds
     the table's columns, ``_rowid``, ``_change_type`` (insert, delete, update_preimage,
     update_postimage), ``_commit_version`` and ``_commit_timestamp``. Commit ``v`` is the change
-    from version ``v-1`` to ``v``; `end` defaults to the latest version. With
+    from version ``v-1`` to ``v``; `end` defaults to the latest version (then always included). With
     ``compute_updates=False`` an update is a delete and an insert sharing ``_rowid``; with
     ``net_changes=True`` each row appears once, with its net change over the range.
     This is ``SELECT * FROM <table> CHANGES FROM VERSION ... TO VERSION ...`` in SQL.
@@ -56,9 +56,9 @@ def changes(spark, table, start, end=None, *, start_inclusive=True, end_inclusiv
     reader = (spark.read
               .option("startingVersion", str(int(start)))
               .option("startingBoundInclusive", str(bool(start_inclusive)).lower())
-              .option("endingBoundInclusive", str(bool(end_inclusive)).lower())
               .option("computeUpdates", str(bool(compute_updates)).lower())
               .option("deduplicationMode", "netChanges" if net_changes else "dropCarryovers"))
     if end is not None:
-        reader = reader.option("endingVersion", str(int(end)))
+        reader = (reader.option("endingVersion", str(int(end)))
+                  .option("endingBoundInclusive", str(bool(end_inclusive)).lower()))
     return reader.changes(table)

@@ -69,10 +69,13 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     new LanceWriteBuilder(info, (inputSchema, overwrite) => {
       val target = WriteTarget(tableName, dataset.path, snapshot.schema, snapshot.dataStorageVersion,
         TableProperties.maxRowsPerFile(snapshot), settings.storageConf)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => {
-        val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
-        new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op)
-      })
+      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments =>
+        // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
+        // so it commits nothing, like the row-level statements.
+        if (overwrite || fragments.nonEmpty) {
+          val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
+          new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op)
+        })
     })
 }
 

@@ -59,7 +59,13 @@ object CommitChanges {
     // Old side: rows live before that this commit tombstoned or dropped with their fragment.
     val oldSide = before.toSeq.flatMap { prev =>
       val now = after.fragments.map(f => f.getId -> f).toMap
-      lazy val liveAfter = RowLineage.index(storage, after)
+      // A row that only moved (compaction) lands in a fragment this commit created, so only those
+      // fragments are indexed; a commit that created none moved nothing.
+      lazy val movedHere = {
+        val known = prev.fragments.map(_.getId).toSet
+        RowLineage.index(storage, path, after.fragments.filterNot(f => known.contains(f.getId)),
+          s"the row id index of fragments new in version $version of $path")
+      }
       prev.fragments.flatMap { f =>
         val was = DeletionFiles.read(storage, path, f)
         val gone = now.get(f.getId) match {
@@ -75,7 +81,7 @@ object CommitChanges {
           gone.forEach { (offset: Int) =>
             val id = ids(offset)
             if (updatedIds.contains(id)) { rows.add(offset); updated.add(offset) }
-            else if (!liveAfter.contains(id)) rows.add(offset)
+            else if (!movedHere.contains(id)) rows.add(offset)
           }
           if (rows.isEmpty) None else Some(ChangedRows(f, prev.version, newSide = false, rows, updated))
         }

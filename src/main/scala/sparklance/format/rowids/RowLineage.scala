@@ -91,11 +91,15 @@ object RowLineage {
 
   /** The row id index of a snapshot's live rows (for a table with stable row ids). */
   def index(storage: Storage, snapshot: Snapshot): RowIdIndex =
-    RowIdIndex.build(snapshot.fragments.map { f =>
-      RowIdIndex.FragmentIds(f.getId, rowIds(storage, snapshot.tablePath, f).getOrElse(throw new UnsupportedFeatureException(
-        s"Fragment ${f.getId} of ${snapshot.tablePath} has no row ids, though the table declares stable row ids")),
-        DeletionFiles.read(storage, snapshot.tablePath, f))
-    }, s"the row id index of ${snapshot.tablePath} version ${snapshot.version}")
+    index(storage, snapshot.tablePath, snapshot.fragments, s"the row id index of ${snapshot.tablePath} version ${snapshot.version}")
+
+  /** The row id index of the live rows of some fragments of a table. */
+  def index(storage: Storage, tablePath: String, fragments: Seq[DataFragment], what: String): RowIdIndex =
+    RowIdIndex.build(fragments.map { f =>
+      RowIdIndex.FragmentIds(f.getId, rowIds(storage, tablePath, f).getOrElse(throw new UnsupportedFeatureException(
+        s"Fragment ${f.getId} of $tablePath has no row ids, though the table declares stable row ids")),
+        DeletionFiles.read(storage, tablePath, f))
+    }, what)
 
   /** Bytes of a sequence kept outside the manifest: a slice of a file under the table root. */
   private def external(storage: Storage, tablePath: String, file: ExternalFile, where: String): Array[Byte] = {

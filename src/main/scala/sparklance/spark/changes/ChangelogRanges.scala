@@ -17,7 +17,9 @@ object ChangelogRanges {
         val end = if (r.endingVersion().isPresent) version(table, ds, r.endingVersion().get()) else versions.last
         if (end < start) throw new IllegalArgumentException(
           s"Change data of $table from version $start to version $end: the range ends before it starts")
-        (if (r.startingBoundInclusive()) start else start + 1, if (r.endingBoundInclusive()) end else end - 1)
+        // Without an end the range runs to the latest version, included.
+        val endIncluded = r.endingBoundInclusive() || !r.endingVersion().isPresent
+        (if (r.startingBoundInclusive()) start else start + 1, if (endIncluded) end else end - 1)
       case r: ChangelogRange.TimestampRange =>
         val startMicros = r.startingTimestamp()
         val endMicros = if (r.endingTimestamp().isPresent) r.endingTimestamp().get().longValue else Long.MaxValue
