@@ -1,13 +1,13 @@
 package sparklance.spark.scan
 
+import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
-import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
-import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{FragmentScanner, ScanBatch}
 import sparklance.spark.{Allocators, LanceTable}
