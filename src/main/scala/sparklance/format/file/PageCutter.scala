@@ -1,13 +1,16 @@
 package sparklance.format.file
 
 import org.apache.arrow.vector.FieldVector
+import scala.jdk.CollectionConverters._
+import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
 
 /**
  * What both file writers do with an incoming batch: check it against the schema, and cut each
  * top-level field's rows into pages of about `maxPageBytes` of Arrow data, never splitting a row.
  * `append(field, vector, start, count)` hands rows to the field's encoder; `flushPage(field)`
- * makes the rows appended since the last flush one page.
+ * makes the rows appended since the last flush one page. It also keeps the file's life cycle: a
+ * batch that fails halfway leaves a file that can no longer be finished.
  */
 private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
     append: (Int, FieldVector, Int, Int) => Unit, flushPage: Int => Unit) {
@@ -15,9 +18,42 @@ private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
 
   private val pendingBytes = new Array[Long](schema.fields.size)
   private val pendingRows = new Array[Long](schema.fields.size)
+  private var rows = 0L
+  private var state = "open"
+
+  /** Checks a batch (vectors in schema.fields order, one value count) and pages its rows. */
+  def write(vectors: Seq[FieldVector]): Unit = {
+    checkOpen()
+    val n = rowsOf(vectors)
+    state = "failed" // until the rows are in: a half-appended batch must not become a file
+    vectors.indices.foreach(i => add(i, vectors(i), n))
+    rows += n
+    state = "open"
+  }
+
+  def rowCount: Long = rows
+
+  /**
+   * Ends the file: flushes every field's pending rows (every field, pending or not, when
+   * `everyField`) and returns the FileDescriptor the file's first global buffer holds.
+   */
+  def finish(everyField: Boolean): Array[Byte] = {
+    checkOpen()
+    state = "finished"
+    schema.fields.indices.foreach(i => if (everyField || hasPending(i)) flush(i))
+    FileProtos.FileDescriptor.newBuilder()
+      .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
+      .setLength(rows).build().toByteArray
+  }
+
+  private def checkOpen(): Unit = state match {
+    case "open" =>
+    case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
+    case _ => throw new IllegalStateException("The Lance file was already finished")
+  }
 
   /** The batch's row count, after checking it has one vector of the right type per field. */
-  def rowsOf(vectors: Seq[FieldVector]): Int = {
+  private def rowsOf(vectors: Seq[FieldVector]): Int = {
     require(vectors.size == schema.fields.size, s"Expected ${schema.fields.size} vectors (one per field), got ${vectors.size}")
     val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
     vectors.zip(schema.fields).foreach { case (v, f) =>
@@ -28,7 +64,7 @@ private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
     n
   }
 
-  def add(i: Int, v: FieldVector, n: Int): Unit = {
+  private def add(i: Int, v: FieldVector, n: Int): Unit = {
     var start = 0
     while (start < n) {
       var end = largestFit(v, start, n, maxPageBytes - pendingBytes(i))
@@ -44,9 +80,9 @@ private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
     }
   }
 
-  def hasPending(i: Int): Boolean = pendingRows(i) > 0
+  private def hasPending(i: Int): Boolean = pendingRows(i) > 0
 
-  def flush(i: Int): Unit = {
+  private def flush(i: Int): Unit = {
     flushPage(i)
     pendingBytes(i) = 0
     pendingRows(i) = 0

@@ -25,10 +25,15 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
 
   override def planInputPartitions(): Array[InputPartition] = {
     val dataset = changelog.dataset
+    // Each version is listed once and loaded once, though it is the "after" of one commit and
+    // the "before" of the next.
+    val versions = dataset.versions.toSet
+    val snapshots = (math.max(1L, changelog.first - 1) to changelog.last).filter(versions.contains)
+      .map(v => v -> dataset.snapshot(Some(v))).toMap
+    snapshots.values.foreach(requireSameSchema)
     (changelog.first to changelog.last).flatMap { v =>
-      val after = dataset.snapshot(Some(v))
-      val before = if (v > 1 && dataset.versions.contains(v - 1)) Some(dataset.snapshot(Some(v - 1))) else None
-      Seq(Some(after), before).flatten.foreach(requireSameSchema)
+      val after = snapshots(v)
+      val before = snapshots.get(v - 1)
       val micros = after.commitMicros
       CommitChanges.of(dataset.storage, before, after).map { c =>
         LanceInputPartition(c.fragment.toByteArray, c.rows.first().toLong, c.rows.last().toLong + 1,

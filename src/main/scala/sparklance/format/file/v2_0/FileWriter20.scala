@@ -4,7 +4,6 @@ import java.io.OutputStream
 import org.apache.arrow.vector.FieldVector
 import scala.jdk.CollectionConverters._
 import sparklance.format.file.{ContainerWriter, FixedWidth, PageCutter}
-import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
 
 /**
@@ -20,42 +19,22 @@ final class FileWriter20(out: OutputStream, schema: LanceSchema, maxPageBytes: L
   private val encoders = schema.fields.map(FieldEncoder(_)).toIndexedSeq
   private val pages = new PageCutter(schema, maxPageBytes,
     (i, v, start, count) => encoders(i).append(v, start, count), i => encoders(i).flushPage(container))
-  private var rows = 0L
-  private var state: String = "open"
 
   /**
    * Appends rows: `vectors` are in schema.fields order, all with the same value count (may be 0).
    * The vectors are copied, so the caller keeps ownership of them.
    */
-  def write(vectors: Seq[FieldVector]): Unit = {
-    checkOpen()
-    val n = pages.rowsOf(vectors)
-    state = "failed" // until the rows are in: a half-appended batch must not become a file
-    vectors.indices.foreach(i => pages.add(i, vectors(i), n))
-    rows += n
-    state = "open"
-  }
+  def write(vectors: Seq[FieldVector]): Unit = pages.write(vectors)
 
   /** Finishes the file and closes `out`. */
   def finish(): FileWriter20.Result = {
-    checkOpen()
-    state = "finished"
     try {
-      encoders.indices.foreach(i => if (pages.hasPending(i)) pages.flush(i))
+      val descriptor = pages.finish(everyField = false)
       encoders.foreach(_.finish(container))
       val columns = encoders.flatMap(_.columns)
-      val descriptor = FileProtos.FileDescriptor.newBuilder()
-        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
-        .setLength(rows).build()
-      val size = container.finish(Seq(descriptor.toByteArray), columns.map(_.metadata), 0, 3)
-      FileWriter20.Result(rows, size, schema.allFields.map(_.id), columns.indices)
+      val size = container.finish(Seq(descriptor), columns.map(_.metadata), 0, 3)
+      FileWriter20.Result(pages.rowCount, size, schema.allFields.map(_.id), columns.indices)
     } finally out.close()
-  }
-
-  private def checkOpen(): Unit = state match {
-    case "open" =>
-    case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
-    case _ => throw new IllegalStateException("The Lance file was already finished")
   }
 }
 

@@ -6,7 +6,6 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.file.{ContainerWriter, FixedWidth, PageCutter}
-import sparklance.format.proto.FileProtos
 import sparklance.format.table.{LanceField, LanceSchema}
 
 /**
@@ -37,41 +36,21 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
   private val container = new ContainerWriter(out)
   private val pages = new PageCutter(schema, maxPageBytes,
     (i, v, start, count) => leaves(i).foreach(_.append(v, start, count)), i => leaves(i).foreach(_.flush(container)))
-  private var rows = 0L
-  private var state: String = "open"
 
   /**
    * Appends rows: `vectors` are in schema.fields order, all with the same value count (may be 0).
    * The vectors are copied, so the caller keeps ownership of them.
    */
-  def write(vectors: Seq[FieldVector]): Unit = {
-    checkOpen()
-    val n = pages.rowsOf(vectors)
-    state = "failed" // until the rows are in: a half-appended batch must not become a file
-    vectors.indices.foreach(i => pages.add(i, vectors(i), n))
-    rows += n
-    state = "open"
-  }
+  def write(vectors: Seq[FieldVector]): Unit = pages.write(vectors)
 
   /** Finishes the file and closes `out`. */
   def finish(): FileWriter21.Result = {
-    checkOpen()
-    state = "finished"
     try {
-      leaves.indices.foreach(pages.flush)
+      val descriptor = pages.finish(everyField = true)
       val columns = leaves.flatten.map(_.metadata)
-      val descriptor = FileProtos.FileDescriptor.newBuilder()
-        .setSchema(FileProtos.Schema.newBuilder().addAllFields(schema.toProto.asJava).putAllMetadata(schema.metadataProto))
-        .setLength(rows).build()
-      val size = container.finish(Seq(descriptor.toByteArray), columns, 2, minor)
-      FileWriter21.Result(rows, size, leafFields.flatten.map(_.id), columns.indices)
+      val size = container.finish(Seq(descriptor), columns, 2, minor)
+      FileWriter21.Result(pages.rowCount, size, leafFields.flatten.map(_.id), columns.indices)
     } finally out.close()
-  }
-
-  private def checkOpen(): Unit = state match {
-    case "open" =>
-    case "failed" => throw new IllegalStateException("An earlier write failed; this Lance file cannot be completed")
-    case _ => throw new IllegalStateException("The Lance file was already finished")
   }
 }
 
