@@ -51,7 +51,7 @@ lazy val root = (project in file("."))
     PB.protocVersion := protobufVersion,
 
     Test / fork := true,
-    Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g", "-Dspark.ui.enabled=false"),
+    Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g"),
     Test / parallelExecution := false,
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
 

@@ -15,7 +15,6 @@ import sparklance
 def main(warehouse: Path) -> None:
     spark = (sparklance.configure(SparkSession.builder.master("local[2]").appName("sparklance-demo"),
                                   warehouse=str(warehouse))
-             .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

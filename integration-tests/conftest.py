@@ -20,7 +20,6 @@ def warehouse():
 def spark(warehouse):
     session = (sparklance.configure(SparkSession.builder.master("local[2]").appName("sparklance-it"),
                                     warehouse=str(warehouse))
-               .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", "UTC")

@@ -52,6 +52,7 @@ def _spark_writer(spark, table, k, results):
 PYLANCE_WRITER = textwrap.dedent("""
     import json, random, sys
     import lance, pyarrow as pa
+    from lance.commit import CommitConflictError
     path, k, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     r = random.Random(k)
     next_id = 100_000 * (k + 1)
@@ -70,7 +71,7 @@ PYLANCE_WRITER = textwrap.dedent("""
                 lance.write_dataset(rows, path, mode="append")
                 next_id += 2
             out.append([k, i, kind, m, next_id, "ok"])
-        except Exception as e:
+        except CommitConflictError as e:  # anything else is a failure of the test
             out.append([k, i, kind, m, next_id, "conflict: " + str(e)[:300]])
     print(json.dumps(out))
 """)

@@ -27,7 +27,6 @@ class HdfsWarehouseSuite extends AnyFunSuite with BeforeAndAfterAll {
     cluster.waitActive()
     warehouse = s"${cluster.getURI}/warehouse"
     spark = SparkSession.builder().master("local[2]").appName("hdfs-warehouse")
-      .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "2")
       .config("spark.hadoop.dfs.replication", "1")
       .config("spark.sql.catalog.hl", classOf[LanceCatalog].getName)

@@ -10,7 +10,6 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
   lazy val spark: SparkSession = SparkSession.builder()
     .master("local[2]")
     .appName(getClass.getSimpleName)
-    .config("spark.ui.enabled", "false")
     .config("spark.sql.shuffle.partitions", "2")
     .config("spark.sql.catalog.lance", classOf[LanceCatalog].getName)
     .config("spark.sql.catalog.lance.warehouse", warehouse.toString)

@@ -2,12 +2,22 @@ package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
 
-/** Spark UI metrics of a DELETE / UPDATE / MERGE write. */
+/**
+ * A Spark UI metric of a DELETE / UPDATE / MERGE write. Spark aggregates a metric by
+ * instantiating its class by name with no arguments, so each metric is a public class of its own.
+ */
+sealed abstract class DmlMetric(metricName: String, text: String) extends CustomSumMetric {
+  override def name(): String = metricName
+  override def description(): String = text
+}
+
+final class RowsDeletedMetric extends DmlMetric(DmlMetrics.RowsDeleted, "number of rows deleted")
+final class RowsUpdatedMetric extends DmlMetric(DmlMetrics.RowsUpdated, "number of rows updated")
+final class RowsInsertedMetric extends DmlMetric(DmlMetrics.RowsInserted, "number of rows inserted")
+final class DeletionFilesMetric extends DmlMetric(DmlMetrics.DeletionFiles, "number of deletion files written")
+final class DataFilesMetric extends DmlMetric(DmlMetrics.DataFiles, "number of data files written")
+
 object DmlMetrics {
-  private final class Sum(metricName: String, text: String) extends CustomSumMetric {
-    override def name(): String = metricName
-    override def description(): String = text
-  }
   private final case class Value(name: String, value: Long) extends CustomTaskMetric
 
   val RowsDeleted = "rowsDeleted"
@@ -16,12 +26,8 @@ object DmlMetrics {
   val DeletionFiles = "deletionFilesWritten"
   val DataFiles = "dataFilesWritten"
 
-  val supported: Array[CustomMetric] = Array(
-    new Sum(RowsDeleted, "number of rows deleted"),
-    new Sum(RowsUpdated, "number of rows updated"),
-    new Sum(RowsInserted, "number of rows inserted"),
-    new Sum(DeletionFiles, "number of deletion files written"),
-    new Sum(DataFiles, "number of data files written"))
+  def supported: Array[CustomMetric] = Array(new RowsDeletedMetric, new RowsUpdatedMetric, new RowsInsertedMetric,
+    new DeletionFilesMetric, new DataFilesMetric)
 
   def task(deleted: Long, updated: Long, inserted: Long): Array[CustomTaskMetric] =
     Array(Value(RowsDeleted, deleted), Value(RowsUpdated, updated), Value(RowsInserted, inserted))
