@@ -10,9 +10,25 @@ class CorruptFileException(val path: String, detail: String, cause: Throwable = 
 /** The table uses a Lance feature (flag, encoding, file version, type) this library does not implement. */
 class UnsupportedFeatureException(message: String) extends LanceException(message)
 
-/** Another writer committed the version this commit wanted to create. */
-class CommitConflictException(val tablePath: String, val version: Long, detail: String)
+/**
+ * Another writer committed a version this commit cannot be reconciled with; the table is as that
+ * writer left it and nothing of this commit is referenced. `retryable`: running the statement
+ * again (against the new version) can succeed; false when the table was replaced or restored
+ * under it, where a retry may no longer mean what the statement meant.
+ */
+class CommitConflictException(val tablePath: String, val version: Long, detail: String, val retryable: Boolean = true)
   extends LanceException(s"Concurrent commit to $tablePath: version $version was committed by another writer; $detail")
+
+/**
+ * A manifest put failed in a way that may have written it, and reading the table back could not
+ * tell whether it did. The commit may have landed as `version`: nothing it wrote may be deleted,
+ * and the statement must not simply be re-run. Read the table's history (its latest version's
+ * transaction names the statement's uuid if it landed) once the store answers again.
+ */
+class CommitStateUnknownException(val tablePath: String, val version: Long, cause: Throwable)
+  extends LanceException(s"Commit to $tablePath may or may not have landed as version $version: the manifest put " +
+    s"failed (${cause.getMessage}) and the table could not be read back to tell; its files are kept. Check the " +
+    s"table's latest version before re-running the statement", cause)
 
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 

@@ -37,7 +37,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     }
     val sparkConf = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
       .map(_.sparkContext.getConf.getAll.toMap).getOrElse(Map.empty[String, String])
-    settings = CatalogSettings(options.asScala.toMap, sparkConf)
+    // Hadoop keys are case-sensitive (sparklance.storage.<scheme>.putIfAbsent): keep them as written.
+    settings = CatalogSettings(options.asCaseSensitiveMap().asScala.toMap, sparkConf)
     storage = settings.storage(warehouse)
     storage.mkdirs(warehouse)
   }

@@ -8,10 +8,10 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperation
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.rowlevel.LanceDeltaOperation
-import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder}
+import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
@@ -21,6 +21,12 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     with SupportsRowLevelOperations with SupportsDeleteV2 {
 
   override def name(): String = tableName
+
+  /** What the statement using this instance scanned of it (see TableReads). */
+  val reads = new TableReads(this)
+
+  private def committer(options: Map[String, String] = Map.empty): Committer =
+    new Committer(dataset, settings.commitRetries, TableProperties.isolation(snapshot, options))
 
   lazy val sparkSchema: StructType = SparkTypes.toSpark(snapshot.schema, tableName)
 
@@ -52,16 +58,18 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     val current = snapshot
     val chosen = KeyPredicates.fragmentIds(predicates.toSeq)
     val removed = current.fragments.map(_.getId).filter(id => chosen.forall(_.contains(id)))
+    // Rows added concurrently sit in fragments the statement cannot name: only a delete of
+    // everything could have matched them.
+    val matchable = if (chosen.isEmpty) ReadSet.Everything else ReadSet.Blind
     if (removed.nonEmpty)
-      new Committer(dataset, settings.commitRetries).commit(Some(current),
-        Operation.Delete(Nil, removed, predicates.mkString(" AND ")))
+      committer().commit(Some(current), Operation.Delete(Nil, removed, predicates.mkString(" AND ")), reads = Some(matchable))
   }
 
   /** Removes every fragment in one Delete commit; no data file is read or rewritten. */
   override def truncateTable(): Boolean = {
     val current = snapshot
     if (current.fragments.nonEmpty)
-      new Committer(dataset, settings.commitRetries).commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"))
+      committer().commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"), reads = Some(ReadSet.Everything))
     true
   }
 
@@ -74,7 +82,9 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
         // so it commits nothing, like the row-level statements.
         if (overwrite || fragments.nonEmpty) {
           val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
-          new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op)
+          // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
+          // isolation rows committed meanwhile that its scans could have returned are a conflict.
+          committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
         })
     })
 }

@@ -4,7 +4,6 @@ import java.util
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
@@ -20,6 +19,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     config: Map[String, String], stableRowIds: Boolean, settings: CatalogSettings) extends StagedTable with SupportsWrite {
 
   private var staged: Seq[DataFragment] = Nil
+  private val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
 
   override def name(): String = tableName
   override def columns(): Array[Column] =
@@ -36,12 +36,14 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
       new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => staged = fragments)
     })
 
-  override def commitStagedChanges(): Unit =
-    try new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds)))
-    catch { case NonFatal(e) => abortStagedChanges(); throw e }
+  override def commitStagedChanges(): Unit = {
+    uncommitted.commit(staged)(
+      new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds))))
+    staged = Nil
+  }
 
   override def abortStagedChanges(): Unit = {
-    UncommittedFiles.delete(dataset.storage, dataset.path, staged)
+    uncommitted.discard(staged)
     staged = Nil
   }
 }

@@ -11,7 +11,7 @@ object TableProperties {
   val DataStorageVersion = "data_storage_version"
   val EnableStableRowIds = "enable_stable_row_ids"
   val MaxRowsPerFile = "max_rows_per_file"
-  val IsolationLevel = "isolation_level"
+  val IsolationLevel: String = Isolation.Key
   private val IsolationKey = "sparklance.isolation_level"
 
   val SupportedStorageVersions = Seq("2.0", "2.1", "2.2")

@@ -73,6 +73,20 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(ids.forall(_ >= 3))
   }
 
+  test("a replaced table has the properties it was given, not the old table's; INSERT OVERWRITE keeps them") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    sql("CREATE TABLE lance.db.props (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '10', 'isolation_level' = 'snapshot')")
+    def props = rows("SHOW TBLPROPERTIES lance.db.props").map(r => r.getString(0) -> r.getString(1)).toMap
+    sql("INSERT OVERWRITE lance.db.props SELECT id FROM range(3)")
+    assert(props.get("max_rows_per_file").contains("10") && props.get("isolation_level").contains("snapshot"))
+    sql("CREATE OR REPLACE TABLE lance.db.props (id BIGINT, s STRING) TBLPROPERTIES ('data_storage_version' = '2.1')")
+    assert(!props.contains("max_rows_per_file") && props.get("isolation_level").contains("serializable"), props)
+    assert(props.get("data_storage_version").contains("2.1"))
+    sql("REPLACE TABLE lance.db.props TBLPROPERTIES ('max_rows_per_file' = '5') AS SELECT /*+ COALESCE(1) */ id FROM range(12)")
+    assert(props.get("max_rows_per_file").contains("5") && props.get("data_storage_version").contains("2.2"), props)
+    assert(rows("SELECT count(DISTINCT _fragid) FROM lance.db.props").head.getLong(0) == 3)
+  }
+
   test("a failed CTAS leaves no table and a failed insert leaves the version unchanged") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     intercept[Exception](sql("CREATE TABLE lance.db.bad AS SELECT id, raise_error('boom') AS x FROM range(5)").collect())

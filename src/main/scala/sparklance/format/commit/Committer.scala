@@ -7,7 +7,7 @@ import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.{BuildInfo, CommitConflictException, LanceException}
+import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
 import sparklance.format.rowids.RowLineage
@@ -18,91 +18,144 @@ import sparklance.format.table._
 /**
  * Turns an operation into the next version: writes the transaction file, builds the manifest
  * from the version it read, and publishes it with put-if-absent. Losing the race makes it read
- * the transactions committed since and either rebase onto the latest version and retry (an
- * Append against anything but Overwrite/Restore; a Delete/Update against commits that leave the
- * rows and fragments it changed alone, see [[RowLevelRebase]]) or fail with
+ * back every version committed since and check ours against each with [[ConflictRules]] (and,
+ * under serializable isolation, against the rows each added that the statement's [[ReadSet]]
+ * could have read); then it either rebases onto the latest version and retries, or fails with
  * CommitConflictException, leaving the table untouched. A retry first checks whether an earlier
- * attempt of ours landed after all (same transaction uuid) and then returns that version.
+ * attempt of ours landed after all (its manifest names our transaction) and then returns that
+ * version. When a put failed in a way that may have written the manifest and the table cannot
+ * be read back to tell, it fails with CommitStateUnknownException: the caller must then keep
+ * every file the commit references.
  */
 final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolation = Isolation.Serializable) {
   private val storage = dataset.storage
 
-  /** `read` is the snapshot the operation was planned against; None when creating the table. */
-  def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty): CommitResult = {
+  /**
+   * `read` is the snapshot the operation was planned against (None when creating the table);
+   * `reads` what the statement read of it, which matters under serializable isolation only (None:
+   * a Delete or Update read every row, anything else read nothing).
+   */
+  def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
+      reads: Option[ReadSet] = None): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
+    val statementReads = reads.getOrElse(ReadSet.assumedFor(op))
     val readVersion = read.map(_.version).getOrElse(0L)
     val uuid = UUID.randomUUID().toString
     var (txn, txnName) = writeTransaction(readVersion, uuid, op, properties)
+    val ourTransactionFiles = scala.collection.mutable.Set(txnName)
 
     var current = op
     var base = read
     var attempt = 0
-    var uncertain = false // a put-if-absent failed without saying whether it wrote
     val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
-    def conflict(version: Long, other: String, detail: String): Nothing = {
-      if (!uncertain) dropDeletionFiles(ownFiles.toSeq)
+    def conflict(version: Long, theirs: Option[Transaction], detail: String, retryable: Boolean = true): Nothing = {
+      dropDeletionFiles(ownFiles.toSeq)
+      val other = theirs.fold("commit")(Transactions.operationName)
+      val advice = if (retryable) "re-run the statement" else "check the table's new contents before re-running the statement"
       throw new CommitConflictException(dataset.path, version,
         s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $version: " +
-          s"$detail; the table is unchanged, re-run the statement")
+          s"$detail; the table is unchanged, $advice", retryable)
     }
     while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
       val manifest = nextManifest(base, current, txnName)
+      val version = manifest.getVersion
       val index = if (current.isInstanceOf[Operation.Overwrite]) None else base.flatMap(_.file.indexSection)
       val bytes = ManifestFile.encode(manifest, index, Some(txn))
-      val target = Storage.join(dataset.path, s"_versions/${naming.fileName(manifest.getVersion)}")
+      val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
       val put = try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
       if (put == Right(true)) {
-        writeHint(manifest.getVersion)
+        writeHint(version)
         return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
       }
-      if (put.isLeft) uncertain = true
-      if (base.isEmpty && !dataset.exists) {
+      // After a put that may have written the manifest, a failure to read the table back leaves
+      // the outcome unknown; after a definite "exists", it is an ordinary error.
+      def unknownIfUncertain[T](step: => T): T = try step catch {
+        case NonFatal(e) if put.isLeft => throw new CommitStateUnknownException(dataset.path, version, e)
+      }
+      val creating = base.isEmpty && !unknownIfUncertain(dataset.exists)
+      if (creating) {
         // Creating the table and the store failed before anything landed: try the same put again.
         if (attempt >= maxRetries) throw put.left.toOption.getOrElse(new IllegalStateException(s"cannot create $target"))
-        attempt += 1
-        backoff(attempt)
       } else {
-        val latest = dataset.snapshot(forWrite = true)
-        val newer = (manifest.getVersion to latest.version).map(v => v -> Transactions.committed(dataset, v, Some(latest.naming)))
-        val landed = newer.collectFirst { case (v, Some(t)) if t.getUuid == uuid => v }
-        if (landed.isDefined) {
+        val latest = unknownIfUncertain(dataset.snapshot())
+        val firstNew = base.fold(1L)(_.version + 1)
+        val newer = (firstNew to latest.version).map(v => v -> Transactions.lookup(dataset, v, latest.naming))
+        val ours = newer.collectFirst { case (v, VersionLookup.Committed(s, t))
+          if ourTransactionFiles(s.manifest.getTransactionFile) || t.exists(_.getUuid == uuid) => s }
+        if (ours.isDefined) {
           writeHint(latest.version)
-          return CommitResult(dataset.snapshot(landed))
+          return CommitResult(ours.get)
         }
-        put match {
-          case Left(e) if newer.isEmpty && attempt >= maxRetries => throw e
-          case _ if attempt >= maxRetries =>
-            conflict(latest.version, newer.lastOption.map(_._2.fold("unknown transaction")(Transactions.operationName))
-              .getOrElse("commit"), s"gave up after $maxRetries retries against concurrent commits")
-          case _ =>
+        newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && put.isLeft =>
+          throw new CommitStateUnknownException(dataset.path, version, e)
         }
+        FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
+          latest.manifest.getWriterFeatureFlags, forWrite = true)
+        if (attempt >= maxRetries)
+          conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
+            s"gave up after $maxRetries retries against concurrent commits")
+        val touching = check(txn, base, newer, statementReads, conflict)
         current match {
           case _: Operation.Delete | _: Operation.Update if base.isDefined =>
-            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, newer, conflict, isolation)
+            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, touching, conflict(_, _, _))
             if (rebased.op ne current) {
               val stillLive = live(rebased.op).toSet
               val superseded = ownFiles.filterNot(stillLive)
-              if (!uncertain) { dropDeletionFiles(superseded.toSeq); ownFiles --= superseded }
+              dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
               ownFiles ++= rebased.written
               current = rebased.op
               val (t, n) = writeTransaction(latest.version, uuid, current, properties)
-              txn = t; txnName = n
+              txn = t; txnName = n; ourTransactionFiles += n
             }
           case _ =>
-            newer.foreach { case (v, t) =>
-              val other = t.map(Transactions.operationName).getOrElse("unknown transaction")
-              if (!Transactions.compatible(current, other))
-                conflict(v, other, "the two cannot be reconciled")
-            }
         }
         base = Some(latest)
-        attempt += 1
-        backoff(attempt)
       }
+      attempt += 1
+      backoff(attempt)
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  /**
+   * Checks our transaction against each version committed after `base` (in order: the first
+   * conflict wins) and returns those whose row-level changes ours must be rebased over.
+   */
+  private def check(ours: Transaction, base: Option[Snapshot], newer: Seq[(Long, VersionLookup)], reads: ReadSet,
+      conflict: (Long, Option[Transaction], String, Boolean) => Nothing): Seq[(Long, Transaction)] = {
+    var previous = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
+    newer.flatMap {
+      case (v, VersionLookup.Absent) =>
+        conflict(v, None, "its manifest vanished while we read it (a concurrent cleanup?)", true)
+      case (v, VersionLookup.Unreadable(e)) =>
+        conflict(v, None, s"its manifest cannot be read (${e.getMessage}), so the commits cannot be reconciled", true)
+      case (v, VersionLookup.Committed(_, None)) =>
+        conflict(v, None, "its transaction cannot be read, so the commits cannot be reconciled", true)
+      case (v, VersionLookup.Committed(snapshot, Some(theirs))) =>
+        val ruling = ConflictRules.check(ours, theirs)
+        ruling match {
+          case Ruling.Retryable(reason) => conflict(v, Some(theirs), reason, true)
+          case Ruling.Incompatible(reason) => conflict(v, Some(theirs), reason, false)
+          case _ =>
+        }
+        if (isolation == Isolation.Serializable) {
+          val added = ConcurrentRows.added(previous, snapshot.manifest, theirs.getOperationCase)
+          // Rows that cannot be checked count as read: the cautious answer is never wrong.
+          val unchecked = try { if (added.nonEmpty && reads.mayHaveRead(snapshot, added)) Some("") else None }
+            catch { case NonFatal(e) => Some(s" (they could not be checked: ${e.getMessage})") }
+          unchecked.foreach { why =>
+            val ids = added.map(_.getId)
+            conflict(v, Some(theirs), s"it added or changed rows (in fragment(s) ${ids.take(10).mkString(", ")}" +
+              s"${if (ids.size > 10) s" and ${ids.size - 10} more" else ""}) that this statement never saw and might have " +
+              s"matched$why (serializable isolation; with the table property or statement option ${Isolation.Key} = " +
+              s"'${Isolation.Snapshot.name}' the statement applies to the rows it read)", true)
+          }
+        }
+        previous = snapshot.manifest
+        if (ruling == Ruling.MergeDeletions) Some(v -> theirs) else None
+    }
   }
 
   private def writeTransaction(readVersion: Long, uuid: String, op: Operation,
@@ -125,7 +178,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     case _ => Nil
   }).filter(_.hasDeletionFile).map(f => f.getId -> f.getDeletionFile)
 
-  /** Best effort: files only we ever referenced, in manifests that never landed. */
+  /** Best effort: files only we ever referenced, in manifests that never landed (the caller made sure). */
   private def dropDeletionFiles(files: Seq[(Long, DeletionFile)]): Unit = files.foreach { case (id, f) =>
     try storage.delete(Storage.join(dataset.path, DeletionFiles.relativePath(id, f))) catch { case NonFatal(_) => }
   }
@@ -159,7 +212,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     val existing = prev.getFragmentsList.asScala.toSeq
     val fragments = op match {
       case Operation.Append(fs) => existing ++ assign(fs)
-      case Operation.Overwrite(fs, schema, config, _) =>
+      case Operation.Overwrite(fs, schema, config, definesTable) =>
+        // CREATE / REPLACE define a new table (stableRowIds is set): it keeps none of the old
+        // table's config. INSERT OVERWRITE replaces rows only and upserts the given keys.
+        if (definesTable.isDefined) b.clearConfig()
         b.clearFields().addAllFields(schema.toProto.asJava)
           .clearSchemaMetadata().putAllSchemaMetadata(schema.metadataProto)
           .putAllConfig(config.asJava)

@@ -12,8 +12,9 @@ object Operation {
   final case class Append(fragments: Seq[DataFragment]) extends Operation { def name = "Append" }
 
   /**
-   * Replaces every fragment and the schema; also what creates a table. `stableRowIds` is decided
-   * when a table is created or replaced; None keeps what the table has.
+   * Replaces every fragment and the schema; also what creates a table. `stableRowIds` is set when
+   * a table is created or replaced, and then `config` replaces the table's config; None (INSERT
+   * OVERWRITE) keeps the table's row id choice and config, upserting `config` into it.
    */
   final case class Overwrite(fragments: Seq[DataFragment], schema: LanceSchema, config: Map[String, String] = Map.empty,
       stableRowIds: Option[Boolean] = None)

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import sparklance.format.io.Storage
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
-import sparklance.format.table.{Dataset, ManifestFile, VersionNaming}
+import sparklance.format.table.{Dataset, ManifestFile, Snapshot, VersionNaming}
 
 /** Transaction messages: building ours, and reading what other writers committed. */
 object Transactions {
@@ -28,55 +28,48 @@ object Transactions {
   }
 
   /**
-   * The transaction that created `version`: the `_transactions` file its manifest names, else the
-   * manifest's inline copy (pylance writes both, byte-identical). None when neither can be read,
-   * which callers treat as a conflict.
+   * Reads `version` back: Absent when its manifest does not exist, Unreadable when the store
+   * fails or the manifest cannot be decoded, else the snapshot and its transaction.
    */
-  def committed(dataset: Dataset, version: Long, naming: Option[VersionNaming] = None): Option[Transaction] =
+  def lookup(dataset: Dataset, version: Long, naming: VersionNaming): VersionLookup = {
+    val path = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
     try {
-      val path = Storage.join(dataset.path, s"_versions/${naming.getOrElse(dataset.naming).fileName(version)}")
-      val bytes = dataset.storage.readAll(path)
-      val manifest = ManifestFile.decode(path, bytes).manifest
-      if (manifest.getVersion != version) None
+      if (!dataset.storage.exists(path)) VersionLookup.Absent
       else {
-        val fromFile =
-          if (manifest.getTransactionFile.isEmpty) None
-          else try Some(Transaction.parseFrom(dataset.storage.readAll(
-            Storage.join(dataset.path, s"_transactions/${manifest.getTransactionFile}"))))
-          catch { case NonFatal(_) => None }
-        fromFile.orElse(ManifestFile.inlineTransaction(path, bytes))
+        val bytes = dataset.storage.readAll(path)
+        val file = ManifestFile.decode(path, bytes)
+        if (file.manifest.getVersion != version)
+          VersionLookup.Unreadable(new IllegalStateException(s"$path holds version ${file.manifest.getVersion}"))
+        else VersionLookup.Committed(Snapshot(dataset.path, naming, file), transactionOf(dataset, path, bytes, file))
       }
-    } catch { case NonFatal(_) => None }
-
-  /**
-   * The name of the operation that created `version`, from its transaction file or inline
-   * section; "unknown transaction" when neither can be read (which callers treat as a conflict).
-   */
-  def committedOperation(dataset: Dataset, version: Long): String =
-    committed(dataset, version).map(operationName).getOrElse("unknown transaction")
-
-  /**
-   * Operations our protos do not model, by their field number in Transaction's `operation` oneof;
-   * protobuf-java keeps them as unknown fields, so we can still tell what they were.
-   */
-  private val unmodelled: Seq[(Int, String)] = Seq(103 -> "CreateIndex", 105 -> "Merge", 107 -> "ReserveFragments",
-    109 -> "Project", 110 -> "UpdateConfig", 111 -> "DataReplacement", 112 -> "UpdateMemWalState", 113 -> "Clone",
-    114 -> "UpdateBases", 115 -> "DataOverlay", 116 -> "AppendFragmentReuseTransitions")
-
-  def operationName(txn: Transaction): String = txn.getOperationCase match {
-    case OperationCase.OPERATION_NOT_SET =>
-      unmodelled.collectFirst { case (field, name) if txn.getUnknownFields.hasField(field) => name }
-        .getOrElse("unknown transaction")
-    case c => c.name().toLowerCase.split('_').map(_.capitalize).mkString
+    } catch { case NonFatal(e) => VersionLookup.Unreadable(e) }
   }
 
+  /** The `_transactions` file the manifest names, else the manifest's inline copy (pylance writes both, byte-identical). */
+  private def transactionOf(dataset: Dataset, path: String, bytes: Array[Byte], file: ManifestFile): Option[Transaction] = {
+    val name = file.manifest.getTransactionFile
+    val fromFile =
+      if (name.isEmpty) None
+      else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
+      catch { case NonFatal(_) => None }
+    fromFile.orElse(try ManifestFile.inlineTransaction(path, bytes) catch { case NonFatal(_) => None })
+  }
+
+  /** The transaction that created `version`, if it can be read. */
+  def committed(dataset: Dataset, version: Long, naming: Option[VersionNaming] = None): Option[Transaction] =
+    lookup(dataset, version, naming.getOrElse(dataset.naming)) match {
+      case VersionLookup.Committed(_, txn) => txn
+      case _ => None
+    }
+
   /**
-   * Whether `ours` may be rebased onto a version created by `other` without looking at the
-   * fragments either touches. Delete and Update need the fragment-level check of
-   * [[RowLevelRebase]]; this answers false for them.
+   * The operation's name as Lance spells it (Append, CreateIndex, ...). An operation newer than
+   * our protos is kept by protobuf as an unknown field of the `operation` oneof (numbers 100 on).
    */
-  def compatible(ours: Operation, other: String): Boolean = ours match {
-    case _: Operation.Append => Set("Append", "Delete", "Update", "Rewrite", "CreateIndex").contains(other)
-    case _ => false
+  def operationName(txn: Transaction): String = txn.getOperationCase match {
+    case OperationCase.OPERATION_NOT_SET =>
+      txn.getUnknownFields.asMap().keySet().asScala.map(_.toInt).filter(_ >= 100).minOption
+        .fold("transaction without an operation")(field => s"unknown operation (transaction field $field)")
+    case c => c.name().toLowerCase.split('_').map(_.capitalize).mkString
   }
 }

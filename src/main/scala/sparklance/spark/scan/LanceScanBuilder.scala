@@ -20,6 +20,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   private var required: StructType = table.sparkSchema
   private var countOnly = false
   private var keyPredicates: Array[Predicate] = Array.empty
+  private var pushed: Seq[Predicate] = Nil
   private var limit: Option[Int] = None
 
   /**
@@ -27,6 +28,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
    * index; all predicates are still evaluated by Spark.
    */
   override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {
+    pushed = predicates.toSeq
     keyPredicates = predicates.filter(p => KeyPredicates.fragmentIds(p).isDefined ||
       KeyPredicates.allowed(p, LanceTable.RowId).isDefined)
     predicates
@@ -49,9 +51,11 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
     countOnly
   }
 
-  override def build(): Scan =
+  override def build(): Scan = {
+    table.reads.record(pushed)
     if (countOnly) new LanceCountScan(table.snapshot.countRows, table.tableName)
     else if (rowLevel) new LanceRowLevelScan(table, required, options)
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq))
+  }
 }

@@ -2,7 +2,6 @@ package sparklance.spark.write
 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
-import scala.util.control.NonFatal
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
@@ -14,6 +13,8 @@ import sparklance.format.table.UncommittedFiles
 final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
     commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
 
+  private val uncommitted = new UncommittedFiles(storage, target.tablePath)
+
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
     new LanceDataWriterFactory(target, inputSchema)
 
@@ -23,14 +24,11 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
       case null => Nil
       case other => throw new IllegalStateException(s"Unexpected commit message $other")
     }
-    try commitFragments(fragments)
-    catch { case NonFatal(e) => deleteFiles(fragments); throw e }
+    uncommitted.commit(fragments)(commitFragments(fragments))
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
-    deleteFiles(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
-
-  private def deleteFiles(fragments: Seq[DataFragment]): Unit = UncommittedFiles.delete(storage, target.tablePath, fragments)
+    uncommitted.discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
 }
 
 /** Append or overwrite (INSERT INTO / INSERT OVERWRITE / DataFrameWriterV2). */

@@ -58,15 +58,33 @@ class CommitterSuite extends AnyFunSuite {
     assert(second.snapshot.fragments.map(f => f.getId -> f.getPhysicalRows) == Seq(0L -> 10L, 1L -> 7L))
   }
 
-  test("an overwrite that loses the race fails and leaves the table as the winner left it") {
+  test("a blind overwrite lands over a concurrent append, as in Lance; one that read the table does not") {
     val ds = newTable()
     val read = ds.snapshot()
     new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment(10, "a.lance"))))
+    // Read-dependent (INSERT OVERWRITE t SELECT ... FROM t): the appended rows might have been selected.
+    val e = intercept[CommitConflictException](new Committer(ds).commit(Some(read),
+      Operation.Overwrite(Seq(fragment(1, "c.lance")), schema), reads = Some(ReadSet.Everything)))
+    assert(e.getMessage.contains("Append") && e.getMessage.contains("version 2") && e.getMessage.contains("serializable"))
+    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows == 10)
+    // The same under snapshot isolation, or a blind overwrite: serial order append, then overwrite.
+    new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read),
+      Operation.Overwrite(Seq(fragment(1, "c.lance")), schema), reads = Some(ReadSet.Everything))
+    assert(ds.versions == Seq(1L, 2L, 3L) && ds.snapshot().countRows == 1)
+    val read3 = ds.snapshot()
+    new Committer(ds).commit(Some(read3), Operation.Append(Seq(fragment(10, "e.lance"))))
+    new Committer(ds).commit(Some(read3), Operation.Overwrite(Seq(fragment(2, "d.lance")), schema))
+    assert(ds.versions == Seq(1L, 2L, 3L, 4L, 5L) && ds.snapshot().countRows == 2)
+  }
+
+  test("two overwrites from one version: the second is a retryable conflict") {
+    val ds = newTable()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema))
     val e = intercept[CommitConflictException](
-      new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema)))
-    assert(e.getMessage.contains("Append") && e.getMessage.contains("version 2"))
-    assert(ds.versions == Seq(1L, 2L))
-    assert(ds.snapshot().countRows == 10)
+      new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(2, "d.lance")), schema)))
+    assert(e.retryable && e.getMessage.contains("Overwrite") && e.version == 2L)
+    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows == 1)
   }
 
   test("an append after a concurrent overwrite fails") {

@@ -242,7 +242,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     }
     ds.storage.delete(Storage.join(ds.path, s"_transactions/${ds.snapshot().manifest.getTransactionFile}"))
     val e = intercept[CommitConflictException](delete(ds, read, Map(0L -> bitmap(1))))
-    assert(e.version == v && e.getMessage.contains("unknown transaction"))
+    assert(e.version == v && e.getMessage.contains("its transaction cannot be read"))
     assert(ds.versions == Seq(1L, 2L, 3L))
 
     // The same, but the manifest carries the transaction inline: that is enough to rebase.
@@ -253,14 +253,14 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     assert(delete(ds2, read2, Map(0L -> bitmap(1))).version == 4)
   }
 
-  test("operations our protos do not model are recognised by field number") {
+  test("operations of other writers are named; one newer than our protos is a conflict naming its field") {
     def foreign(ds: Dataset, field: Int): Long = {
       val unknown = com.google.protobuf.UnknownFieldSet.newBuilder().addField(field,
         com.google.protobuf.UnknownFieldSet.Field.newBuilder().addLengthDelimited(com.google.protobuf.ByteString.EMPTY).build()).build()
       val txn = Transaction.newBuilder().setReadVersion(ds.snapshot().version)
         .setUuid(java.util.UUID.randomUUID().toString).setUnknownFields(unknown).build()
       assert(Transactions.operationName(Transaction.parseFrom(txn.toByteArray)) ==
-        Map(110 -> "UpdateConfig", 103 -> "CreateIndex").getOrElse(field, "unknown transaction"))
+        Map(110 -> "UpdateConfig", 103 -> "CreateIndex").getOrElse(field, s"unknown operation (transaction field $field)"))
       foreignCommit(ds, Some(txn), inline = true)(_ => ())
     }
     val ds = newTable(10)()
@@ -271,7 +271,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val read2 = ds.snapshot()
     val v = foreign(ds, 199) // something newer than this library
     val e = intercept[CommitConflictException](delete(ds, read2, Map(0L -> bitmap(2))))
-    assert(e.version == v && e.getMessage.contains("unknown transaction"))
+    assert(e.version == v && e.getMessage.contains("unknown operation (transaction field 199)"))
   }
 
   /** Local storage whose next manifest put-if-absent writes the file but then reports a failure. */

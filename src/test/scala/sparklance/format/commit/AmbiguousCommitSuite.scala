@@ -1,0 +1,132 @@
+package sparklance.format.commit
+
+import java.io.{IOException, OutputStream}
+import java.nio.file.Files
+import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CommitConflictException, CommitStateUnknownException}
+import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.table.{Dataset, LanceSchema, UncommittedFiles}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+
+/**
+ * A manifest put that fails may still have written the manifest (a connection reset after the
+ * upload). The committer must then find out from the table whether it landed, and when the
+ * table cannot be read back either, say so with CommitStateUnknownException and keep every file.
+ */
+class AmbiguousCommitSuite extends AnyFunSuite {
+  private val schema = LanceSchema.fromArrow(new Schema(List(
+    new Field("v", FieldType.notNullable(new ArrowType.Int(64, true)), null)).asJava))
+
+  /** Local storage with scripted failures: the next manifest put, listings, manifest reads. */
+  private final class FaultyStorage extends Storage {
+    @volatile var writeThenThrow = false // the next manifest put writes, then reports an error
+    @volatile var throwWithoutWriting = false // the next manifest put fails before writing
+    @volatile var failListings = 0 // that many listings of _versions fail
+    @volatile var failManifestReads = 0 // that many manifest reads fail
+    private val d = LocalStorage
+    def openInput(path: String): InputFile = {
+      if (path.endsWith(".manifest") && failManifestReads > 0) { failManifestReads -= 1; throw new IOException("read timed out") }
+      d.openInput(path)
+    }
+    def create(path: String): OutputStream = d.create(path)
+    def putIfAbsent(path: String, bytes: Array[Byte]): Boolean =
+      if (path.endsWith(".manifest") && throwWithoutWriting) {
+        throwWithoutWriting = false; throw new IOException("connection refused")
+      } else if (path.endsWith(".manifest") && writeThenThrow) {
+        writeThenThrow = false
+        d.putIfAbsent(path, bytes)
+        throw new IOException("connection reset after the upload")
+      } else d.putIfAbsent(path, bytes)
+    def overwrite(path: String, bytes: Array[Byte]): Unit = d.overwrite(path, bytes)
+    def exists(path: String): Boolean = d.exists(path)
+    def list(dir: String): Seq[FileEntry] = {
+      if (dir.endsWith("_versions") && failListings > 0) { failListings -= 1; throw new IOException("listing failed") }
+      d.list(dir)
+    }
+    def listDirectories(dir: String): Seq[String] = d.listDirectories(dir)
+    def mkdirs(dir: String): Unit = d.mkdirs(dir)
+    def delete(path: String): Unit = d.delete(path)
+    def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
+    def rename(from: String, to: String): Unit = d.rename(from, to)
+  }
+
+  /** A table at version 1 (empty) and a fragment whose data file exists on disk. */
+  private def setup(): (FaultyStorage, Dataset, DataFragment) = {
+    val storage = new FaultyStorage
+    val ds = new Dataset(storage, Files.createTempDirectory("ambiguous").resolve("t.lance").toString)
+    new Committer(ds).commit(None, Operation.Overwrite(Nil, schema))
+    val file = Storage.join(ds.path, "data/job.lance")
+    LocalStorage.putIfAbsent(file, Array[Byte](1, 2, 3))
+    val fragment = DataFragment.newBuilder().setPhysicalRows(3)
+      .addFiles(DataFile.newBuilder().setPath("job.lance").addFields(0).addColumnIndices(0)).build()
+    (storage, ds, fragment)
+  }
+
+  private def dataFileExists(ds: Dataset) = LocalStorage.exists(Storage.join(ds.path, "data/job.lance"))
+
+  test("the put writes the manifest, then throws, then the listing fails: state unknown, files kept") {
+    val (storage, ds, fragment) = setup()
+    val read = ds.snapshot()
+    storage.writeThenThrow = true
+    storage.failListings = 100
+    val files = new UncommittedFiles(storage, ds.path)
+    val e = intercept[CommitStateUnknownException](files.commit(Seq(fragment))(
+      new Committer(ds, maxRetries = 3).commit(Some(read), Operation.Append(Seq(fragment)))))
+    assert(e.version == 2L && e.getMessage.contains("may or may not have landed"))
+    files.discard(Seq(fragment)) // what Spark does next: abort the write
+    assert(dataFileExists(ds), "the data file of a commit that may have landed must stay")
+    storage.failListings = 0
+    assert(ds.latestVersion == 2L && ds.snapshot().countRows == 3)
+  }
+
+  test("the put writes the manifest and throws, and its manifest cannot be read back: state unknown") {
+    val (storage, ds, fragment) = setup()
+    val read = ds.snapshot()
+    storage.writeThenThrow = true
+    storage.failManifestReads = 100
+    intercept[CommitStateUnknownException](new Committer(ds, maxRetries = 3).commit(Some(read), Operation.Append(Seq(fragment))))
+    storage.failManifestReads = 0
+    assert(ds.latestVersion == 2L)
+  }
+
+  test("the put writes the manifest and throws, and the table can be read: the commit is recognised as landed") {
+    val (storage, ds, fragment) = setup()
+    storage.writeThenThrow = true
+    val result = new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment)))
+    assert(result.version == 2L && ds.versions == Seq(1L, 2L))
+  }
+
+  test("a put that failed before writing is retried and lands once") {
+    val (storage, ds, fragment) = setup()
+    storage.throwWithoutWriting = true
+    assert(new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment))).version == 2L)
+    assert(ds.versions == Seq(1L, 2L))
+  }
+
+  test("a definite conflict after an uncertain put that proved not to land cleans up") {
+    val (storage, ds, fragment) = setup()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Overwrite(Nil, schema)) // another writer replaced the table
+    storage.throwWithoutWriting = true
+    val files = new UncommittedFiles(storage, ds.path)
+    val e = intercept[CommitConflictException](files.commit(Seq(fragment))(
+      new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment)))))
+    assert(!e.retryable && e.getMessage.contains("Overwrite"))
+    assert(!dataFileExists(ds), "a commit that certainly failed removes its files")
+    assert(ds.versions == Seq(1L, 2L))
+  }
+
+  test("a failed listing after a put that certainly did not write is an ordinary error, and cleans up") {
+    val (storage, ds, fragment) = setup()
+    val read = ds.snapshot()
+    new Committer(ds).commit(Some(read), Operation.Append(Nil)) // version 2 is taken: our put reports "exists"
+    storage.failListings = 1
+    val files = new UncommittedFiles(storage, ds.path)
+    val e = intercept[IOException](files.commit(Seq(fragment))(new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment)))))
+    assert(e.getMessage == "listing failed")
+    assert(!dataFileExists(ds))
+    assert(ds.versions == Seq(1L, 2L))
+  }
+}

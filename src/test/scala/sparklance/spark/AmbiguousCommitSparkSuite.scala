@@ -1,0 +1,59 @@
+package sparklance.spark
+
+import java.nio.file.{Files, Path}
+import org.apache.spark.sql.SparkSession
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
+import scala.util.Using
+import sparklance.format.CommitStateUnknownException
+import sparklance.format.io.LocalStorage
+import sparklance.format.table.Dataset
+
+/**
+ * A Spark UPDATE whose manifest put writes the manifest and then fails, after which the table
+ * cannot be listed: the statement fails with CommitStateUnknownException and neither the
+ * committer nor Spark's abort deletes a file, so the version that did land reads completely.
+ */
+class AmbiguousCommitSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private val root: Path = Files.createTempDirectory("ambiguous-spark")
+  private lazy val spark = SparkSession.builder().master("local[2]").appName("ambiguous-commit")
+    .config("spark.sql.shuffle.partitions", "2")
+    .config("spark.sql.catalog.fl", classOf[LanceCatalog].getName)
+    .config("spark.sql.catalog.fl.warehouse", s"faulty://$root/wh")
+    .config("spark.sql.catalog.fl.hadoop.fs.faulty.impl", classOf[FaultyFileSystem].getName)
+    .config("spark.sql.catalog.fl.hadoop.fs.faulty.impl.disable.cache", "true")
+    // A single writer in this test: the local create(overwrite = false) is put-if-absent enough.
+    .config("spark.sql.catalog.fl.hadoop.sparklance.storage.faulty.putIfAbsent", "create")
+    .getOrCreate()
+
+  override def afterAll(): Unit = try spark.stop() finally super.afterAll()
+
+  private def files(dir: Path): Set[Path] =
+    if (!Files.isDirectory(dir)) Set.empty else Using.resource(Files.list(dir))(_.iterator().asScala.toSet)
+
+  test("an UPDATE whose commit may have landed fails with CommitStateUnknownException and keeps every file") {
+    spark.sql("CREATE NAMESPACE fl.db")
+    spark.sql("CREATE TABLE fl.db.t (id BIGINT NOT NULL, v INT) TBLPROPERTIES ('max_rows_per_file' = '25')")
+    spark.sql("INSERT INTO fl.db.t SELECT /*+ COALESCE(1) */ id, 0 FROM range(100)")
+    val table = root.resolve("wh/db/t.lance")
+    val dataBefore = files(table.resolve("data"))
+
+    FaultyFileSystem.failNextManifest.set(true)
+    FaultyFileSystem.listingsFailingAfter.set(1000)
+    val error = try { spark.sql("UPDATE fl.db.t SET v = 1 WHERE id % 10 = 0"); None } catch { case e: Exception => Some(e) }
+    FaultyFileSystem.listingsFailingAfter.set(0)
+    FaultyFileSystem.failingListings.set(0)
+    val causes = Iterator.iterate[Throwable](error.getOrElse(fail("the UPDATE should have failed")))(_.getCause).takeWhile(_ != null).toSeq
+    assert(causes.exists(_.isInstanceOf[CommitStateUnknownException]), causes.map(_.toString).mkString("\n"))
+
+    val written = files(table.resolve("data")) -- dataBefore
+    assert(written.nonEmpty, "the update wrote a data file, and it is still there")
+    val ds = new Dataset(LocalStorage, table.toString)
+    assert(ds.latestVersion == 3L, "the manifest the failed put wrote is the latest version")
+    val named = ds.snapshot().fragments.flatMap(_.getFilesList.asScala).map(f => table.resolve(s"data/${f.getPath}"))
+    assert(named.forall(Files.exists(_)) && named.toSet.intersect(written) == written)
+    val rows = spark.sql("SELECT id, v FROM fl.db.t").collect().map(r => r.getLong(0) -> r.getInt(1)).toMap
+    assert(rows.size == 100 && rows.forall { case (id, v) => v == (if (id % 10 == 0) 1 else 0) })
+  }
+}
