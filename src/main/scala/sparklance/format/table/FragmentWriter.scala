@@ -24,6 +24,8 @@ final class FragmentWriter(
     dataStorageVersion: String,
     allocator: BufferAllocator,
     maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile) extends AutoCloseable {
+  require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
+    s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
 
   /** The file format minor version written: 0 (footer 0.3), 1 or 2. */
   private val minor: Int = dataStorageVersion match {
@@ -46,7 +48,8 @@ final class FragmentWriter(
     var start = 0
     while (start < n) {
       if (current == null) open()
-      val take = math.min(n - start, (maxRowsPerFile - rowsInFile).toInt)
+      // The room left in the file may exceed an Int; the rows left in the batch never do.
+      val take = math.min((n - start).toLong, maxRowsPerFile - rowsInFile).toInt
       if (start == 0 && take == n) current.write(vectors)
       else {
         val slices = vectors.map { v =>
@@ -120,4 +123,11 @@ object FragmentWriter {
 
   /** pylance's default max_rows_per_file. */
   val DefaultMaxRowsPerFile: Long = 1024L * 1024
+
+  /**
+   * The most rows one data file (fragment) may hold: Lance counts a fragment's rows as a u32
+   * (`physical_rows`, the file's row count) and keeps the row offset in the low 32 bits of a row
+   * address, so a file can hold at most u32::MAX rows; Lance refuses larger `max_rows_per_file`.
+   */
+  val MaxRowsPerFile: Long = 0xFFFFFFFFL
 }
