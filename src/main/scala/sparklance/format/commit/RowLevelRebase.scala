@@ -91,7 +91,7 @@ private[commit] object RowLevelRebase {
         val current = DeletionFiles.read(dataset.storage, dataset.path, now)
         if (RoaringBitmap.intersects(current, ours)) {
           val both = RoaringBitmap.and(current, ours)
-          val sample = both.iterator().asScala.take(5).map(o => s"${(id << 32) | Integer.toUnsignedLong(o)}").mkString(", ")
+          val sample = both.iterator().asScala.take(5).map(o => s"${sparklance.format.table.RowAddress.of(id, o)}").mkString(", ")
           conflict(byV, byName, s"both deleted or updated ${both.getLongCardinality} row(s) of fragment $id (row addresses $sample)")
         }
         val all = RoaringBitmap.or(current, ours)

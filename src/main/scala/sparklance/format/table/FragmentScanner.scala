@@ -12,7 +12,8 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
 /**
  * Live rows of one fragment, in batches. `offsets(i)` is the physical row offset of row i in
- * the fragment, from which the row address `(fragment id << 32) | offset` follows.
+ * the fragment (unsigned: 2^31 and more are negative Ints), from which [[RowAddress.of]] makes
+ * the row address.
  */
 final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) extends AutoCloseable {
   def numRows: Int = offsets.length

@@ -10,6 +10,7 @@ import scala.collection.mutable
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.{RowIdSequences, VersionSequences}
+import sparklance.format.table.RowAddress
 import sparklance.spark.{Allocators, LanceTable}
 import sparklance.spark.write.{FragmentSink, WriteTarget}
 
@@ -58,7 +59,7 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
 
   private def markDeleted(id: InternalRow): Unit = {
     val address = id.getLong(0)
-    deleted.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add((address & 0xFFFFFFFFL).toInt)
+    deleted.getOrElseUpdate(RowAddress.fragmentId(address), new RoaringBitmap()).add(RowAddress.offset(address).toInt)
   }
 
   override def delete(metadata: InternalRow, id: InternalRow): Unit = { markDeleted(id); deletes += 1 }

@@ -10,7 +10,7 @@ import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{LanceField, Snapshot}
+import sparklance.format.table.{LanceField, RowAddress, Snapshot}
 import sparklance.spark.LanceTable
 
 /**
@@ -26,7 +26,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   /**
    * For `_rowid` predicates: the offsets of the named rows, per fragment, found with the row id
-   * index (without stable row ids a row id is the row address).
+   * index (without stable row ids a row id is the row address, and one past its fragment's last
+   * row names no row).
    */
   private lazy val namedRows: Option[Map[Long, RoaringBitmap]] = rowIds.map { ids =>
     val addresses =
@@ -34,8 +35,11 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
         val index = RowLineage.index(table.dataset.storage, snapshot)
         ids.toSeq.map(index.address).filter(_ != -1L)
       } else ids.toSeq
-    addresses.groupBy(_ >>> 32).map { case (fragment, as) =>
-      fragment -> RoaringBitmap.bitmapOf(as.map(a => (a & 0xFFFFFFFFL).toInt): _*)
+    val physicalRows = snapshot.fragments.map(f => f.getId -> f.getPhysicalRows).toMap
+    addresses.groupBy(RowAddress.fragmentId).flatMap { case (fragment, as) =>
+      val rows = RoaringBitmap.bitmapOf(as.map(a => RowAddress.offset(a).toInt): _*)
+      rows.remove(physicalRows.getOrElse(fragment, 0L), 1L << 32)
+      if (rows.isEmpty) None else Some(fragment -> rows)
     }
   }
 
@@ -60,8 +64,9 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def planInputPartitions(): Array[InputPartition] =
     fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
-        case Some(rows) => Seq(LanceInputPartition(f.toByteArray, rows.first().toLong, rows.last().toLong + 1, limit,
-          only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
+        case Some(rows) =>
+          val (start, end) = LanceInputPartition.span(rows)
+          Seq(LanceInputPartition(f.toByteArray, start, end, limit, only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
         case None =>
           val rows = f.getPhysicalRows
           (0L until rows by rowsPerSplit).map(start =>
