@@ -43,13 +43,17 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     }
   }
 
+  // Live rows per fragment id; a deletion file whose count the manifest lacks is read once.
+  private val live = scala.collection.concurrent.TrieMap.empty[Long, Long]
+  private def liveRows(f: DataFragment): Long = live.getOrElseUpdate(f.getId, snapshot.liveRows(table.dataset.storage, f))
+
   /** The fragments this scan reads. */
   protected def fragments: Seq[DataFragment] = {
     val named = namedRows.fold(snapshot.fragments)(rows => snapshot.fragments.filter(f => rows.contains(f.getId)))
     val selected = fragmentIds.fold(named)(ids => named.filter(f => ids.contains(f.getId)))
     limit.fold(selected) { n =>
-      val live = selected.map(Snapshot.liveRows).scanLeft(0L)(_ + _)
-      selected.zip(live).takeWhile { case (_, before) => before < n }.map(_._1)
+      val before = selected.map(liveRows).scanLeft(0L)(_ + _)
+      selected.zip(before).takeWhile { case (_, before) => before < n }.map(_._1)
     }
   }
   private val rowsPerSplit: Long = Option(options.get("split_rows")).map(_.toLong).getOrElse(LanceScan.DefaultSplitRows)
@@ -62,7 +66,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] =
-    fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
+    fragments.filter(liveRows(_) > 0).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
         case Some(rows) =>
           val (start, end) = LanceInputPartition.span(rows)
@@ -83,7 +87,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   }
 
   override def estimateStatistics(): Statistics = {
-    val rows = snapshot.countRows
+    val rows = snapshot.fragments.map(liveRows).sum
     val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala).map(_.getFileSizeBytes).sum
     new Statistics {
       override def numRows(): OptionalLong = OptionalLong.of(rows)
