@@ -6,7 +6,7 @@ import org.apache.arrow.vector.FieldVector
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.UnsupportedFeatureException
+import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.file.v2_0.FileWriter20
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
@@ -67,7 +67,8 @@ final class FragmentWriter(
     currentName = UUID.randomUUID().toString.replace("-", "") + ".lance"
     val path = Storage.join(tablePath, s"data/$currentName")
     written += path
-    current = FragmentWriter.FileWriter(storage.create(path), schema, minor)
+    val out = storage.create(path)
+    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor))
     rowsInFile = 0
   }
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.write.{DeltaWriter, DeltaWriterFactory, Wr
 import org.apache.spark.sql.types.StructType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
+import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.{RowIdSequences, VersionSequences}
@@ -109,8 +110,5 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = DmlMetrics.task(deletes, updates, inserts)
 
-  override def close(): Unit = {
-    Seq(kept, fresh).filter(_ != null).foreach(_.close())
-    if (allocator != null) allocator.close()
-  }
+  override def close(): Unit = Resources.closeAll(Seq(kept, fresh, allocator))
 }

@@ -6,6 +6,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
@@ -33,8 +34,8 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
   private val fields = target.fields
   private val change = partition.change
-  private val scanner = new FragmentScanner(target.storage, target.tablePath, fragment, fields, allocator,
-    partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes))
+  private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
+    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes)))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
@@ -110,17 +111,12 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   }
 
   private def release(): Unit = {
-    adapted.foreach(_.close()); adapted = Nil
-    if (current != null) { current.close(); current = null }
-    batch = null
+    val (vectors, scanned) = (adapted, current)
+    adapted = Nil; current = null; batch = null
+    Resources.closeAll(vectors :+ scanned)
   }
 
-  override def close(): Unit = {
-    release()
-    primitives.close()
-    scanner.close()
-    allocator.close()
-  }
+  override def close(): Unit = Resources.closeAll(Seq[AutoCloseable](() => release(), primitives, scanner, allocator))
 }
 
 object LanceColumnarReader {
