@@ -2,6 +2,7 @@
 
 The catalog itself is a JVM plugin; this package ships its jar and configures a SparkSession.
 """
+import re
 from pathlib import Path
 
 __all__ = ["configure", "jar_path", "history", "changes", "CATALOG_CLASS"]
@@ -18,17 +19,32 @@ def jar_path() -> str:
     return str(jar)
 
 
+# A URI scheme, as the catalog reads one: a letter, then letters, digits, "+", "-" or ".", then ":".
+# A single letter is a Windows drive ("C:\\wh"), not a scheme.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def configure(builder, warehouse, name="lance"):
     """Return `builder` with the sparklance jar on the classpath and catalog `name` over `warehouse`.
 
-    Tables of the catalog live at ``<warehouse>/<namespace>/<table>.lance``, where pylance's
-    ``lance.dataset(path)`` opens them too.
+    `warehouse` is a local directory (made absolute) or a URI kept as given: ``file:``,
+    ``hdfs://namenode:8020/warehouse``, ``s3a://bucket/warehouse`` ... The jar is added to any
+    ``spark.jars`` the builder already has. Tables of the catalog live at
+    ``<warehouse>/<namespace>/<table>.lance``, where pylance's ``lance.dataset(path)`` opens them too.
     """
-    warehouse = str(Path(warehouse).expanduser().resolve())
+    warehouse = str(warehouse)
+    if not _SCHEME.match(warehouse):
+        warehouse = str(Path(warehouse).expanduser().resolve())
     return (builder
-            .config("spark.jars", jar_path())
+            .config("spark.jars", _with_jar(getattr(builder, "_options", {}).get("spark.jars"), jar_path()))
             .config(f"spark.sql.catalog.{name}", CATALOG_CLASS)
             .config(f"spark.sql.catalog.{name}.warehouse", warehouse))
+
+
+def _with_jar(jars, jar):
+    """The comma-separated `jars` (None or empty: none) with `jar` appended unless already there."""
+    listed = [j.strip() for j in (jars or "").split(",") if j.strip()]
+    return ",".join(listed if jar in listed else listed + [jar])
 
 
 def history(spark, table):

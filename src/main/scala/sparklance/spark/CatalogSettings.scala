@@ -10,10 +10,21 @@ import sparklance.format.io.Storage
  */
 final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: Int = 20) {
   def storage(path: String): Storage = Storage.forPath(path, storageConf)
+
+  override def toString: String =
+    s"CatalogSettings(storageConf=${CatalogSettings.redacted(storageConf)}, commitRetries=$commitRetries)"
 }
 
 object CatalogSettings {
   val CommitRetries = "commit_retries"
+
+  /**
+   * Storage settings as logs and plans may show them: the keys only. Their values include
+   * credentials (`fs.s3a.secret.key`, `fs.azure.account.key.*`, tokens...) under names no list
+   * can foresee, so none is shown.
+   */
+  def redacted(storageConf: Map[String, String]): String =
+    storageConf.keys.toSeq.sorted.map(k => s"$k=***").mkString("{", ", ", "}")
 
   def apply(catalogOptions: Map[String, String], sparkConf: Map[String, String]): CatalogSettings = {
     val hadoop = sparkConf.filter(_._1.startsWith("spark.hadoop.")) ++

@@ -11,7 +11,7 @@ import sparklance.format.commit.{Committer, Operation}
 import org.apache.spark.sql.SparkSession
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.io.Storage
-import sparklance.format.table.Dataset
+import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
 
 /**
@@ -118,8 +118,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
 
   override def loadTable(ident: Identifier): Table = {
     val ds = dataset(ident)
-    if (ds.exists) new LanceTable(quoted(ident), ds, ds.snapshot(), settings)
+    if (ds.exists) openTable(ident, ds, ds.snapshot())
     else historyOf(ident).getOrElse(throw new NoSuchTableException(ident))
+  }
+
+  private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot): LanceTable = {
+    ReservedColumns.checkExisting(quoted(ident), ds.path, snapshot.schema.fields.map(_.name))
+    new LanceTable(quoted(ident), ds, snapshot, settings)
   }
 
   /** `ns.t.history` names the history of table `ns.t` (unless a real table has that name). */
@@ -139,7 +144,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
       s"VERSION AS OF '$version' for ${quoted(ident)}: Lance versions are numbers (${ds.versions.mkString(", ")})"))
     if (!ds.versions.contains(v)) throw new IllegalArgumentException(
       s"${quoted(ident)} has no version $v; its versions are ${ds.versions.mkString(", ")}")
-    new LanceTable(quoted(ident), ds, ds.snapshot(Some(v)), settings)
+    openTable(ident, ds, ds.snapshot(Some(v)))
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
@@ -152,7 +157,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
         throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
           timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(first.commitMicros * 1000)}")
       }
-    new LanceTable(quoted(ident), ds, snapshot, settings)
+    openTable(ident, ds, snapshot)
   }
 
   /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */
@@ -160,6 +165,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val end = ds.snapshot()
+    ReservedColumns.checkExisting(quoted(ident), ds.path, end.schema.fields.map(_.name))
     // Not UnsupportedOperationException: Spark reads that as "this catalog has no change data".
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
@@ -185,6 +191,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   }
 
   private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
+    ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     val schema = Columns.toStruct(columns)
     val props = properties.asScala.toMap
     val config = TableProperties.validate(quoted(ident), props)

@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import sparklance.format.commit.{Committer, Isolation}
-import sparklance.format.table.Snapshot
+import sparklance.format.table.{FragmentWriter, Snapshot}
 
 /**
  * The TBLPROPERTIES sparklance understands, named like pylance's write_dataset arguments.
@@ -38,6 +38,9 @@ object TableProperties {
     stableRowIds(props)
     props.get(MaxRowsPerFile).foreach { v =>
       if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
+      if (v.toLong > FragmentWriter.MaxRowsPerFile) throw new IllegalArgumentException(
+        s"$MaxRowsPerFile '$v' for $table is above Lance's limit of ${FragmentWriter.MaxRowsPerFile} rows per data file " +
+          s"(a fragment's row count and row offsets are unsigned 32-bit numbers); use at most ${FragmentWriter.MaxRowsPerFile}")
     }
     Map(Committer.StorageVersionKey -> version) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
       props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name)
@@ -69,7 +72,11 @@ object TableProperties {
   def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =
     options.get(IsolationLevel).orElse(snapshot.config.get(IsolationKey)).map(Isolation.parse).getOrElse(Isolation.Serializable)
 
+  /**
+   * The table's rows per data file. Tables created before the limit was checked may hold a larger
+   * value; no file can hold more than the limit, so it is what they get.
+   */
   def maxRowsPerFile(snapshot: Snapshot): Long =
-    snapshot.config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption)
-      .getOrElse(sparklance.format.table.FragmentWriter.DefaultMaxRowsPerFile)
+    snapshot.config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption).filter(_ > 0)
+      .map(math.min(_, FragmentWriter.MaxRowsPerFile)).getOrElse(FragmentWriter.DefaultMaxRowsPerFile)
 }

@@ -55,7 +55,7 @@ class HdfsWarehouseSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(spark.sql("SELECT count(*) FROM hl.db.t WHERE s = 'updated'").head().getLong(0) == 9)
     val ds = new Dataset(HadoopStorage.fromConf(Map("dfs.replication" -> "1")), s"$warehouse/db/t.lance")
     assert(ds.versions == (1L to 5L))
-    assert(ds.snapshot().countRows == 91)
+    assert(ds.snapshot().countRows(ds.storage) == 91)
     assert(spark.sql("SHOW TABLES IN hl.db").collect().map(_.getString(1)).toSeq == Seq("t"))
     spark.sql("DROP TABLE hl.db.t PURGE")
     assert(!ds.exists)

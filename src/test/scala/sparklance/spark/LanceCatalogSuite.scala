@@ -136,6 +136,37 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(!Files.exists(warehouse.getParent.resolve("up")))
   }
 
+  test("max_rows_per_file up to Lance's limit writes; above it CREATE fails and writes nothing") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    sql("CREATE TABLE lance.db.big (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967295')")
+    sql("INSERT INTO lance.db.big SELECT /*+ COALESCE(1) */ id FROM range(10)")
+    assert(rows("SELECT count(DISTINCT _fragid), count(*) FROM lance.db.big") == Seq(Row(1L, 10L)))
+    val e = intercept[IllegalArgumentException](
+      sql("CREATE TABLE lance.db.huge (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967296')"))
+    Seq("max_rows_per_file", "4294967296", "4294967295").foreach(s => assert(e.getMessage.contains(s), e.getMessage))
+    assert(!Files.exists(warehouse.resolve("db/huge.lance")))
+  }
+
+  test("a top-level column named like a metadata column is refused at CREATE, CTAS and REPLACE") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    def refused(statement: => Unit, column: String): Unit = {
+      val e = intercept[ReservedColumnException](statement)
+      assert(e.getMessage.contains(s"'$column'") && e.getMessage.contains("metadata column"), e.getMessage)
+    }
+    refused(sql("CREATE TABLE lance.db.r (id BIGINT, _rowid BIGINT)"), "_rowid")
+    refused(sql("CREATE TABLE lance.db.r (id BIGINT, _ROWADDR BIGINT)"), "_ROWADDR")
+    refused(sql("CREATE TABLE lance.db.r AS SELECT id, CAST(id AS INT) AS _fragid FROM range(3)"), "_fragid")
+    refused(spark.range(3).selectExpr("id", "id AS _row_created_at_version").writeTo("lance.db.r").create(),
+      "_row_created_at_version")
+    assert(!Files.exists(warehouse.resolve("db/r.lance")))
+    sql("CREATE TABLE lance.db.r (id BIGINT, s STRUCT<_rowid: BIGINT>)")
+    refused(sql("REPLACE TABLE lance.db.r (id BIGINT, _row_last_updated_at_version BIGINT)"), "_row_last_updated_at_version")
+    refused(sql("CREATE OR REPLACE TABLE lance.db.r AS SELECT id AS _rowaddr FROM range(3)"), "_rowaddr")
+    // A nested field does not hide anything: it is reached through its parent.
+    sql("INSERT INTO lance.db.r VALUES (1, named_struct('_rowid', 7))")
+    assert(rows("SELECT s._rowid, _rowid FROM lance.db.r") == Seq(Row(7L, 0L)))
+  }
+
   test("DROP TABLE moves the table to the trash, PURGE deletes it") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     sql("CREATE TABLE lance.db.d1 (id INT)")

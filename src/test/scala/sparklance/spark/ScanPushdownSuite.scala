@@ -52,4 +52,12 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(scannedRows(plain) == 1)
     assert(plain.collect().map(_.getLong(0)).toSeq == Seq(2007L))
   }
+
+  test("_rowid predicates naming offsets a fragment does not have, 2^31 and above included, read nothing for them") {
+    // Offsets 2^31 and up are negative as Ints; they must stay offsets of the named fragment.
+    val named = Seq(7L, 5000L, 1L << 31, (1L << 32) - 1, (2L << 32) | (1L << 31), (2L << 32) | 8, -1L)
+    val df = sql(s"SELECT id, _rowaddr FROM $table WHERE _rowid IN (${named.mkString(", ")})")
+    assert(df.collect().map(r => (r.getLong(0), r.getLong(1))).sorted.toSeq == Seq((7L, 7L), (2008L, (2L << 32) | 8)))
+    assert(scannedRows(df) == 2)
+  }
 }

@@ -22,7 +22,7 @@ object ReadSet {
   val Blind: ReadSet = (_, _) => false
 
   /** A statement whose outcome may depend on any row. */
-  val Everything: ReadSet = (_, fragments) => fragments.exists(f => Snapshot.liveRows(f) > 0)
+  val Everything: ReadSet = (_, fragments) => fragments.exists(_.getPhysicalRows > 0)
 
   /** What an operation read when its committer is not told: a row-level change read everything. */
   def assumedFor(op: Operation): ReadSet = op match {

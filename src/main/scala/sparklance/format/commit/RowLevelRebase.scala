@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile}
 import sparklance.format.proto.TransactionProtos.Transaction
-import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.format.table.{Dataset, RowAddress, Snapshot}
 
 /**
  * Rebases a Delete or Update onto the latest version once [[ConflictRules]] found no conflict
@@ -63,7 +63,7 @@ private[commit] object RowLevelRebase {
         val current = DeletionFiles.read(dataset.storage, dataset.path, now)
         if (RoaringBitmap.intersects(current, ours)) {
           val both = RoaringBitmap.and(current, ours)
-          val sample = both.iterator().asScala.take(5).map(o => s"${(id << 32) | Integer.toUnsignedLong(o)}").mkString(", ")
+          val sample = both.iterator().asScala.take(5).map(o => s"${RowAddress.of(id, o)}").mkString(", ")
           conflict(byV, by, s"both deleted or updated ${both.getLongCardinality} row(s) of fragment $id (row addresses $sample)")
         }
         val all = RoaringBitmap.or(current, ours)

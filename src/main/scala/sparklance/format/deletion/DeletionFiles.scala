@@ -33,6 +33,16 @@ object DeletionFiles {
     s"_deletions/$fragmentId-${file.getReadVersion}-${java.lang.Long.toUnsignedString(file.getId)}.$ext"
   }
 
+  /**
+   * How many rows a fragment's deletion file deletes: the manifest's count, from metadata alone,
+   * or, when the manifest says 0, the file's own. Older Lance writers leave the count 0 (unknown),
+   * and a deletion file of no rows is never written, so 0 cannot mean "none".
+   */
+  def deletedRows(storage: Storage, tablePath: String, fragment: DataFragment): Long =
+    if (!fragment.hasDeletionFile) 0L
+    else if (fragment.getDeletionFile.getNumDeletedRows != 0) fragment.getDeletionFile.getNumDeletedRows
+    else read(storage, tablePath, fragment).getLongCardinality
+
   /** The deleted offsets of a fragment (empty if it has no deletion file). */
   def read(storage: Storage, tablePath: String, fragment: DataFragment): RoaringBitmap = {
     if (!fragment.hasDeletionFile) return new RoaringBitmap()

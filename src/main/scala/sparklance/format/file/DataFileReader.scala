@@ -3,7 +3,7 @@ package sparklance.format.file
 import java.io.Closeable
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
-import sparklance.format.UnsupportedFeatureException
+import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.file.v2_0.FileReader20
 import sparklance.format.file.v2_1.FileReader21
 import sparklance.format.io.InputFile
@@ -22,13 +22,16 @@ trait DataFileReader extends Closeable {
 }
 
 object DataFileReader {
-  /** The reader for a data file whose manifest entry says file format `major.minor`. */
-  def open(input: InputFile, major: Int, minor: Int): DataFileReader = (major, minor) match {
-    case (2, 0) | (0, 3) => new FileReader20(input)
-    case (2, 1) | (2, 2) => new FileReader21(input)
-    case _ =>
-      input.close()
-      throw new UnsupportedFeatureException(
+  /**
+   * The reader for a data file whose manifest entry says file format `major.minor`; it owns
+   * `input`, which is closed if no reader can be made (unsupported version, corrupt footer).
+   */
+  def open(input: InputFile, major: Int, minor: Int): DataFileReader = Resources.closeOnFailure(Seq(input)) {
+    (major, minor) match {
+      case (2, 0) | (0, 3) => new FileReader20(input)
+      case (2, 1) | (2, 2) => new FileReader21(input)
+      case _ => throw new UnsupportedFeatureException(
         s"Data file ${input.path} uses Lance file format $major.$minor; sparklance reads 2.0, 2.1 and 2.2")
+    }
   }
 }

@@ -4,6 +4,7 @@ import java.lang.Long.{compareUnsigned, toUnsignedString}
 import scala.collection.mutable.ArrayBuilder
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.CorruptFileException
+import sparklance.format.table.RowAddress
 
 /**
  * Where each live row of one table version is: row id -> row address (fragmentId << 32 | offset).
@@ -92,7 +93,6 @@ object RowIdIndex {
   private def collectRuns(fragment: FragmentIds, runs: RunCollector, source: String): Unit = {
     if (fragment.fragmentId < 0 || fragment.fragmentId > 0xffffffffL)
       throw new CorruptFileException(source, s"fragment id ${fragment.fragmentId} does not fit the 32 bits of a row address")
-    val base = fragment.fragmentId << 32
     // deleted offsets in ascending order, walked alongside the rows; an offset past the last row
     // names no row, so like Lance it deletes nothing
     val deleted = fragment.deleted.getIntIterator
@@ -101,7 +101,7 @@ object RowIdIndex {
     while (offset < fragment.rowIds.length) {
       if (offset == nextDeleted)
         nextDeleted = if (deleted.hasNext) Integer.toUnsignedLong(deleted.next()) else Long.MaxValue
-      else runs.add(fragment.rowIds(offset), base + offset)
+      else runs.add(fragment.rowIds(offset), RowAddress.of(fragment.fragmentId, offset))
       offset += 1
     }
     runs.close()
@@ -154,5 +154,5 @@ object RowIdIndex {
     }
   }
 
-  private def describe(address: Long): String = s"fragment ${address >>> 32} offset ${address & 0xffffffffL}"
+  private def describe(address: Long): String = s"fragment ${RowAddress.fragmentId(address)} offset ${RowAddress.offset(address)}"
 }

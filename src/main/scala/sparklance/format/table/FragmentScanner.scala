@@ -4,7 +4,8 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.UnsupportedFeatureException
+import scala.collection.mutable.ArrayBuffer
+import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.DataFileReader
 import sparklance.format.io.{InputFile, Storage}
@@ -12,11 +13,12 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
 /**
  * Live rows of one fragment, in batches. `offsets(i)` is the physical row offset of row i in
- * the fragment, from which the row address `(fragment id << 32) | offset` follows.
+ * the fragment (unsigned: 2^31 and more are negative Ints), from which [[RowAddress.of]] makes
+ * the row address.
  */
 final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) extends AutoCloseable {
   def numRows: Int = offsets.length
-  def close(): Unit = vectors.foreach(_.close())
+  def close(): Unit = Resources.closeAll(vectors)
 }
 
 /**
@@ -63,7 +65,8 @@ final class FragmentScanner(
     Source(DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion), columnOf)
   }
 
-  private val sources: Seq[Option[Source]] = fields.map(sourceFor)
+  // A data file that fails to open closes the ones opened before it.
+  private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader))(fields.map(sourceFor))
   private var position = start
 
   // Skip whole batches of deleted rows without decoding them.
@@ -93,23 +96,36 @@ final class FragmentScanner(
     }
   }
 
-  private def readRows(from: Long, n: Int): Seq[FieldVector] = fields.zip(sources).map {
-    case (field, Some(src)) => src.reader.read(field, id => src.columnOf.getOrElse(id,
-      throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
-    case (field, None) => NullVectors.allNull(field, n, allocator)
+  private def readRows(from: Long, n: Int): Seq[FieldVector] = {
+    val read = ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(read) {
+      fields.zip(sources).foreach {
+        case (field, Some(src)) => read += src.reader.read(field, id => src.columnOf.getOrElse(id,
+          throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
+        case (field, None) => read += NullVectors.allNull(field, n, allocator)
+      }
+      read.toSeq
+    }
   }
 
-  private def compact(vectors: Seq[FieldVector], keep: Array[Int]): Seq[FieldVector] = vectors.map { v =>
-    val tp = v.getTransferPair(allocator)
-    val to = tp.getTo.asInstanceOf[FieldVector]
-    to.setInitialCapacity(keep.length)
-    to.allocateNew()
-    var j = 0
-    while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
-    to.setValueCount(keep.length)
-    v.close()
-    to
+  /** Copies the `keep` rows of `vectors` into new vectors; `vectors` are closed either way. */
+  private def compact(vectors: Seq[FieldVector], keep: Array[Int]): Seq[FieldVector] = {
+    val compacted = ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(vectors ++ compacted) {
+      vectors.foreach { v =>
+        val tp = v.getTransferPair(allocator)
+        val to = tp.getTo.asInstanceOf[FieldVector]
+        compacted += to
+        to.setInitialCapacity(keep.length)
+        to.allocateNew()
+        var j = 0
+        while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
+        to.setValueCount(keep.length)
+      }
+    }
+    Resources.closeAll(vectors)
+    compacted.toSeq
   }
 
-  def close(): Unit = opened.values.foreach(_.reader.close())
+  def close(): Unit = Resources.closeAll(opened.values.map(_.reader))
 }

@@ -6,7 +6,7 @@ import org.apache.arrow.vector.FieldVector
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.UnsupportedFeatureException
+import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.file.v2_0.FileWriter20
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
@@ -24,6 +24,8 @@ final class FragmentWriter(
     dataStorageVersion: String,
     allocator: BufferAllocator,
     maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile) extends AutoCloseable {
+  require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
+    s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
 
   /** The file format minor version written: 0 (footer 0.3), 1 or 2. */
   private val minor: Int = dataStorageVersion match {
@@ -46,7 +48,8 @@ final class FragmentWriter(
     var start = 0
     while (start < n) {
       if (current == null) open()
-      val take = math.min(n - start, (maxRowsPerFile - rowsInFile).toInt)
+      // The room left in the file may exceed an Int; the rows left in the batch never do.
+      val take = math.min((n - start).toLong, maxRowsPerFile - rowsInFile).toInt
       if (start == 0 && take == n) current.write(vectors)
       else {
         val slices = vectors.map { v =>
@@ -64,7 +67,8 @@ final class FragmentWriter(
     currentName = UUID.randomUUID().toString.replace("-", "") + ".lance"
     val path = Storage.join(tablePath, s"data/$currentName")
     written += path
-    current = FragmentWriter.FileWriter(storage.create(path), schema, minor)
+    val out = storage.create(path)
+    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor))
     rowsInFile = 0
   }
 
@@ -120,4 +124,11 @@ object FragmentWriter {
 
   /** pylance's default max_rows_per_file. */
   val DefaultMaxRowsPerFile: Long = 1024L * 1024
+
+  /**
+   * The most rows one data file (fragment) may hold: Lance counts a fragment's rows as a u32
+   * (`physical_rows`, the file's row count) and keeps the row offset in the low 32 bits of a row
+   * address, so a file can hold at most u32::MAX rows; Lance refuses larger `max_rows_per_file`.
+   */
+  val MaxRowsPerFile: Long = 0xFFFFFFFFL
 }

@@ -14,14 +14,16 @@ final case class HistoryEntry(version: Long, commitMicros: Long, operation: Stri
 object History {
   def of(dataset: Dataset): Seq[HistoryEntry] = {
     var previous: Option[Snapshot] = None
+    var before = 0L
     dataset.versions.map { v =>
       val s = dataset.snapshot(Some(v))
       val known = previous.map(_.fragments.map(_.getId).toSet).getOrElse(Set.empty[Long])
       val added = s.fragments.filterNot(f => known.contains(f.getId)).map(_.getPhysicalRows).sum
-      val before = previous.map(_.countRows).getOrElse(0L)
+      val rows = s.countRows(dataset.storage)
       val entry = HistoryEntry(v, s.commitMicros, Transactions.committed(dataset, v, Some(s.naming))
-        .map(Transactions.operationName).getOrElse("unknown transaction"), added, before + added - s.countRows, s.countRows)
+        .map(Transactions.operationName).getOrElse("unknown transaction"), added, before + added - rows, rows)
       previous = Some(s)
+      before = rows
       entry
     }
   }

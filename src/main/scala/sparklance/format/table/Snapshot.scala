@@ -1,6 +1,8 @@
 package sparklance.format.table
 
 import scala.jdk.CollectionConverters._
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
 
 /** One version of a table: its manifest, decoded schema and fragments. Immutable. */
@@ -22,11 +24,9 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
   /** When the version was committed, in microseconds since the epoch. */
   def commitMicros: Long = manifest.getTimestamp.getSeconds * 1000000L + manifest.getTimestamp.getNanos / 1000
 
-  /** Live rows, from fragment metadata alone. */
-  def countRows: Long = fragments.map(Snapshot.liveRows).sum
-}
+  /** Live rows: from fragment metadata, reading only deletion files whose count it lacks. */
+  def countRows(storage: Storage): Long = fragments.map(liveRows(storage, _)).sum
 
-object Snapshot {
-  def liveRows(f: DataFragment): Long =
-    f.getPhysicalRows - (if (f.hasDeletionFile) f.getDeletionFile.getNumDeletedRows else 0L)
+  /** Live rows of one of this version's fragments (see [[DeletionFiles.deletedRows]]). */
+  def liveRows(storage: Storage, f: DataFragment): Long = f.getPhysicalRows - DeletionFiles.deletedRows(storage, tablePath, f)
 }

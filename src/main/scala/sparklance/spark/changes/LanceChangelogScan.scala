@@ -36,7 +36,8 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
       val before = snapshots.get(v - 1)
       val micros = after.commitMicros
       CommitChanges.of(dataset.storage, before, after).map { c =>
-        LanceInputPartition(c.fragment.toByteArray, c.rows.first().toLong, c.rows.last().toLong + 1,
+        val (start, end) = LanceInputPartition.span(c.rows)
+        LanceInputPartition(c.fragment.toByteArray, start, end,
           change = Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
             changelog.computeUpdates))): InputPartition
       }

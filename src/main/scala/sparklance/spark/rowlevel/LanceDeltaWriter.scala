@@ -7,9 +7,11 @@ import org.apache.spark.sql.connector.write.{DeltaWriter, DeltaWriterFactory, Wr
 import org.apache.spark.sql.types.StructType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
+import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.{RowIdSequences, VersionSequences}
+import sparklance.format.table.RowAddress
 import sparklance.spark.{Allocators, LanceTable}
 import sparklance.spark.write.{FragmentSink, WriteTarget}
 
@@ -58,7 +60,7 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
 
   private def markDeleted(id: InternalRow): Unit = {
     val address = id.getLong(0)
-    deleted.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add((address & 0xFFFFFFFFL).toInt)
+    deleted.getOrElseUpdate(RowAddress.fragmentId(address), new RoaringBitmap()).add(RowAddress.offset(address).toInt)
   }
 
   override def delete(metadata: InternalRow, id: InternalRow): Unit = { markDeleted(id); deletes += 1 }
@@ -108,8 +110,5 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = DmlMetrics.task(deletes, updates, inserts)
 
-  override def close(): Unit = {
-    Seq(kept, fresh).filter(_ != null).foreach(_.close())
-    if (allocator != null) allocator.close()
-  }
+  override def close(): Unit = Resources.closeAll(Seq(kept, fresh, allocator))
 }

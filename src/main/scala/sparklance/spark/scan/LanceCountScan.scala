@@ -4,7 +4,10 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.LocalScan
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
 
-/** COUNT(*) answered from fragment metadata (physical rows minus deleted rows): no file is opened. */
+/**
+ * COUNT(*) answered from fragment metadata (physical rows minus deleted rows): no data file is
+ * opened, and a deletion file only when the manifest lacks its count.
+ */
 final class LanceCountScan(count: Long, table: String) extends LocalScan {
   override def rows(): Array[InternalRow] = Array(InternalRow(count))
   override def readSchema(): StructType = StructType(Seq(StructField("count(*)", LongType, nullable = false)))

@@ -6,10 +6,11 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{FragmentScanner, ScanBatch}
+import sparklance.format.table.{FragmentScanner, RowAddress, ScanBatch}
 import sparklance.spark.{Allocators, LanceTable}
 import sparklance.spark.changes.LanceChangelog
 
@@ -33,8 +34,8 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
   private val fields = target.fields
   private val change = partition.change
-  private val scanner = new FragmentScanner(target.storage, target.tablePath, fragment, fields, allocator,
-    partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes))
+  private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
+    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes)))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
@@ -52,12 +53,12 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     val n = current.numRows
     val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
       f.name match {
-        case LanceTable.RowAddress => perRow(None, offset => (fragment.getId << 32) | offset)
+        case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
         case LanceTable.FragmentId =>
           val v = new OnHeapColumnVector(n, IntegerType)
           v.putInts(0, n, fragment.getId.toInt)
           adapted :+= v; v
-        case LanceTable.RowId => perRow(rowIds, offset => (fragment.getId << 32) | offset)
+        case LanceTable.RowId => perRow(rowIds, RowAddress.of(fragment.getId, _))
         case LanceTable.CreatedAtVersion => perRow(createdAt, _ => LanceColumnarReader.UntrackedVersion)
         case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt, _ => LanceColumnarReader.UntrackedVersion)
         case LanceChangelog.ChangeType if change.isDefined =>
@@ -93,31 +94,29 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     v
   }
 
-  /** A long column with one value per live row, by physical offset; `absent` when the fragment has none. */
-  private def perRow(values: Option[Array[Long]], absent: Long => Long): ColumnVector = {
+  /**
+   * A long column with one value per live row, by physical offset; `absent(offset)` when the
+   * fragment has none.
+   */
+  private def perRow(values: Option[Array[Long]], absent: Int => Long): ColumnVector = {
     val n = current.numRows
     val v = new OnHeapColumnVector(n, LongType)
     var i = 0
     values match {
       case Some(a) => while (i < n) { v.putLong(i, a(current.offsets(i))); i += 1 }
-      case None => while (i < n) { v.putLong(i, absent(current.offsets(i).toLong)); i += 1 }
+      case None => while (i < n) { v.putLong(i, absent(current.offsets(i))); i += 1 }
     }
     adapted :+= v
     v
   }
 
   private def release(): Unit = {
-    adapted.foreach(_.close()); adapted = Nil
-    if (current != null) { current.close(); current = null }
-    batch = null
+    val (vectors, scanned) = (adapted, current)
+    adapted = Nil; current = null; batch = null
+    Resources.closeAll(vectors :+ scanned)
   }
 
-  override def close(): Unit = {
-    release()
-    primitives.close()
-    scanner.close()
-    allocator.close()
-  }
+  override def close(): Unit = Resources.closeAll(Seq[AutoCloseable](() => release(), primitives, scanner, allocator))
 }
 
 object LanceColumnarReader {

@@ -10,7 +10,7 @@ import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{LanceField, Snapshot}
+import sparklance.format.table.{LanceField, RowAddress, Snapshot}
 import sparklance.spark.LanceTable
 
 /**
@@ -26,7 +26,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   /**
    * For `_rowid` predicates: the offsets of the named rows, per fragment, found with the row id
-   * index (without stable row ids a row id is the row address).
+   * index (without stable row ids a row id is the row address, and one past its fragment's last
+   * row names no row).
    */
   private lazy val namedRows: Option[Map[Long, RoaringBitmap]] = rowIds.map { ids =>
     val addresses =
@@ -34,18 +35,25 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
         val index = RowLineage.index(table.dataset.storage, snapshot)
         ids.toSeq.map(index.address).filter(_ != -1L)
       } else ids.toSeq
-    addresses.groupBy(_ >>> 32).map { case (fragment, as) =>
-      fragment -> RoaringBitmap.bitmapOf(as.map(a => (a & 0xFFFFFFFFL).toInt): _*)
+    val physicalRows = snapshot.fragments.map(f => f.getId -> f.getPhysicalRows).toMap
+    addresses.groupBy(RowAddress.fragmentId).flatMap { case (fragment, as) =>
+      val rows = RoaringBitmap.bitmapOf(as.map(a => RowAddress.offset(a).toInt): _*)
+      rows.remove(physicalRows.getOrElse(fragment, 0L), 1L << 32)
+      if (rows.isEmpty) None else Some(fragment -> rows)
     }
   }
+
+  // Live rows per fragment id; a deletion file whose count the manifest lacks is read once.
+  private val live = scala.collection.concurrent.TrieMap.empty[Long, Long]
+  private def liveRows(f: DataFragment): Long = live.getOrElseUpdate(f.getId, snapshot.liveRows(table.dataset.storage, f))
 
   /** The fragments this scan reads. */
   protected def fragments: Seq[DataFragment] = {
     val named = namedRows.fold(snapshot.fragments)(rows => snapshot.fragments.filter(f => rows.contains(f.getId)))
     val selected = fragmentIds.fold(named)(ids => named.filter(f => ids.contains(f.getId)))
     limit.fold(selected) { n =>
-      val live = selected.map(Snapshot.liveRows).scanLeft(0L)(_ + _)
-      selected.zip(live).takeWhile { case (_, before) => before < n }.map(_._1)
+      val before = selected.map(liveRows).scanLeft(0L)(_ + _)
+      selected.zip(before).takeWhile { case (_, before) => before < n }.map(_._1)
     }
   }
   private val rowsPerSplit: Long = Option(options.get("split_rows")).map(_.toLong).getOrElse(LanceScan.DefaultSplitRows)
@@ -58,10 +66,11 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] =
-    fragments.filter(Snapshot.liveRows(_) > 0).flatMap { f =>
+    fragments.filter(liveRows(_) > 0).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
-        case Some(rows) => Seq(LanceInputPartition(f.toByteArray, rows.first().toLong, rows.last().toLong + 1, limit,
-          only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
+        case Some(rows) =>
+          val (start, end) = LanceInputPartition.span(rows)
+          Seq(LanceInputPartition(f.toByteArray, start, end, limit, only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
         case None =>
           val rows = f.getPhysicalRows
           (0L until rows by rowsPerSplit).map(start =>
@@ -78,7 +87,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   }
 
   override def estimateStatistics(): Statistics = {
-    val rows = snapshot.countRows
+    val rows = snapshot.fragments.map(liveRows).sum
     val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala).map(_.getFileSizeBytes).sum
     new Statistics {
       override def numRows(): OptionalLong = OptionalLong.of(rows)

@@ -53,7 +53,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
 
   override def build(): Scan = {
     table.reads.record(pushed)
-    if (countOnly) new LanceCountScan(table.snapshot.countRows, table.tableName)
+    if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table.tableName)
     else if (rowLevel) new LanceRowLevelScan(table, required, options)
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq))

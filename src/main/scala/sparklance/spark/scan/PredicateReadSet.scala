@@ -18,15 +18,20 @@ import sparklance.spark.{LanceTable, SparkTypes}
  */
 final class PredicateReadSet(table: LanceTable, scans: Seq[Seq[Predicate]]) extends ReadSet {
   private val conditions: Seq[Option[Expression]] = scans.map { pushed =>
-    pushed.flatMap(p => try V2ExpressionUtils.toCatalyst(p) catch { case NonFatal(_) => None }).reduceOption(And)
+    // V2ExpressionUtils is Spark's own, but internal: should a Spark release change it, a predicate
+    // it cannot convert only widens the read set.
+    pushed.flatMap(p => try V2ExpressionUtils.toCatalyst(p) catch { case NonFatal(_) | _: LinkageError => None })
+      .reduceOption(And)
   }
 
   override def mayHaveRead(snapshot: Snapshot, fragments: Seq[DataFragment]): Boolean = {
-    val live = fragments.filter(f => Snapshot.liveRows(f) > 0)
+    // A fragment whose rows are all deleted is dropped from the manifest, so rows here are live
+    // but for some deleted ones, which the reader skips.
+    val live = fragments.filter(_.getPhysicalRows > 0)
     if (live.isEmpty) return false
     // A scan with no usable predicate read every row; too many rows to check on the driver are
     // assumed read rather than scanned for.
-    if (conditions.exists(_.isEmpty) || live.map(Snapshot.liveRows).sum > PredicateReadSet.MaxRowsChecked) return true
+    if (conditions.exists(_.isEmpty) || live.map(_.getPhysicalRows).sum > PredicateReadSet.MaxRowsChecked) return true
     val schema = SparkTypes.toSpark(snapshot.schema, table.tableName)
     val columns = conditions.flatten.flatMap(_.collect { case a: UnresolvedAttribute => a.nameParts.head }).distinct
     val fields = columns.map(name => schema.fields.find(_.name == name)

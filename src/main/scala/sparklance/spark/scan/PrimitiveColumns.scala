@@ -4,6 +4,7 @@ import org.apache.arrow.vector._
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
+import sparklance.format.Resources
 
 /**
  * Fixed-width columns handed to Spark as its own off-heap column vectors, one per column, reused
@@ -35,5 +36,5 @@ final class PrimitiveColumns extends AutoCloseable {
     Some(out)
   }
 
-  def close(): Unit = { vectors.values.foreach(_.close()); vectors.clear() }
+  def close(): Unit = try Resources.closeAll(vectors.values) finally vectors.clear()
 }

@@ -4,6 +4,7 @@ import org.apache.spark.sql.types.StructType
 import sparklance.format.io.Storage
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.spark.CatalogSettings
 
 /** What executors read: the table path, the projected Lance fields (as protobuf) and Spark's read schema. */
 final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType,
@@ -12,6 +13,9 @@ final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Ar
 
   def fields: Seq[LanceField] =
     LanceSchema.fromProto(fieldBytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
+
+  override def toString: String =
+    s"ReadTarget($tableName, $tablePath, ${readSchema.simpleString}, storageConf=${CatalogSettings.redacted(storageConf)})"
 }
 
 object ReadTarget {

@@ -9,7 +9,8 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
-import sparklance.format.LanceException
+import scala.collection.mutable.ArrayBuffer
+import sparklance.format.{LanceException, Resources}
 import sparklance.format.table.LanceField
 import sparklance.spark.UnsupportedTypeException
 
@@ -23,9 +24,17 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   /** Writes the value at `ordinal` of `source` (known non-null) at index `index` of the vector. */
   private type Setter = (SpecializedGetters, Int, Int) => Unit
 
-  val vectors: Seq[FieldVector] = fields.map(_.toArrow.createVector(allocator).asInstanceOf[FieldVector])
-  vectors.foreach(_.allocateNew())
-  private val setters: Array[Setter] = fields.indices.map(i => setter(fields(i), sparkTypes(i), vectors(i), fields(i).name)).toArray
+  // What is allocated here is released if a later vector or a setter (a type it cannot write) fails.
+  val vectors: Seq[FieldVector] = {
+    val created = ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(created) {
+      fields.foreach { f => created += f.toArrow.createVector(allocator).asInstanceOf[FieldVector]; created.last.allocateNew() }
+      created.toSeq
+    }
+  }
+  private val setters: Array[Setter] = Resources.closeOnFailure(vectors) {
+    fields.indices.map(i => setter(fields(i), sparkTypes(i), vectors(i), fields(i).name)).toArray
+  }
   private var rows = 0
 
   def count: Int = rows
@@ -54,7 +63,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 
   def reset(): Unit = { vectors.foreach(_.reset()); rows = 0 }
 
-  def close(): Unit = vectors.foreach(_.close())
+  def close(): Unit = Resources.closeAll(vectors)
 
   private def outOfRange(path: String, f: LanceField, v: Any) =
     new LanceException(s"Value $v does not fit column '$path' of $table (${f.logicalType})")

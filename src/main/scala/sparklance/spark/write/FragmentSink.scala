@@ -3,6 +3,7 @@ package sparklance.spark.write
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.DataType
+import sparklance.format.Resources
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.FragmentWriter
 
@@ -16,8 +17,8 @@ final class FragmentSink(target: WriteTarget, inputTypes: Seq[DataType], allocat
 
   private val schema = target.schema
   private val rows = new ArrowRowWriter(target.tableName, schema.fields, inputTypes, allocator)
-  private val files = new FragmentWriter(target.storage, target.tablePath, schema, target.dataStorageVersion, allocator,
-    target.maxRowsPerFile)
+  private val files = Resources.closeOnFailure(Seq(rows))(new FragmentWriter(target.storage, target.tablePath, schema,
+    target.dataStorageVersion, allocator, target.maxRowsPerFile))
   private var written = 0L
 
   def append(row: InternalRow): Unit = {
@@ -39,5 +40,5 @@ final class FragmentSink(target: WriteTarget, inputTypes: Seq[DataType], allocat
 
   def abort(): Unit = files.abort()
 
-  def close(): Unit = { files.close(); rows.close() }
+  def close(): Unit = Resources.closeAll(Seq(files, rows))
 }

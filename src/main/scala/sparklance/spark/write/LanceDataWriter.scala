@@ -3,6 +3,7 @@ package sparklance.spark.write
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
+import sparklance.format.Resources
 import sparklance.spark.Allocators
 
 final class LanceDataWriterFactory(target: WriteTarget, inputSchema: StructType) extends DataWriterFactory {
@@ -13,7 +14,7 @@ final class LanceDataWriterFactory(target: WriteTarget, inputSchema: StructType)
 /** One task's rows, written into new data files. */
 final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: String) extends DataWriter[InternalRow] {
   private val allocator = Allocators.child(name)
-  private val sink = new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator)
+  private val sink = Resources.closeOnFailure(Seq(allocator))(new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator))
 
   override def write(row: InternalRow): Unit = sink.append(row)
 
@@ -21,8 +22,5 @@ final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: 
 
   override def abort(): Unit = sink.abort()
 
-  override def close(): Unit = {
-    sink.close()
-    allocator.close()
-  }
+  override def close(): Unit = Resources.closeAll(Seq(sink, allocator))
 }

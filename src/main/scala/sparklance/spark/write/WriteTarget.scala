@@ -3,6 +3,7 @@ package sparklance.spark.write
 import sparklance.format.io.Storage
 import sparklance.format.proto.FileProtos
 import sparklance.format.table.LanceSchema
+import sparklance.spark.CatalogSettings
 
 /**
  * Everything an executor needs to write data files for a table, in serializable form
@@ -17,6 +18,9 @@ final case class WriteTarget(
     storageConf: Map[String, String]) {
   def schema: LanceSchema = LanceSchema.fromProto(schemaFields.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of())
   def storage: Storage = Storage.forPath(tablePath, storageConf)
+
+  override def toString: String = s"WriteTarget($tableName, $tablePath, $dataStorageVersion, maxRowsPerFile=$maxRowsPerFile, " +
+    s"storageConf=${CatalogSettings.redacted(storageConf)})"
 }
 
 object WriteTarget {

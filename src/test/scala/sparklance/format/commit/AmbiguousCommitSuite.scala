@@ -78,7 +78,7 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     files.discard(Seq(fragment)) // what Spark does next: abort the write
     assert(dataFileExists(ds), "the data file of a commit that may have landed must stay")
     storage.failListings = 0
-    assert(ds.latestVersion == 2L && ds.snapshot().countRows == 3)
+    assert(ds.latestVersion == 2L && ds.snapshot().countRows(ds.storage) == 3)
   }
 
   test("the put writes the manifest and throws, and its manifest cannot be read back: state unknown") {

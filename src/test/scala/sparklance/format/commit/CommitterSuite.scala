@@ -32,13 +32,13 @@ class CommitterSuite extends AnyFunSuite {
     val v2 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment(10, "a.lance"), fragment(5, "b.lance"))))
     assert(v2.version == 2)
     assert(v2.snapshot.fragments.map(_.getId) == Seq(0L, 1L))
-    assert(v2.snapshot.countRows == 15)
+    assert(v2.snapshot.countRows(ds.storage) == 15)
     val v3 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema))
     // Overwrite never reuses fragment ids: indices may still name the old ones.
     assert(v3.snapshot.fragments.map(_.getId) == Seq(2L))
     assert(v3.snapshot.manifest.getMaxFragmentId == 2)
     assert(ds.versions == Seq(1L, 2L, 3L))
-    assert(ds.snapshot(Some(2)).countRows == 15)
+    assert(ds.snapshot(Some(2)).countRows(ds.storage) == 15)
     val m = ds.snapshot().manifest
     assert(m.getWriterVersion.getLibrary == "sparklance")
     assert(m.getDataFormat.getVersion == "2.0")
@@ -66,15 +66,15 @@ class CommitterSuite extends AnyFunSuite {
     val e = intercept[CommitConflictException](new Committer(ds).commit(Some(read),
       Operation.Overwrite(Seq(fragment(1, "c.lance")), schema), reads = Some(ReadSet.Everything)))
     assert(e.getMessage.contains("Append") && e.getMessage.contains("version 2") && e.getMessage.contains("serializable"))
-    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows == 10)
+    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows(ds.storage) == 10)
     // The same under snapshot isolation, or a blind overwrite: serial order append, then overwrite.
     new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read),
       Operation.Overwrite(Seq(fragment(1, "c.lance")), schema), reads = Some(ReadSet.Everything))
-    assert(ds.versions == Seq(1L, 2L, 3L) && ds.snapshot().countRows == 1)
+    assert(ds.versions == Seq(1L, 2L, 3L) && ds.snapshot().countRows(ds.storage) == 1)
     val read3 = ds.snapshot()
     new Committer(ds).commit(Some(read3), Operation.Append(Seq(fragment(10, "e.lance"))))
     new Committer(ds).commit(Some(read3), Operation.Overwrite(Seq(fragment(2, "d.lance")), schema))
-    assert(ds.versions == Seq(1L, 2L, 3L, 4L, 5L) && ds.snapshot().countRows == 2)
+    assert(ds.versions == Seq(1L, 2L, 3L, 4L, 5L) && ds.snapshot().countRows(ds.storage) == 2)
   }
 
   test("two overwrites from one version: the second is a retryable conflict") {
@@ -84,7 +84,7 @@ class CommitterSuite extends AnyFunSuite {
     val e = intercept[CommitConflictException](
       new Committer(ds).commit(Some(read), Operation.Overwrite(Seq(fragment(2, "d.lance")), schema)))
     assert(e.retryable && e.getMessage.contains("Overwrite") && e.version == 2L)
-    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows == 1)
+    assert(ds.versions == Seq(1L, 2L) && ds.snapshot().countRows(ds.storage) == 1)
   }
 
   test("an append after a concurrent overwrite fails") {

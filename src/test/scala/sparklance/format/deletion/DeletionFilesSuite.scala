@@ -40,4 +40,15 @@ class DeletionFilesSuite extends AnyFunSuite {
     intercept[CorruptFileException](DeletionFiles.read(LocalStorage, dir,
       DataFragment.newBuilder().setId(1).setDeletionFile(file).build()))
   }
+
+  test("deleted rows come from the manifest when it counts them, else from the file") {
+    val dir = Files.createTempDirectory("del").toString
+    val file = DeletionFiles.write(LocalStorage, dir, 1, 1, RoaringBitmap.bitmapOf(1, 2, 3))
+    val unknown = DataFragment.newBuilder().setId(1).setDeletionFile(file.toBuilder.setNumDeletedRows(0)).build()
+    assert(DeletionFiles.deletedRows(LocalStorage, dir, unknown) == 3)
+    // A known count is metadata only: the file is not opened (here it no longer exists).
+    Files.delete(java.nio.file.Paths.get(Storage.join(dir, DeletionFiles.relativePath(1, file))))
+    assert(DeletionFiles.deletedRows(LocalStorage, dir, DataFragment.newBuilder().setId(1).setDeletionFile(file).build()) == 3)
+    assert(DeletionFiles.deletedRows(LocalStorage, dir, DataFragment.newBuilder().setId(1).build()) == 0)
+  }
 }

@@ -235,7 +235,7 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
       val first = writeFragments(table, 0L until 2500L, allocator)
       assert(first.size == 3)
       val v2 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(first))
-      assert(v2.version == 2 && v2.snapshot.countRows == 2500)
+      assert(v2.version == 2 && v2.snapshot.countRows(ds.storage) == 2500)
       assert(scan(ds.snapshot(), allocator) == (0L until 2500L))
 
       // A delete: deletion files are written to HDFS next to the data.
@@ -245,7 +245,7 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
         byId(id).toBuilder.setDeletionFile(DeletionFiles.write(storage, table, id, 2, rows)).build()
       }
       val v3 = new Committer(ds).commit(Some(ds.snapshot()), Operation.Delete(updated, Nil, "v < 100 OR v IN (2000, 2007, 2499)"))
-      assert(v3.version == 3 && v3.snapshot.countRows == 2397)
+      assert(v3.version == 3 && v3.snapshot.countRows(ds.storage) == 2397)
       val base = (0L until 2500L).filterNot(v => v < 100 || Set(2000L, 2007L, 2499L)(v))
       assert(scan(ds.snapshot(), allocator) == base)
 
@@ -258,7 +258,7 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
         new Committer(ds).commit(Some(read2), Operation.Append(b)).version)
       assert(Set(ra.get, rb.get) == Set(4L, 5L))
       val v4 = ds.snapshot()
-      assert(v4.version == 5 && v4.countRows == 3097)
+      assert(v4.version == 5 && v4.countRows(ds.storage) == 3097)
       assert(scan(v4, allocator).sorted == (base ++ (10000L until 10300L) ++ (20000L until 20400L)))
       assert(v4.fragments.map(_.getId).distinct.size == v4.fragments.size)
 
