@@ -16,14 +16,16 @@ from pyspark.sql import SparkSession
 import sparklance
 
 # The driver lives for a few seconds: C1-only compilation and the serial collector roughly halve
-# its start-up on two shared cores, and change nothing about what it writes or when.
-QUICK_START_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# its start-up on two shared cores, and change nothing about what it writes or when. The JVM's own
+# warnings (class-data sharing prints many) go to stderr: stdout carries READY and DONE, and a
+# JVM blocked on a full stdout pipe would never exit.
+QUICK_START_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xlog:disable -Xlog:all=warning:stderr"
 
 
 def main():
     warehouse, local_dir, table, statement = sys.argv[1:5]
-    jvm_options = " ".join([QUICK_START_JVM] + sys.argv[5:])
-    # spark.local.dir: a killed driver leaves its scratch directories behind; the parent owns this one.
+    # A killed driver leaves its scratch directories behind: they go to LOCAL_DIR, which the parent removes.
+    jvm_options = " ".join([QUICK_START_JVM, f"-Djava.io.tmpdir={local_dir}"] + sys.argv[5:])
     spark = (sparklance.configure(SparkSession.builder.master("local[2]").appName("sparklance-crash-child"),
                                   warehouse=warehouse)
              .config("spark.local.dir", local_dir)

@@ -124,14 +124,21 @@ class Driver:
         self.proc.stdin.write(b"go\n")
         return time.monotonic()
 
-    def _check_finished(self):
-        out = self.proc.stdout.read().decode()
-        assert self.proc.wait() == 0 and "DONE" in out, f"statement failed:\n{self._log_tail()}"
+    def _await_done(self):
+        for line in iter(self.proc.stdout.readline, b""):
+            if line.startswith(b"DONE"):
+                return
+        raise AssertionError(f"statement failed:\n{self._log_tail()}")
 
     def run_to_end(self):
-        """Runs the statement undisturbed and waits until the driver JVM has exited by itself."""
+        """Runs the statement undisturbed; returns once it has finished."""
         self._go()
-        self._check_finished()
+        self._await_done()
+
+    def wait_exit(self):
+        """Waits until the driver, JVM included, has exited by itself."""
+        self.proc.stdout.read()
+        assert self.proc.wait() == 0, f"driver failed:\n{self._log_tail()}"
         self._wait_jvm_gone()
 
     def run_and_kill(self, table, before, trigger, delay):
@@ -144,7 +151,7 @@ class Driver:
         start = self._go()
         while not check(table, before):
             if self.proc.poll() is not None:
-                self._check_finished()
+                self._await_done()
                 self.kill()
                 return None
             if time.monotonic() - start > STATEMENT_TIMEOUT:

@@ -11,7 +11,7 @@ run afterwards must commit and give the expected rows.
 import random
 import shutil
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
 import lance
@@ -22,6 +22,7 @@ from crash_watch import Driver, listing, reached
 SEED = 20261123
 COLUMNS = ("id", "grp", "val", "tag")
 NAMESPACE = "lance.crash"
+LOOKAHEAD = 2  # drivers booting ahead of the one being killed
 ROW_SQL = "id, CAST(id % 10 AS INT), id * 7, concat('n', id % 13)"
 
 
@@ -162,6 +163,14 @@ def _check_after_kill(spark, ident, path, kind, old, template_files):
     return version, unnamed
 
 
+def _moment(trigger, delay, fired):
+    if trigger == "random":
+        return f"killed {delay:.2f}s after the start"
+    if fired is None:
+        return f"no {trigger} file appeared"
+    return f"killed {delay * 1000:4.1f} ms after a {trigger} file, at {fired:.2f}s"
+
+
 def test_sigkilled_driver_leaves_table_consistent(spark, warehouse, tmp_path):
     began = time.monotonic()
     rng = random.Random(SEED)
@@ -170,12 +179,14 @@ def test_sigkilled_driver_leaves_table_consistent(spark, warehouse, tmp_path):
     template, old = _prepare_template(spark, warehouse)
     template_listing = listing(template)
     template_files = {f"{d}/{n}" for d in ("data", "_deletions") for n in template_listing[d]}
-    archive = tmp_path / "driver-classes.jsa"
+    scratch = tmp_path / "scratch"  # the drivers' temporary files and the class archive: tens of MB
+    scratch.mkdir()
+    archive = scratch / "driver-classes.jsa"
     drivers = []
 
     def driver(name, kind, *jvm_options):
         ident, path = _copy(template, warehouse, name)
-        drivers.append(Driver(warehouse, tmp_path / "spark-local", ident, STATEMENTS[kind][0].format(t=ident),
+        drivers.append(Driver(warehouse, scratch, ident, STATEMENTS[kind][0].format(t=ident),
                               tmp_path / f"{name}.log", jvm_options))
         return drivers[-1], ident, path
 
@@ -190,39 +201,41 @@ def test_sigkilled_driver_leaves_table_consistent(spark, warehouse, tmp_path):
         undisturbed.wait_ready()
         undisturbed.run_to_end()
         assert check_table(spark, ident, path, {old + 1: _merge(_initial())})[0] == old + 1
+        undisturbed.wait_exit()
         shared = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() else []
 
-        commit_seconds, report, fired_triggers, outcomes = {}, [], [], set()
-        # Each driver boots while the parent checks the table the previous one left.
-        upcoming = driver("kill_00", PLAN[0][0], *shared)
+        commit_seconds, fired_triggers, outcomes = {}, [], set()
+        kills_began = time.monotonic()
+        # Drivers boot ahead, while the parent checks what the previous ones left.
+        upcoming = deque(driver(f"kill_{i:02}", PLAN[i][0], *shared) for i in range(min(LOOKAHEAD, len(PLAN))))
         for i, (kind, trigger, delay) in enumerate(PLAN):
-            current, ident, path = upcoming
+            current, ident, path = upcoming.popleft()
             current.wait_ready()
             if delay is None:
                 delay = draws[i] * (1.25 * commit_seconds[kind] if trigger == "random" else 0.030)
             fired = current.run_and_kill(path, template_listing, trigger, delay)
             step = reached(path, template_listing) if fired is not None else "statement finished, no kill"
-            if i + 1 < len(PLAN):
-                upcoming = driver(f"kill_{i + 1:02}", PLAN[i + 1][0], *shared)
-            version, unnamed = _check_after_kill(spark, ident, path, kind, old, template_files)
+            if i + LOOKAHEAD < len(PLAN):
+                upcoming.append(driver(f"kill_{i + LOOKAHEAD:02}", PLAN[i + LOOKAHEAD][0], *shared))
+            kill = f"{i:2} {kind:6} {_moment(trigger, delay, fired):52} reached: {step:46}"
+            try:
+                version, unnamed = _check_after_kill(spark, ident, path, kind, old, template_files)
+            except Exception as e:
+                raise AssertionError(f"after kill {kill.strip()}: {e}") from e
 
             if fired is not None:
                 fired_triggers.append(trigger)
                 if trigger.startswith("manifest"):
                     commit_seconds[kind] = max(commit_seconds.get(kind, 0.0), fired)
             outcomes.add(version - old)
-            report.append(f"{i:2} {kind:6} {trigger:13} +{delay * 1000:6.1f} ms "
-                          f"{'fired at %.2fs' % fired if fired is not None else 'never fired':15} "
-                          f"reached: {step:46} -> {'new' if version > old else 'old'} version, "
-                          f"{len(unnamed)} leftover files")
+            print(f"{kill} -> {'new' if version > old else 'old'} version, {len(unnamed)} leftover files")
     finally:
         for d in drivers:
             d.kill()
-        archive.unlink(missing_ok=True)
+        shutil.rmtree(scratch)
 
-    print(f"\nseed {SEED}, {len(PLAN)} kills, {time.monotonic() - began:.0f}s in all")
-    print("\n".join(report))
-    print("triggers fired:", dict(Counter(fired_triggers)))
+    print(f"seed {SEED}: set-up {kills_began - began:.0f}s, {len(PLAN)} kills {time.monotonic() - kills_began:.0f}s; "
+          f"triggers fired: {dict(Counter(fired_triggers))}")
     # Every window must have been hit at least once, and kills must have left both old and new tables.
     assert {"data", "deletion", "transaction", "manifest"} <= set(fired_triggers), fired_triggers
     assert outcomes == {0, 1}, outcomes
