@@ -1,4 +1,10 @@
-// sparklance: a Spark DataSource V2 catalog for Lance tables, in pure JVM code.
+// sparklance: Lance tables in pure JVM code, and a Spark DataSource V2 catalog over them.
+//
+// Three modules, whose dependencies enforce the layers (the compiler refuses a Spark or Hadoop
+// import where the module does not depend on it):
+//   format  src/format  the Lance table and file format: Arrow, RoaringBitmap, protobuf, codecs
+//   hadoop  src/hadoop  storage over Hadoop's FileSystem (HDFS, S3A, GCS, ABFS); needs format
+//   spark   src/spark   the DataSource V2 plugin; its assembly is the jar the Python package ships
 ThisBuild / organization := "io.sparklance"
 ThisBuild / version := "0.1.0"
 ThisBuild / scalaVersion := "2.13.18"
@@ -7,6 +13,27 @@ val sparkVersion = "4.2.0"
 val arrowVersion = "19.0.0"
 val protobufVersion = "4.33.5"
 val hadoopVersion = "3.5.0" // the Hadoop client Spark 4.2.0 ships
+
+// Libraries Spark 4.2.0 ships, at its versions: provided at run time by Spark, or by whatever
+// engine or application uses the format module on its own (the README lists them).
+val shippedBySpark = Seq(
+  "org.apache.arrow" % "arrow-vector" % arrowVersion,
+  "org.apache.arrow" % "arrow-memory-netty" % arrowVersion,
+  "org.roaringbitmap" % "RoaringBitmap" % "1.6.10",
+  "com.github.luben" % "zstd-jni" % "1.5.7-7",
+  "at.yawk.lz4" % "lz4-java" % "1.11.0",
+  "org.apache.commons" % "commons-compress" % "1.28.0"
+).map(_ % Provided)
+
+val hadoopClient = Seq(
+  "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion % Provided,
+  "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion % Provided,
+  // An in-process HDFS (MiniDFSCluster) for the storage tests; the shaded jar that matches the
+  // hadoop-client-api/-runtime Spark ships, so Spark's own classpath is unchanged.
+  "org.apache.hadoop" % "hadoop-client-minicluster" % hadoopVersion % Test
+)
+
+val scalatest = "org.scalatest" %% "scalatest" % "3.2.19" % Test
 
 // Spark needs these module openings on Java 17 (the same list spark-submit passes).
 val javaModuleOptions = Seq(
@@ -27,35 +54,71 @@ val javaModuleOptions = Seq(
   "-Dio.netty.tryReflectionSetAccessible=true"
 )
 
-lazy val root = (project in file("."))
+// Tests of all modules run one forked JVM at a time, from the repository root (where the tests
+// find the project's .venv), as they did in one module.
+Global / concurrentRestrictions += Tags.limit(Tags.ForkedTestGroup, 1)
+
+/** A module under src/<dir>, with its sources in main/ and test/ there. */
+def module(id: String, dir: String): Project = Project(id, file(s"src/$dir")).settings(
+  name := s"sparklance-$dir",
+  scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
+  javacOptions ++= Seq("--release", "17"),
+  Compile / scalaSource := (ThisBuild / baseDirectory).value / "src" / dir / "main" / "scala",
+  Compile / javaSource := (ThisBuild / baseDirectory).value / "src" / dir / "main" / "java",
+  Compile / resourceDirectory := (ThisBuild / baseDirectory).value / "src" / dir / "main" / "resources",
+  Test / scalaSource := (ThisBuild / baseDirectory).value / "src" / dir / "test" / "scala",
+  Test / javaSource := (ThisBuild / baseDirectory).value / "src" / dir / "test" / "java",
+  Test / resourceDirectory := (ThisBuild / baseDirectory).value / "src" / dir / "test" / "resources",
+  libraryDependencies += scalatest,
+  Test / fork := true,
+  Test / forkOptions := (Test / forkOptions).value.withWorkingDirectory((ThisBuild / baseDirectory).value),
+  Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g"),
+  Test / parallelExecution := false,
+  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
+)
+
+lazy val format = module("format", "format")
   .settings(
-    name := "sparklance",
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
-    javacOptions ++= Seq("--release", "17"),
-    libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
-      "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
-      // Spark ships arrow-vector, RoaringBitmap, zstd-jni and lz4-java; arrow-compression it does
-      // not, and it is needed to read the ZSTD-compressed IPC deletion files pylance writes.
+    libraryDependencies ++= shippedBySpark ++ Seq(
+      // arrow-compression reads the ZSTD-compressed IPC deletion files pylance writes; Spark does
+      // not ship it, so its classes go into the jar (its dependencies are the shipped codecs).
       ("org.apache.arrow" % "arrow-compression" % arrowVersion).excludeAll(ExclusionRule("*", "*")),
       "com.google.protobuf" % "protobuf-java" % protobufVersion,
       // the well-known .proto files (Timestamp, Empty) for protoc's include path
-      "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf",
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test,
-      // An in-process HDFS (MiniDFSCluster) for the storage tests; the shaded jar that matches the
-      // hadoop-client-api/-runtime Spark ships, so Spark's own classpath is unchanged.
-      "org.apache.hadoop" % "hadoop-client-minicluster" % hadoopVersion % Test
+      "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf"
     ),
-    Compile / PB.protoSources := Seq(baseDirectory.value / "protos"),
+    Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
     Compile / PB.targets := Seq(PB.gens.java(protobufVersion) -> (Compile / sourceManaged).value / "protobuf"),
     PB.protocVersion := protobufVersion,
+    // The version written into manifests as writer_version, from the one version of the build.
+    Compile / sourceGenerators += Def.task {
+      val out = (Compile / sourceManaged).value / "sparklance" / "format" / "BuildInfo.scala"
+      IO.write(out,
+        s"""package sparklance.format
+           |
+           |/** Generated by build.sbt: the version this library writes into manifests as writer_version. */
+           |object BuildInfo {
+           |  val version: String = "${version.value}"
+           |}
+           |""".stripMargin)
+      Seq(out)
+    }.taskValue
+  )
 
-    Test / fork := true,
-    Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g"),
-    Test / parallelExecution := false,
-    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+lazy val hadoop = module("hadoop", "hadoop")
+  .dependsOn(format % "compile->compile;test->test")
+  .settings(libraryDependencies ++= shippedBySpark ++ hadoopClient)
 
+lazy val spark = module("spark", "spark")
+  .dependsOn(format % "compile->compile;test->test", hadoop)
+  .settings(
+    libraryDependencies ++= Seq(
+      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided
+    ) ++ hadoopClient.filter(_.configurations.contains("test")),
     assembly / assemblyJarName := "sparklance.jar",
+    // Where the README and ./dev/setup find the jar.
+    assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "target" / "scala-2.13" / "sparklance.jar",
     assembly / assemblyOption ~= { _.withIncludeScala(false) },
     assembly / assemblyShadeRules := Seq(
       ShadeRule.rename("com.google.protobuf.**" -> "sparklance.shaded.protobuf.@1").inAll
@@ -68,4 +131,14 @@ lazy val root = (project in file("."))
       case x if x.endsWith(".proto") => MergeStrategy.discard
       case x => (assembly / assemblyMergeStrategy).value(x)
     }
+  )
+
+lazy val root = (project in file("."))
+  .aggregate(format, hadoop, spark)
+  .settings(
+    name := "sparklance",
+    publish / skip := true,
+    // `sbt assembly` builds the plugin jar only.
+    assembly / aggregate := false,
+    assembly := (spark / assembly).value
   )

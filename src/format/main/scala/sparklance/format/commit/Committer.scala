@@ -1,0 +1,261 @@
+package sparklance.format.commit
+
+import com.google.protobuf.Timestamp
+import java.time.Instant
+import java.util.UUID
+import java.util.concurrent.ThreadLocalRandom
+import scala.jdk.CollectionConverters._
+import scala.util.Using
+import scala.util.control.NonFatal
+import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException}
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.io.Storage
+import sparklance.format.rowids.RowLineage
+import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, Manifest}
+import sparklance.format.proto.TransactionProtos.Transaction
+import sparklance.format.table._
+
+/**
+ * Turns an operation into the next version: writes the transaction file, builds the manifest
+ * from the version it read, and publishes it with put-if-absent. Losing the race makes it read
+ * back every version committed since and check ours against each with [[ConflictRules]] (and,
+ * under serializable isolation, against the rows each added that the statement's [[ReadSet]]
+ * could have read); then it either rebases onto the latest version and retries, or fails with
+ * CommitConflictException, leaving the table untouched. A retry first checks whether an earlier
+ * attempt of ours landed after all (its manifest names our transaction) and then returns that
+ * version. When a put failed in a way that may have written the manifest and the table cannot
+ * be read back to tell, it fails with CommitStateUnknownException: the caller must then keep
+ * every file the commit references.
+ */
+final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolation = Isolation.Serializable) {
+  private val storage = dataset.storage
+
+  /**
+   * `read` is the snapshot the operation was planned against (None when creating the table);
+   * `reads` what the statement read of it, which matters under serializable isolation only (None:
+   * a Delete or Update read every row, anything else read nothing).
+   */
+  def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
+      reads: Option[ReadSet] = None): CommitResult = {
+    read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
+      s.manifest.getWriterFeatureFlags, forWrite = true))
+    val statementReads = reads.getOrElse(ReadSet.assumedFor(op))
+    val readVersion = read.map(_.version).getOrElse(0L)
+    val uuid = UUID.randomUUID().toString
+    var (txn, txnName) = writeTransaction(readVersion, uuid, op, properties)
+    val ourTransactionFiles = scala.collection.mutable.Set(txnName)
+
+    var current = op
+    var base = read
+    var attempt = 0
+    val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
+    def conflict(version: Long, theirs: Option[Transaction], detail: String, retryable: Boolean = true): Nothing = {
+      dropDeletionFiles(ownFiles.toSeq)
+      val other = theirs.fold("commit")(Transactions.operationName)
+      val advice = if (retryable) "re-run the statement" else "check the table's new contents before re-running the statement"
+      throw new CommitConflictException(dataset.path, version,
+        s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $version: " +
+          s"$detail; the table is unchanged, $advice", retryable)
+    }
+    while (true) {
+      val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
+      val manifest = nextManifest(base, current, txnName)
+      val version = manifest.getVersion
+      val index = if (current.isInstanceOf[Operation.Overwrite]) None else base.flatMap(_.file.indexSection)
+      val bytes = ManifestFile.encode(manifest, index, Some(txn))
+      val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
+      val put = try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
+      if (put == Right(true)) {
+        writeHint(version)
+        return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
+      }
+      // After a put that may have written the manifest, a failure to read the table back leaves
+      // the outcome unknown; after a definite "exists", it is an ordinary error.
+      def unknownIfUncertain[T](step: => T): T = try step catch {
+        case NonFatal(e) if put.isLeft => throw new CommitStateUnknownException(dataset.path, version, e)
+      }
+      val creating = base.isEmpty && !unknownIfUncertain(dataset.exists)
+      if (creating) {
+        // Creating the table and the store failed before anything landed: try the same put again.
+        if (attempt >= maxRetries) throw put.left.toOption.getOrElse(new IllegalStateException(s"cannot create $target"))
+      } else {
+        val latest = unknownIfUncertain(dataset.snapshot())
+        val firstNew = base.fold(1L)(_.version + 1)
+        val newer = (firstNew to latest.version).map(v => v -> Transactions.lookup(dataset, v, latest.naming))
+        val ours = newer.collectFirst { case (v, VersionLookup.Committed(s, t))
+          if ourTransactionFiles(s.manifest.getTransactionFile) || t.exists(_.getUuid == uuid) => s }
+        if (ours.isDefined) {
+          writeHint(latest.version)
+          return CommitResult(ours.get)
+        }
+        newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && put.isLeft =>
+          throw new CommitStateUnknownException(dataset.path, version, e)
+        }
+        FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
+          latest.manifest.getWriterFeatureFlags, forWrite = true)
+        if (attempt >= maxRetries)
+          conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
+            s"gave up after $maxRetries retries against concurrent commits")
+        val touching = check(txn, base, newer, statementReads, conflict)
+        current match {
+          case _: Operation.Delete | _: Operation.Update if base.isDefined =>
+            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, touching, conflict(_, _, _))
+            if (rebased.op ne current) {
+              val stillLive = live(rebased.op).toSet
+              val superseded = ownFiles.filterNot(stillLive)
+              dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
+              ownFiles ++= rebased.written
+              current = rebased.op
+              val (t, n) = writeTransaction(latest.version, uuid, current, properties)
+              txn = t; txnName = n; ourTransactionFiles += n
+            }
+          case _ =>
+        }
+        base = Some(latest)
+      }
+      attempt += 1
+      backoff(attempt)
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
+  /**
+   * Checks our transaction against each version committed after `base` (in order: the first
+   * conflict wins) and returns those whose row-level changes ours must be rebased over.
+   */
+  private def check(ours: Transaction, base: Option[Snapshot], newer: Seq[(Long, VersionLookup)], reads: ReadSet,
+      conflict: (Long, Option[Transaction], String, Boolean) => Nothing): Seq[(Long, Transaction)] = {
+    var previous = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
+    newer.flatMap {
+      case (v, VersionLookup.Absent) =>
+        conflict(v, None, "its manifest vanished while we read it (a concurrent cleanup?)", true)
+      case (v, VersionLookup.Unreadable(e)) =>
+        conflict(v, None, s"its manifest cannot be read (${e.getMessage}), so the commits cannot be reconciled", true)
+      case (v, VersionLookup.Committed(_, None)) =>
+        conflict(v, None, "its transaction cannot be read, so the commits cannot be reconciled", true)
+      case (v, VersionLookup.Committed(snapshot, Some(theirs))) =>
+        val ruling = ConflictRules.check(ours, theirs)
+        ruling match {
+          case Ruling.Retryable(reason) => conflict(v, Some(theirs), reason, true)
+          case Ruling.Incompatible(reason) => conflict(v, Some(theirs), reason, false)
+          case _ =>
+        }
+        if (isolation == Isolation.Serializable) {
+          val added = ConcurrentRows.added(previous, snapshot.manifest, theirs.getOperationCase)
+          // Rows that cannot be checked count as read: the cautious answer is never wrong.
+          val unchecked = try { if (added.nonEmpty && reads.mayHaveRead(snapshot, added)) Some("") else None }
+            catch { case NonFatal(e) => Some(s" (they could not be checked: ${e.getMessage})") }
+          unchecked.foreach { why =>
+            val ids = added.map(_.getId)
+            conflict(v, Some(theirs), s"it added or changed rows (in fragment(s) ${ids.take(10).mkString(", ")}" +
+              s"${if (ids.size > 10) s" and ${ids.size - 10} more" else ""}) that this statement never saw and might have " +
+              s"matched$why (serializable isolation; with the table property or statement option ${Isolation.Key} = " +
+              s"'${Isolation.Snapshot.name}' the statement applies to the rows it read)", true)
+          }
+        }
+        previous = snapshot.manifest
+        if (ruling == Ruling.MergeDeletions) Some(v -> theirs) else None
+    }
+  }
+
+  private def writeTransaction(readVersion: Long, uuid: String, op: Operation,
+      properties: Map[String, String]): (Transaction, String) = {
+    val txn = Transactions.build(readVersion, uuid, op, properties)
+    val name = s"$readVersion-$uuid.txn"
+    Using.resource(storage.create(Storage.join(dataset.path, s"_transactions/$name")))(_.write(txn.toByteArray))
+    (txn, name)
+  }
+
+  /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
+  private def writeHint(version: Long): Unit =
+    try storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"), s"""{"version":$version}""".getBytes("UTF-8"))
+    catch { case NonFatal(_) => }
+
+  /** The deletion files an operation's updated fragments reference. */
+  private def live(op: Operation): Seq[(Long, DeletionFile)] = (op match {
+    case d: Operation.Delete => d.updated
+    case u: Operation.Update => u.updated
+    case _ => Nil
+  }).filter(_.hasDeletionFile).map(f => f.getId -> f.getDeletionFile)
+
+  /** Best effort: files only we ever referenced, in manifests that never landed (the caller made sure). */
+  private def dropDeletionFiles(files: Seq[(Long, DeletionFile)]): Unit = files.foreach { case (id, f) =>
+    try storage.delete(Storage.join(dataset.path, DeletionFiles.relativePath(id, f))) catch { case NonFatal(_) => }
+  }
+
+  /** A short randomized pause, growing with the attempt, so racing writers spread out. */
+  private def backoff(attempt: Int): Unit = {
+    val ceiling = math.min(5L << math.min(attempt, 5), 150L)
+    Thread.sleep(ThreadLocalRandom.current().nextLong(1L, ceiling + 1))
+  }
+
+  private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String): Manifest = {
+    val prev = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
+    val b = prev.toBuilder
+      .setVersion(prev.getVersion + 1)
+      .clearTag().clearVersionAuxData()
+      .setTimestamp(now())
+      .setTransactionFile(txnName)
+      .setWriterVersion(Manifest.WriterVersion.newBuilder().setLibrary("sparklance").setVersion(BuildInfo.version))
+    var nextId = if (prev.hasMaxFragmentId) Integer.toUnsignedLong(prev.getMaxFragmentId) + 1 else 0L
+    val stable = op match {
+      case Operation.Overwrite(_, _, _, Some(choice)) => choice
+      case _ => (prev.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
+    }
+    // Row ids are never reused, not even across an Overwrite: indices may still name old ones.
+    var nextRowId = prev.getNextRowId
+    def assign(fs: Seq[DataFragment]): Seq[DataFragment] = fs.map { f =>
+      val withId = f.toBuilder.setId(nextId).build(); nextId += 1
+      if (!stable) RowLineage.strip(withId)
+      else { val (lined, next) = RowLineage.assign(withId, nextRowId, prev.getVersion + 1); nextRowId = next; lined }
+    }
+    val existing = prev.getFragmentsList.asScala.toSeq
+    val fragments = op match {
+      case Operation.Append(fs) => existing ++ assign(fs)
+      case Operation.Overwrite(fs, schema, config, definesTable) =>
+        // CREATE / REPLACE define a new table (stableRowIds is set): it keeps none of the old
+        // table's config. INSERT OVERWRITE replaces rows only and upserts the given keys.
+        if (definesTable.isDefined) b.clearConfig()
+        b.clearFields().addAllFields(schema.toProto.asJava)
+          .clearSchemaMetadata().putAllSchemaMetadata(schema.metadataProto)
+          .putAllConfig(config.asJava)
+          .setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance")
+            .setVersion(config.getOrElse(Committer.StorageVersionKey, dataFormat(prev))))
+        assign(fs)
+      case Operation.Delete(updated, deletedIds, _, _) => replace(existing, updated, deletedIds)
+      case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
+    }
+    b.clearFragments().addAllFragments(fragments.asJava)
+    if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
+      b.setMaxFragmentId((nextId - 1).toInt)
+    if (!b.hasDataFormat) b.setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance").setVersion(StorageVersion.V2_0.name))
+    val deletions = if (fragments.exists(_.hasDeletionFile)) FeatureFlags.DeletionFiles else 0L
+    val config = if (b.getConfigCount > 0) FeatureFlags.TableConfig else 0L
+    if (stable) b.setNextRowId(nextRowId)
+    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config
+    b.setReaderFeatureFlags(flags).setWriterFeatureFlags(flags).build()
+  }
+
+  private def dataFormat(prev: Manifest): String =
+    if (prev.hasDataFormat && prev.getDataFormat.getVersion.nonEmpty) prev.getDataFormat.getVersion else StorageVersion.V2_0.name
+
+  private def replace(existing: Seq[DataFragment], updated: Seq[DataFragment], removed: Seq[Long]): Seq[DataFragment] = {
+    val byId = updated.map(f => f.getId -> f).toMap
+    val unknown = (byId.keySet ++ removed) -- existing.map(_.getId)
+    if (unknown.nonEmpty)
+      throw new LanceException(s"Commit names fragments ${unknown.toSeq.sorted.mkString(", ")} that ${dataset.path} does not have")
+    existing.filterNot(f => removed.contains(f.getId)).map(f => byId.getOrElse(f.getId, f))
+  }
+
+  private def now(): Timestamp = {
+    val t = Instant.now()
+    Timestamp.newBuilder().setSeconds(t.getEpochSecond).setNanos(t.getNano).build()
+  }
+}
+
+object Committer {
+  /** Table config key that records the data file version chosen at creation. */
+  val StorageVersionKey = "sparklance.data_storage_version"
+  /** Table config key for the rows-per-file limit of new data files. */
+  val MaxRowsPerFileKey = "sparklance.max_rows_per_file"
+}

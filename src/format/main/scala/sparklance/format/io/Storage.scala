@@ -1,0 +1,57 @@
+package sparklance.format.io
+
+import java.io.{Closeable, OutputStream}
+
+/** A file listed in a directory. */
+final case class FileEntry(name: String, size: Long)
+
+/** Random-access reads of one immutable file. */
+trait InputFile extends Closeable {
+  def path: String
+  def length: Long
+  /** Reads exactly `length` bytes at `position`; fails if the file is shorter. */
+  def read(position: Long, length: Int): Array[Byte]
+}
+
+/**
+ * Where a table's files live. Paths are absolute strings understood by the implementation.
+ * Data files are written once under fresh names; only manifests need `putIfAbsent`, which must be
+ * atomic: of two writers racing for one name, exactly one succeeds. [[LocalStorage]] implements it
+ * here; the `hadoop` module adds HadoopStorage (HDFS, object stores), whose documentation says how
+ * each store makes the put atomic, and `sparklance.hadoop.Storages.forPath` picks one for a location.
+ */
+trait Storage {
+  def openInput(path: String): InputFile
+  /** Opens a new file for writing; its parent directories are created. */
+  def create(path: String): OutputStream
+  /** Writes `bytes` to `path` only if nothing exists there; returns false if it already existed. */
+  def putIfAbsent(path: String, bytes: Array[Byte]): Boolean
+  /** Writes or replaces a small file (hints only, never a source of truth). */
+  def overwrite(path: String, bytes: Array[Byte]): Unit
+  def exists(path: String): Boolean
+  /** Files (not directories) directly inside `dir`; empty if `dir` does not exist. */
+  def list(dir: String): Seq[FileEntry]
+  /** Subdirectory names directly inside `dir`; empty if `dir` does not exist. */
+  def listDirectories(dir: String): Seq[String]
+  def mkdirs(dir: String): Unit
+  def delete(path: String): Unit
+  def deleteRecursively(path: String): Unit
+  /** Moves a file or directory; fails if the target exists. */
+  def rename(from: String, to: String): Unit
+
+  final def readAll(path: String): Array[Byte] = {
+    val in = openInput(path)
+    try in.read(0, Math.toIntExact(in.length)) finally in.close()
+  }
+}
+
+object Storage {
+  def join(base: String, child: String): String =
+    if (base.endsWith("/")) base + child else base + "/" + child
+
+  private val SchemePrefix = "^([a-zA-Z][a-zA-Z0-9+.-]*):".r
+
+  /** The URI scheme of `path`, lower case; None for a plain path (a one-letter "scheme" is a Windows drive). */
+  def scheme(path: String): Option[String] =
+    SchemePrefix.findPrefixMatchOf(path).map(_.group(1).toLowerCase(java.util.Locale.ROOT)).filter(_.length > 1)
+}

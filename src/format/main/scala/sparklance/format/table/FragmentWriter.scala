@@ -1,0 +1,128 @@
+package sparklance.format.table
+
+import java.util.UUID
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+import sparklance.format.Resources
+import sparklance.format.file.v2_0.FileWriter20
+import sparklance.format.file.v2_1.FileWriter21
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+
+/**
+ * Writes batches into new data files under `<table>/data/`, one fragment per file, starting a
+ * new file every `maxRowsPerFile` rows. The fragments it returns have no id yet: the commit
+ * assigns ids. Nothing it writes is referenced until a commit names it.
+ */
+final class FragmentWriter(
+    storage: Storage,
+    tablePath: String,
+    schema: LanceSchema,
+    dataStorageVersion: StorageVersion,
+    allocator: BufferAllocator,
+    maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile) extends AutoCloseable {
+  require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
+    s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
+
+  /** The file format minor version written: 0 (footer 0.3), 1 or 2. */
+  private val minor: Int = dataStorageVersion.minor
+
+  private val finished = ArrayBuffer.empty[DataFragment]
+  private val written = ArrayBuffer.empty[String]
+  private var current: FragmentWriter.FileWriter = _
+  private var currentName: String = _
+  private var rowsInFile = 0L
+
+  /** Appends rows; `vectors` follow `schema.fields`. */
+  def write(vectors: Seq[FieldVector]): Unit = {
+    val n = if (vectors.isEmpty) 0 else vectors.head.getValueCount
+    var start = 0
+    while (start < n) {
+      if (current == null) open()
+      // The room left in the file may exceed an Int; the rows left in the batch never do.
+      val take = math.min((n - start).toLong, maxRowsPerFile - rowsInFile).toInt
+      if (start == 0 && take == n) current.write(vectors)
+      else {
+        val slices = vectors.map { v =>
+          val tp = v.getTransferPair(allocator); tp.splitAndTransfer(start, take); tp.getTo.asInstanceOf[FieldVector]
+        }
+        try current.write(slices) finally slices.foreach(_.close())
+      }
+      rowsInFile += take
+      start += take
+      if (rowsInFile >= maxRowsPerFile) closeFile()
+    }
+  }
+
+  private def open(): Unit = {
+    currentName = UUID.randomUUID().toString.replace("-", "") + ".lance"
+    val path = Storage.join(tablePath, s"data/$currentName")
+    written += path
+    val out = storage.create(path)
+    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor))
+    rowsInFile = 0
+  }
+
+  private def closeFile(): Unit = {
+    val result = current.finish()
+    current = null
+    val file = DataFile.newBuilder().setPath(currentName)
+      .addAllFields(result.fieldIds.map(Int.box).asJava)
+      .addAllColumnIndices(result.columnIndices.map(Int.box).asJava)
+      .setFileMajorVersion(2).setFileMinorVersion(minor)
+      .setFileSizeBytes(result.sizeBytes)
+    finished += DataFragment.newBuilder().addFiles(file).setPhysicalRows(result.numRows).build()
+  }
+
+  /** The fragments written; an empty input writes no file. */
+  def finish(): Seq[DataFragment] = {
+    if (current != null) closeFile()
+    finished.toSeq
+  }
+
+  /** Removes every file this writer created; used when the task fails. */
+  def abort(): Unit = {
+    if (current != null) try current.finish() catch { case NonFatal(_) => }
+    current = null
+    written.foreach(p => try storage.delete(p) catch { case NonFatal(_) => })
+  }
+
+  def close(): Unit = if (current != null) abort()
+}
+
+object FragmentWriter {
+  /** The data file writer of one format version, and what the manifest records of its file. */
+  private trait FileWriter {
+    def write(vectors: Seq[FieldVector]): Unit
+    def finish(): FileWriter21.Result
+  }
+
+  private object FileWriter {
+    def apply(out: java.io.OutputStream, schema: LanceSchema, minor: Int): FileWriter =
+      if (minor == 0) new FileWriter {
+        private val w = new FileWriter20(out, schema)
+        def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
+        def finish(): FileWriter21.Result = {
+          val r = w.finish()
+          FileWriter21.Result(r.numRows, r.sizeBytes, r.fieldIds, r.columnIndices)
+        }
+      } else new FileWriter {
+        private val w = new FileWriter21(out, schema, minor)
+        def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
+        def finish(): FileWriter21.Result = w.finish()
+      }
+  }
+
+  /** pylance's default max_rows_per_file. */
+  val DefaultMaxRowsPerFile: Long = 1024L * 1024
+
+  /**
+   * The most rows one data file (fragment) may hold: Lance counts a fragment's rows as a u32
+   * (`physical_rows`, the file's row count) and keeps the row offset in the low 32 bits of a row
+   * address, so a file can hold at most u32::MAX rows; Lance refuses larger `max_rows_per_file`.
+   */
+  val MaxRowsPerFile: Long = 0xFFFFFFFFL
+}

@@ -1,0 +1,35 @@
+package sparklance.format.table
+
+import scala.jdk.CollectionConverters._
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
+
+/** One version of a table: its manifest, decoded schema and fragments. Immutable. */
+final case class Snapshot(tablePath: String, naming: VersionNaming, file: ManifestFile) {
+  def manifest: Manifest = file.manifest
+  def version: Long = manifest.getVersion
+  lazy val schema: LanceSchema = LanceSchema.fromProto(manifest.getFieldsList.asScala.toSeq, manifest.getSchemaMetadataMap)
+  def fragments: Seq[DataFragment] = manifest.getFragmentsList.asScala.toSeq
+  def config: Map[String, String] = manifest.getConfigMap.asScala.toMap
+
+  /** The data file format version ("2.0", "2.1", ...), from the manifest or the first data file. */
+  def dataStorageVersion: String =
+    if (manifest.hasDataFormat && manifest.getDataFormat.getVersion.nonEmpty) manifest.getDataFormat.getVersion
+    else fragments.flatMap(_.getFilesList.asScala).headOption
+      .map(f => s"${f.getFileMajorVersion}.${f.getFileMinorVersion}").getOrElse(StorageVersion.V2_0.name)
+
+  /** The version new data files of this table are written in; one sparklance cannot write is refused. */
+  def storageVersion: StorageVersion = StorageVersion.forWriting(tablePath, dataStorageVersion)
+
+  def stableRowIds: Boolean = (manifest.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
+
+  /** When the version was committed, in microseconds since the epoch. */
+  def commitMicros: Long = manifest.getTimestamp.getSeconds * 1000000L + manifest.getTimestamp.getNanos / 1000
+
+  /** Live rows: from fragment metadata, reading only deletion files whose count it lacks. */
+  def countRows(storage: Storage): Long = fragments.map(liveRows(storage, _)).sum
+
+  /** Live rows of one of this version's fragments (see [[DeletionFiles.deletedRows]]). */
+  def liveRows(storage: Storage, f: DataFragment): Long = f.getPhysicalRows - DeletionFiles.deletedRows(storage, tablePath, f)
+}

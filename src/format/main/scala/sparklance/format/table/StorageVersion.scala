@@ -1,0 +1,34 @@
+package sparklance.format.table
+
+import sparklance.format.UnsupportedFeatureException
+
+/** A Lance data file format version that sparklance writes (pylance's `data_storage_version`). */
+sealed abstract class StorageVersion(val minor: Int) extends Product with Serializable {
+  def major: Int = 2
+  /** As Lance spells it in manifests and table properties: "2.0", "2.1", "2.2". */
+  def name: String = s"$major.$minor"
+  override def toString: String = name
+}
+
+object StorageVersion {
+  case object V2_0 extends StorageVersion(0)
+  case object V2_1 extends StorageVersion(1)
+  case object V2_2 extends StorageVersion(2)
+
+  val Written: Seq[StorageVersion] = Seq(V2_0, V2_1, V2_2)
+
+  /** What new tables get, as in pylance (its "stable"). */
+  val Default: StorageVersion = V2_2
+
+  /** A version by pylance's name for it: "2.0", "2.1", "2.2", or the aliases "legacy" (2.0) and "stable" (2.2). */
+  def parse(name: String): Option[StorageVersion] = name.trim.toLowerCase(java.util.Locale.ROOT) match {
+    case "legacy" => Some(V2_0)
+    case "stable" => Some(V2_2)
+    case other => Written.find(_.name == other)
+  }
+
+  /** The version to write new files of a table in: the one it records, refused if sparklance cannot write it. */
+  def forWriting(tablePath: String, recorded: String): StorageVersion = parse(recorded).getOrElse(
+    throw new UnsupportedFeatureException(s"Writing Lance data files of version $recorded is not supported (table " +
+      s"$tablePath); sparklance writes ${Written.map(_.name).mkString(", ")}"))
+}

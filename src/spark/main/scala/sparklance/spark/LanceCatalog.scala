@@ -1,0 +1,256 @@
+package sparklance.spark
+
+import java.util
+import org.apache.spark.sql.catalyst.analysis._
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.SparkSession
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.io.Storage
+import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
+
+/**
+ * A Spark catalog over a warehouse directory: namespaces are directories and a table `ns.t` is
+ * the Lance dataset `<warehouse>/ns/t.lance`, which pylance opens as it is.
+ *
+ * Options: `warehouse` (required), a local path or file: URI.
+ */
+class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
+  private var catalogName: String = _
+  private var warehouse: String = _
+  private var settings: CatalogSettings = _
+  private[spark] var storage: Storage = _
+
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
+    catalogName = name
+    val wh = Option(options.get("warehouse")).filter(_.nonEmpty).getOrElse(throw new IllegalArgumentException(
+      s"Catalog '$name' needs a warehouse: set spark.sql.catalog.$name.warehouse to a directory"))
+    warehouse = Storage.scheme(wh) match {
+      case None => java.nio.file.Paths.get(wh).toAbsolutePath.normalize().toString
+      case Some("file") => java.nio.file.Paths.get(java.net.URI.create(wh)).toAbsolutePath.normalize().toString
+      case Some(_) => wh.stripSuffix("/")
+    }
+    val sparkConf = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
+      .map(_.sparkContext.getConf.getAll.toMap).getOrElse(Map.empty[String, String])
+    // Hadoop keys are case-sensitive (sparklance.storage.<scheme>.putIfAbsent): keep them as written.
+    settings = CatalogSettings(options.asCaseSensitiveMap().asScala.toMap, sparkConf)
+    storage = settings.storage(warehouse)
+    storage.mkdirs(warehouse)
+  }
+
+  override def name(): String = catalogName
+
+  // ---- identifiers and paths ----
+
+  private def checkPart(part: String, what: String): String = {
+    if (part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
+        part.startsWith("."))
+      throw new IllegalArgumentException(
+        s"Invalid $what name '$part' in catalog $catalogName: names may not be empty, start with '.', or contain '/' or '\\'")
+    part
+  }
+
+  private def namespacePath(namespace: Array[String]): String =
+    namespace.map(checkPart(_, "namespace")).foldLeft(warehouse)(Storage.join)
+
+  private[spark] def tablePath(ident: Identifier): String =
+    Storage.join(namespacePath(ident.namespace()), checkPart(ident.name(), "table") + ".lance")
+
+  private def quoted(ident: Identifier): String = (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
+
+  private def dataset(ident: Identifier) = new Dataset(storage, tablePath(ident))
+
+  // ---- namespaces ----
+
+  override def listNamespaces(): Array[Array[String]] = listNamespaces(Array.empty[String])
+
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = {
+    if (namespace.nonEmpty && !namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    storage.listDirectories(namespacePath(namespace))
+      .filterNot(d => d.endsWith(".lance") || d.startsWith("."))
+      .sorted.map(d => namespace :+ d).toArray
+  }
+
+  override def namespaceExists(namespace: Array[String]): Boolean =
+    namespace.nonEmpty && storage.exists(namespacePath(namespace)) && !namespace.last.endsWith(".lance")
+
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
+    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    Map("location" -> namespacePath(namespace)).asJava
+  }
+
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
+    if (namespace.isEmpty) throw new IllegalArgumentException("Cannot create the empty namespace")
+    if (namespaceExists(namespace)) throw new NamespaceAlreadyExistsException(namespace)
+    val unsupported = metadata.asScala.keySet.toSet -- Set("owner", "comment", "location")
+    if (unsupported.nonEmpty)
+      throw new UnsupportedOperationException(s"Namespace properties ${unsupported.mkString(", ")} are not supported by sparklance")
+    storage.mkdirs(namespacePath(namespace))
+  }
+
+  override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
+    throw new UnsupportedOperationException("sparklance namespaces have no properties to alter")
+
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+    if (!namespaceExists(namespace)) return false
+    val path = namespacePath(namespace)
+    val hasContent = storage.listDirectories(path).exists(!_.startsWith(".")) || storage.list(path).nonEmpty
+    if (hasContent && !cascade) throw new NonEmptyNamespaceException(namespace)
+    storage.deleteRecursively(path)
+    true
+  }
+
+  // ---- tables ----
+
+  override def listTables(namespace: Array[String]): Array[Identifier] = {
+    if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
+    storage.listDirectories(namespacePath(namespace)).filter(_.endsWith(".lance")).sorted
+      .map(d => Identifier.of(namespace, d.stripSuffix(".lance")))
+      .filter(id => dataset(id).exists).toArray
+  }
+
+  override def tableExists(ident: Identifier): Boolean = dataset(ident).exists
+
+  override def loadTable(ident: Identifier): Table = {
+    val ds = dataset(ident)
+    if (ds.exists) openTable(ident, ds, ds.snapshot())
+    else historyOf(ident).getOrElse(throw new NoSuchTableException(ident))
+  }
+
+  private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot): LanceTable = {
+    ReservedColumns.checkExisting(quoted(ident), ds.path, snapshot.schema.fields.map(_.name))
+    new LanceTable(quoted(ident), ds, snapshot, settings)
+  }
+
+  /** `ns.t.history` names the history of table `ns.t` (unless a real table has that name). */
+  private def historyOf(ident: Identifier): Option[Table] =
+    if (ident.name() != HistoryTable.Name || ident.namespace().length < 2) None
+    else {
+      val owner = Identifier.of(ident.namespace().init, ident.namespace().last)
+      val ds = dataset(owner)
+      if (ds.exists) Some(new HistoryTable(quoted(owner), ds)) else None
+    }
+
+  /** `VERSION AS OF v`: the table as committed in version v. */
+  override def loadTable(ident: Identifier, version: String): Table = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val v = version.toLongOption.getOrElse(throw new IllegalArgumentException(
+      s"VERSION AS OF '$version' for ${quoted(ident)}: Lance versions are numbers (${ds.versions.mkString(", ")})"))
+    if (!ds.versions.contains(v)) throw new IllegalArgumentException(
+      s"${quoted(ident)} has no version $v; its versions are ${ds.versions.mkString(", ")}")
+    openTable(ident, ds, ds.snapshot(Some(v)))
+  }
+
+  /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
+  override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val snapshot = ds.versions.reverseIterator.map(v => ds.snapshot(Some(v)))
+      .find(s => s.commitMicros <= timestampMicros).getOrElse {
+        val first = ds.snapshot(Some(ds.versions.head))
+        throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
+          timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(first.commitMicros * 1000)}")
+      }
+    openTable(ident, ds, snapshot)
+  }
+
+  /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */
+  override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = {
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    val end = ds.snapshot()
+    ReservedColumns.checkExisting(quoted(ident), ds.path, end.schema.fields.map(_.name))
+    // Not UnsupportedOperationException: Spark reads that as "this catalog has no change data".
+    if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
+      s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
+      s"('${TableProperties.EnableStableRowIds}'='true') AS SELECT * FROM ${quoted(ident)}")
+    val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
+    new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
+      context.computeUpdates(), settings)
+  }
+
+  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): Table = {
+    val staged = stageCreate(ident, columns, partitions, properties)
+    staged.commitStagedChanges()
+    loadTable(ident)
+  }
+
+  private def checkCreate(ident: Identifier, partitions: Array[Transform]): Unit = {
+    if (ident.namespace().isEmpty)
+      throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
+    if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
+    if (partitions.nonEmpty)
+      throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
+  }
+
+  private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
+    ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
+    val schema = Columns.toStruct(columns)
+    val props = properties.asScala.toMap
+    val config = TableProperties.validate(quoted(ident), props)
+    (SparkTypes.toLance(schema, quoted(ident)), config, TableProperties.stableRowIds(props))
+  }
+
+  override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
+    val (schema, config, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config, stable, settings)
+  }
+
+  override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
+    val (schema, config, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config, stable, settings)
+  }
+
+  override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
+      properties: util.Map[String, String]): StagedTable = {
+    checkCreate(ident, partitions)
+    val (schema, config, stable) = newTable(ident, columns, properties)
+    val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
+    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config, stable, settings)
+  }
+
+  // Spark 4 still routes the StructType variants here from some code paths.
+  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform],
+      properties: util.Map[String, String]): Table =
+    createTable(ident, Columns.fromStruct(schema), partitions, properties)
+
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    changes.collectFirst { case p: TableChange.SetProperty => p.property() }
+      .foreach(TableProperties.refuseChange(quoted(ident), _))
+    throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet (${quoted(ident)})")
+  }
+
+  /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */
+  override def dropTable(ident: Identifier): Boolean = {
+    if (!tableExists(ident)) return false
+    val trash = Storage.join(Storage.join(warehouse, ".trash"),
+      (ident.namespace() :+ s"${ident.name()}-${System.currentTimeMillis()}.lance").mkString("/"))
+    storage.rename(tablePath(ident), trash)
+    true
+  }
+
+  override def purgeTable(ident: Identifier): Boolean = {
+    if (!tableExists(ident)) return false
+    storage.deleteRecursively(tablePath(ident))
+    true
+  }
+
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+    if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
+    if (tableExists(newIdent)) throw new TableAlreadyExistsException(newIdent)
+    if (!namespaceExists(newIdent.namespace())) throw new NoSuchNamespaceException(newIdent.namespace())
+    storage.rename(tablePath(oldIdent), tablePath(newIdent))
+  }
+}

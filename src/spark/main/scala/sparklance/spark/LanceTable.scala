@@ -1,0 +1,118 @@
+package sparklance.spark
+
+import java.util
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import scala.jdk.CollectionConverters._
+import sparklance.format.commit.{Committer, Operation, ReadSet}
+import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
+import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
+import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
+
+/** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
+class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
+    val settings: CatalogSettings = CatalogSettings())
+    extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
+    with SupportsRowLevelOperations with SupportsDeleteV2 {
+
+  override def name(): String = tableName
+
+  /** What the statement using this instance scanned of it (see TableReads). */
+  val reads = new TableReads(this)
+
+  private def committer(options: Map[String, String] = Map.empty): Committer =
+    new Committer(dataset, settings.commitRetries, TableProperties.isolation(snapshot, options))
+
+  lazy val sparkSchema: StructType = SparkTypes.toSpark(snapshot.schema, tableName)
+
+  override def columns(): Array[Column] = Columns.fromStruct(sparkSchema)
+
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+    TableCapability.OVERWRITE_DYNAMIC)
+
+  override def properties(): util.Map[String, String] = TableProperties.describe(snapshot).asJava
+
+  override def metadataColumns(): Array[MetadataColumn] = LanceTable.MetadataColumns
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
+    new LanceScanBuilder(this, options)
+
+  override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
+    new LanceRowLevelOperationBuilder(this, info.command())
+
+  /**
+   * A DELETE is metadata-only when its condition provably covers whole fragments: TRUE, or
+   * `_fragid = v` / `_fragid IN (...)`. Column predicates cannot be decided without statistics.
+   */
+  override def canDeleteWhere(predicates: Array[Predicate]): Boolean =
+    predicates.forall(p => p.isInstanceOf[AlwaysTrue] || KeyPredicates.fragmentIds(p).isDefined)
+
+  override def deleteWhere(predicates: Array[Predicate]): Unit = {
+    require(canDeleteWhere(predicates), s"Metadata-only delete of ${predicates.mkString(" AND ")}")
+    val current = snapshot
+    val chosen = KeyPredicates.fragmentIds(predicates.toSeq)
+    val removed = current.fragments.map(_.getId).filter(id => chosen.forall(_.contains(id)))
+    // Rows added concurrently sit in fragments the statement cannot name: only a delete of
+    // everything could have matched them.
+    val matchable = if (chosen.isEmpty) ReadSet.Everything else ReadSet.Blind
+    if (removed.nonEmpty)
+      committer().commit(Some(current), Operation.Delete(Nil, removed, predicates.mkString(" AND ")), reads = Some(matchable))
+  }
+
+  /** Removes every fragment in one Delete commit; no data file is read or rewritten. */
+  override def truncateTable(): Boolean = {
+    val current = snapshot
+    if (current.fragments.nonEmpty)
+      committer().commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"), reads = Some(ReadSet.Everything))
+    true
+  }
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new LanceWriteBuilder(info, (inputSchema, overwrite) => {
+      val target = WriteTarget.of(tableName, snapshot, settings)
+      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments =>
+        // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
+        // so it commits nothing, like the row-level statements.
+        if (overwrite || fragments.nonEmpty) {
+          val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
+          // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
+          // isolation rows committed meanwhile that its scans could have returned are a conflict.
+          committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
+        })
+    })
+}
+
+object LanceTable {
+  val RowAddress = "_rowaddr"
+  val FragmentId = "_fragid"
+  val RowId = "_rowid"
+  val CreatedAtVersion = "_row_created_at_version"
+  val LastUpdatedAtVersion = "_row_last_updated_at_version"
+
+  private final case class Meta(name: String, dataType: DataType, description: String, json: String = null)
+      extends MetadataColumn {
+    override def isNullable: Boolean = false
+    override def comment(): String = description
+    override def metadataInJSON(): String = json
+  }
+
+  // Spark copies these into the metadata of an UPDATE / MERGE update, so the new copy of a row
+  // keeps its identity.
+  private val carriedOnUpdate =
+    s"""{"${MetadataColumn.PRESERVE_ON_UPDATE}":true,"${MetadataColumn.PRESERVE_ON_REINSERT}":true,"${MetadataColumn.PRESERVE_ON_DELETE}":true}"""
+
+  val MetadataColumns: Array[MetadataColumn] = Array(
+    Meta(RowAddress, LongType, "Physical row address: fragment id << 32 | row offset in the fragment"),
+    Meta(FragmentId, IntegerType, "Id of the fragment holding the row"),
+    Meta(RowId, LongType, "Stable row id (tables with enable_stable_row_ids; otherwise the row address)", carriedOnUpdate),
+    Meta(CreatedAtVersion, LongType, "Table version that inserted the row", carriedOnUpdate),
+    Meta(LastUpdatedAtVersion, LongType, "Table version that last inserted or updated the row"))
+
+  val MetadataNames: Set[String] = MetadataColumns.map(_.name).toSet
+}

@@ -1,0 +1,74 @@
+package sparklance.spark
+
+import sparklance.format.commit.{Committer, Isolation}
+import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
+
+/**
+ * The TBLPROPERTIES sparklance understands, named like pylance's write_dataset arguments.
+ * Spark adds its own reserved keys (owner, provider, location, comment...), which are ignored.
+ */
+object TableProperties {
+  val DataStorageVersion = "data_storage_version"
+  val EnableStableRowIds = "enable_stable_row_ids"
+  val MaxRowsPerFile = "max_rows_per_file"
+  val IsolationLevel: String = Isolation.Key
+  private val IsolationKey = "sparklance.isolation_level"
+
+  private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
+
+  /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
+  def validate(table: String, props: Map[String, String]): Map[String, String] = {
+    props.keys.filterNot(k => sparkReserved.contains(k) || k.startsWith("option.") ||
+        Set(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel).contains(k)).toSeq.sorted.headOption.foreach { k =>
+      throw new IllegalArgumentException(s"Unknown table property '$k' for $table; sparklance knows " +
+        s"$DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile, $IsolationLevel")
+    }
+    props.get(IsolationLevel).foreach(Isolation.parse)
+    val version = props.get(DataStorageVersion).fold(StorageVersion.Default)(v => StorageVersion.parse(v).getOrElse(
+      throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes and reads " +
+        s"${StorageVersion.Written.map(_.name).mkString(", ")} (and pylance's aliases legacy = 2.0, stable = 2.2)")))
+    stableRowIds(props)
+    props.get(MaxRowsPerFile).foreach { v =>
+      if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
+      if (v.toLong > FragmentWriter.MaxRowsPerFile) throw new IllegalArgumentException(
+        s"$MaxRowsPerFile '$v' for $table is above Lance's limit of ${FragmentWriter.MaxRowsPerFile} rows per data file " +
+          s"(a fragment's row count and row offsets are unsigned 32-bit numbers); use at most ${FragmentWriter.MaxRowsPerFile}")
+    }
+    Map(Committer.StorageVersionKey -> version.name) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
+      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name)
+  }
+
+  /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
+  def stableRowIds(props: Map[String, String]): Boolean = props.get(EnableStableRowIds).map(_.toLowerCase) match {
+    case None | Some("false") => false
+    case Some("true") => true
+    case Some(v) => throw new IllegalArgumentException(s"$EnableStableRowIds must be true or false, got '$v'")
+  }
+
+  /** ALTER TABLE SET TBLPROPERTIES: none can change after creation; stable row ids least of all. */
+  def refuseChange(table: String, key: String): Nothing =
+    if (key == EnableStableRowIds) throw new UnsupportedOperationException(
+      s"$EnableStableRowIds cannot be changed on the existing table $table: Lance assigns stable row ids only to tables " +
+        s"created with them. Create a new table with TBLPROPERTIES ('$EnableStableRowIds'='true') AS SELECT from this one")
+    else throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet ($table: property $key)")
+
+  /** The properties Spark shows (DESCRIBE TABLE EXTENDED, SHOW TBLPROPERTIES) for a snapshot. */
+  def describe(snapshot: Snapshot): Map[String, String] = Map(
+    DataStorageVersion -> snapshot.dataStorageVersion,
+    EnableStableRowIds -> snapshot.stableRowIds.toString,
+    "version" -> snapshot.version.toString,
+    "provider" -> "lance",
+    IsolationLevel -> isolation(snapshot, Map.empty).name) ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _)
+
+  /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */
+  def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =
+    options.get(IsolationLevel).orElse(snapshot.config.get(IsolationKey)).map(Isolation.parse).getOrElse(Isolation.Serializable)
+
+  /**
+   * The table's rows per data file. Tables created before the limit was checked may hold a larger
+   * value; no file can hold more than the limit, so it is what they get.
+   */
+  def maxRowsPerFile(config: Map[String, String]): Long =
+    config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption).filter(_ > 0)
+      .map(math.min(_, FragmentWriter.MaxRowsPerFile)).getOrElse(FragmentWriter.DefaultMaxRowsPerFile)
+}

@@ -1,0 +1,52 @@
+package sparklance.spark.changes
+
+import org.apache.spark.sql.connector.read._
+import org.apache.spark.sql.types.StructType
+import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.rowids.CommitChanges
+import sparklance.spark.scan.{ChangeSlice, LanceInputPartition, LanceReaderFactory, LanceScan, ReadTarget}
+
+/**
+ * Reads only the rows each commit changed: the driver finds them from row id and version
+ * sequences and deletion files (no data is read to plan), and each input partition reads the
+ * changed rows of one fragment at the version that holds them.
+ */
+final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) extends Scan with Batch {
+  override def readSchema(): StructType = required
+  override def toBatch: Batch = this
+  override def description(): String = changelog.name()
+  override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
+
+  override def planInputPartitions(): Array[InputPartition] = {
+    val dataset = changelog.dataset
+    // Each version is listed once and loaded once, though it is the "after" of one commit and
+    // the "before" of the next.
+    val versions = dataset.versions.toSet
+    val snapshots = (math.max(1L, changelog.first - 1) to changelog.last).filter(versions.contains)
+      .map(v => v -> dataset.snapshot(Some(v))).toMap
+    snapshots.values.foreach(requireSameSchema)
+    (changelog.first to changelog.last).flatMap { v =>
+      val after = snapshots(v)
+      val before = snapshots.get(v - 1)
+      val micros = after.commitMicros
+      CommitChanges.of(dataset.storage, before, after).map { c =>
+        val (start, end) = LanceInputPartition.span(c.rows)
+        LanceInputPartition(c.fragment.toByteArray, start, end,
+          change = Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
+            changelog.computeUpdates))): InputPartition
+      }
+    }.toArray
+  }
+
+  private def requireSameSchema(s: sparklance.format.table.Snapshot): Unit =
+    if (s.manifest.getFieldsList != changelog.end.manifest.getFieldsList)
+      throw new UnsupportedOperationException(s"The schema of ${changelog.tableName} at version ${s.version} differs from " +
+        s"version ${changelog.end.version}; change data spans versions of one schema only")
+
+  override def createReaderFactory(): PartitionReaderFactory = {
+    val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
+    val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
+    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.dataset.path, lanceFields.toSeq, required,
+      changelog.settings.storageConf))
+  }
+}

@@ -1,0 +1,11 @@
+package sparklance.spark.changes
+
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns}
+import org.apache.spark.sql.types.StructType
+
+/** Builds the scan of a table's change data; only the requested columns are read. */
+final class LanceChangelogScanBuilder(changelog: LanceChangelog) extends ScanBuilder with SupportsPushDownRequiredColumns {
+  private var required: StructType = changelog.schema
+  override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
+  override def build(): Scan = new LanceChangelogScan(changelog, required)
+}

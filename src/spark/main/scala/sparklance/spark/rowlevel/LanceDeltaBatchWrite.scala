@@ -1,0 +1,57 @@
+package sparklance.spark.rowlevel
+
+import org.apache.spark.sql.connector.write._
+import scala.jdk.CollectionConverters._
+import sparklance.format.commit.{Committer, Operation, ReadSet, RowLevelChange}
+import sparklance.format.table.UncommittedFiles
+import sparklance.spark.{LanceTable, TableProperties}
+import sparklance.spark.write.WriteTarget
+
+/**
+ * Runs a DELETE / UPDATE / MERGE: tasks tombstone rows and write new ones, then the driver turns
+ * their messages into one Delete or Update commit on the version the statement read. Under
+ * serializable isolation that commit fails if other writers meanwhile committed rows the
+ * statement's scans could have returned (the scans' pushed predicates, see TableReads).
+ * `reportFiles(deletionFiles, dataFiles)` receives what the commit wrote, for the UI.
+ */
+final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.Command, info: LogicalWriteInfo,
+    reportFiles: (Long, Long) => Unit) extends DeltaBatchWrite {
+  private val snapshot = table.snapshot
+  private val target = WriteTarget.of(table.tableName, snapshot, table.settings)
+  private val uncommitted = new UncommittedFiles(table.dataset.storage, table.dataset.path)
+
+  override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
+    new LanceDeltaWriterFactory(target, info.schema(),
+      if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None)
+
+  // Retried or speculative tasks must not both report deletions: Spark's coordinator admits one.
+  override def useCommitCoordinator(): Boolean = true
+
+  override def commit(messages: Array[WriterCommitMessage]): Unit = {
+    val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
+    val fragments = deltas.flatMap(_.newFragments)
+    uncommitted.commit(fragments) {
+      val deleted = deltas.flatMap(_.deletedOffsets).groupMapReduce(_._1)(_._2) { (a, b) => a.or(b); a }
+      if (deleted.nonEmpty || fragments.nonEmpty) {
+        val op = RowLevelChange.build(table.dataset, snapshot, deleted, fragments,
+          isDelete = command == RowLevelOperation.Command.DELETE, predicate = "")
+        val isolation = TableProperties.isolation(snapshot, info.options().asScala.toMap)
+        // A row-level statement always scanned its target; no recorded scan means an unknown one.
+        val reads = table.reads.readSet match {
+          case ReadSet.Blind => ReadSet.Everything
+          case recorded => recorded
+        }
+        new Committer(table.dataset, table.settings.commitRetries, isolation).commit(Some(snapshot), op, reads = Some(reads))
+        val deletionFiles = op match {
+          case d: Operation.Delete => d.updated.size
+          case u: Operation.Update => u.updated.size
+          case _ => 0
+        }
+        reportFiles(deletionFiles, fragments.map(_.getFilesCount).sum)
+      }
+    }
+  }
+
+  override def abort(messages: Array[WriterCommitMessage]): Unit =
+    uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments }.flatten)
+}

@@ -1,0 +1,31 @@
+package sparklance.spark.rowlevel
+
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo, RowLevelOperation, SupportsDelta}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import sparklance.spark.LanceTable
+import sparklance.spark.scan.LanceScanBuilder
+
+/**
+ * DELETE / UPDATE / MERGE as a merge-on-read delta: Spark scans the rows with their address
+ * (`_rowaddr`, the row id) and fragment (`_fragid`), and the write tombstones the old addresses
+ * and appends the new rows. Scan and write share the table's snapshot, which is the version the
+ * commit builds on.
+ */
+final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Command) extends SupportsDelta {
+  override def command(): RowLevelOperation.Command = command
+  override def description(): String = s"lance ${command.toString.toLowerCase} on ${table.tableName}"
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
+    new LanceScanBuilder(table, options, rowLevel = true)
+
+  override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
+
+  /** With stable row ids, an updated row's id and created-at version travel to its new copy. */
+  override def requiredMetadataAttributes(): Array[NamedReference] =
+    (Seq(LanceTable.FragmentId) ++ (if (table.snapshot.stableRowIds) Seq(LanceTable.RowId, LanceTable.CreatedAtVersion) else Nil))
+      .map(Expressions.column).toArray
+
+  override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new LanceDeltaWriteBuilder(table, command, info)
+}

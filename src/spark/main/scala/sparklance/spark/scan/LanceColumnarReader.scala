@@ -1,0 +1,117 @@
+package sparklance.spark.scan
+
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.spark.sql.connector.read.PartitionReader
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import sparklance.format.Resources
+import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.rowids.RowLineage
+import sparklance.format.table.{FragmentScanner, RowAddress, ScanBatch}
+import sparklance.spark.{Allocators, LanceTable}
+import sparklance.spark.changes.LanceChangelog
+
+/**
+ * Decodes a fragment range into ColumnarBatches: fixed-width columns as Spark's off-heap vectors,
+ * the others as Arrow vectors; metadata columns (_rowaddr, _fragid) are filled from the physical
+ * offsets of the live rows; lineage columns from the fragment's row id and version sequences.
+ */
+final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartition) extends PartitionReader[ColumnarBatch] {
+  private val fragment = DataFragment.parseFrom(partition.fragment)
+  private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
+  private val fields = target.fields
+  private val change = partition.change
+  private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
+    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes)))
+  private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
+  private var current: ScanBatch = _
+  private var adapted: Seq[AutoCloseable] = Nil
+  private var batch: ColumnarBatch = _
+  private val primitives = new PrimitiveColumns
+
+  private var remaining: Long = partition.limit.fold(Long.MaxValue)(_.toLong)
+
+  override def next(): Boolean = {
+    release()
+    if (remaining <= 0 || !scanner.hasNext) return false
+    current = scanner.next()
+    remaining -= current.numRows
+    val byName = fields.map(_.name).zip(current.vectors).toMap
+    val n = current.numRows
+    val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
+      f.name match {
+        case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
+        case LanceTable.FragmentId =>
+          val v = new OnHeapColumnVector(n, IntegerType)
+          v.putInts(0, n, fragment.getId.toInt)
+          adapted :+= v; v
+        case LanceTable.RowId => perRow(rowIds, RowAddress.of(fragment.getId, _))
+        case LanceTable.CreatedAtVersion => perRow(createdAt, _ => LanceColumnarReader.UntrackedVersion)
+        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt, _ => LanceColumnarReader.UntrackedVersion)
+        case LanceChangelog.ChangeType if change.isDefined =>
+          val v = new OnHeapColumnVector(n, StringType)
+          val slice = change.get
+          val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
+          var i = 0
+          while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
+          adapted :+= v; v
+        case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
+        case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
+        case name =>
+          val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
+          if (vec ne byName(name)) adapted :+= vec
+          primitives.load(ordinal, vec, f.dataType).getOrElse(new ArrowColumnVector(vec))
+      }
+    }
+    batch = new ColumnarBatch(columns, n)
+    true
+  }
+
+  override def get(): ColumnarBatch = batch
+
+  // Lineage is decoded once per partition, and only if a lineage column is read.
+  private lazy val rowIds = RowLineage.rowIds(target.storage, target.tablePath, fragment)
+  private lazy val createdAt = RowLineage.createdAt(target.storage, target.tablePath, fragment)
+  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAt(target.storage, target.tablePath, fragment)
+
+  private def constant(value: Long, dataType: DataType): ColumnVector = {
+    val v = new OnHeapColumnVector(current.numRows, dataType)
+    v.putLongs(0, current.numRows, value)
+    adapted :+= v
+    v
+  }
+
+  /**
+   * A long column with one value per live row, by physical offset; `absent(offset)` when the
+   * fragment has none.
+   */
+  private def perRow(values: Option[Array[Long]], absent: Int => Long): ColumnVector = {
+    val n = current.numRows
+    val v = new OnHeapColumnVector(n, LongType)
+    var i = 0
+    values match {
+      case Some(a) => while (i < n) { v.putLong(i, a(current.offsets(i))); i += 1 }
+      case None => while (i < n) { v.putLong(i, absent(current.offsets(i))); i += 1 }
+    }
+    adapted :+= v
+    v
+  }
+
+  private def release(): Unit = {
+    val (vectors, scanned) = (adapted, current)
+    adapted = Nil; current = null; batch = null
+    Resources.closeAll(vectors :+ scanned)
+  }
+
+  override def close(): Unit = Resources.closeAll(Seq[AutoCloseable](() => release(), primitives, scanner, allocator))
+}
+
+object LanceColumnarReader {
+  /**
+   * The version Lance reports for rows of fragments written without version sequences (tables
+   * without stable row ids, or written by Lance releases before them): the table's first version.
+   */
+  val UntrackedVersion = 1L
+}

@@ -1,0 +1,26 @@
+package sparklance.spark.scan
+
+import org.apache.spark.sql.types.StructType
+import sparklance.format.io.Storage
+import sparklance.format.proto.FileProtos
+import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.hadoop.Storages
+import sparklance.spark.CatalogSettings
+
+/** What executors read: the table path, the projected Lance fields (as protobuf) and Spark's read schema. */
+final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType,
+    storageConf: Map[String, String]) {
+  def storage: Storage = Storages.forPath(tablePath, storageConf)
+
+  def fields: Seq[LanceField] =
+    LanceSchema.fromProto(fieldBytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
+
+  override def toString: String =
+    s"ReadTarget($tableName, $tablePath, ${readSchema.simpleString}, storageConf=${CatalogSettings.redacted(storageConf)})"
+}
+
+object ReadTarget {
+  def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType,
+      storageConf: Map[String, String]): ReadTarget =
+    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf)
+}

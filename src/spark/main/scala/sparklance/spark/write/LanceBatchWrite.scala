@@ -1,0 +1,32 @@
+package sparklance.spark.write
+
+import org.apache.spark.sql.connector.write._
+import org.apache.spark.sql.types.StructType
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.UncommittedFiles
+
+/**
+ * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
+ * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE.
+ */
+final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
+    commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
+
+  private val uncommitted = new UncommittedFiles(storage, target.tablePath)
+
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
+    new LanceDataWriterFactory(target, inputSchema)
+
+  override def commit(messages: Array[WriterCommitMessage]): Unit = {
+    val fragments = messages.toSeq.flatMap {
+      case m: FragmentsMessage => m.decoded
+      case null => Nil
+      case other => throw new IllegalStateException(s"Unexpected commit message $other")
+    }
+    uncommitted.commit(fragments)(commitFragments(fragments))
+  }
+
+  override def abort(messages: Array[WriterCommitMessage]): Unit =
+    uncommitted.discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
+}
