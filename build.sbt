@@ -110,7 +110,7 @@ lazy val hadoop = module("hadoop", "hadoop")
   .settings(libraryDependencies ++= shippedBySpark ++ hadoopClient)
 
 lazy val spark = module("spark", "spark")
-  .dependsOn(format % "compile->compile;test->test", hadoop)
+  .dependsOn(format % "compile->compile;test->test", hadoop % "compile->compile;test->test")
   .settings(
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,

@@ -34,13 +34,7 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
   override def beforeAll(): Unit = {
     super.beforeAll()
     baseDir = Files.createTempDirectory("sparklance-minidfs")
-    val conf = new Configuration()
-    conf.set("dfs.replication", "1")
-    conf.setBoolean("dfs.permissions.enabled", false)
-    conf.set("dfs.namenode.http-address", "localhost:0")
-    conf.set("dfs.datanode.http.address", "localhost:0")
-    cluster = new MiniDFSCluster.Builder(conf, baseDir.toFile).numDataNodes(1).format(true).build()
-    cluster.waitActive()
+    cluster = MiniHdfs.start(baseDir)
     root = s"${cluster.getURI}/sparklance"
     storage = HadoopStorage.fromConf(Map("dfs.replication" -> "1"))
   }

@@ -64,11 +64,6 @@ object TableProperties {
   def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =
     options.get(IsolationLevel).orElse(snapshot.config.get(IsolationKey)).map(Isolation.parse).getOrElse(Isolation.Serializable)
 
-  /**
-   * The table's rows per data file. Tables created before the limit was checked may hold a larger
-   * value; no file can hold more than the limit, so it is what they get.
-   */
-  def maxRowsPerFile(config: Map[String, String]): Long =
-    config.get(Committer.MaxRowsPerFileKey).flatMap(_.toLongOption).filter(_ > 0)
-      .map(math.min(_, FragmentWriter.MaxRowsPerFile)).getOrElse(FragmentWriter.DefaultMaxRowsPerFile)
+  /** The table's rows per data file (see FragmentWriter.maxRowsPerFile). */
+  def maxRowsPerFile(config: Map[String, String]): Long = FragmentWriter.maxRowsPerFile(config)
 }

@@ -1,14 +1,13 @@
 package sparklance.spark
 
 import java.nio.file.Files
-import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.hdfs.MiniDFSCluster
 import org.apache.spark.sql.{Row, SparkSession}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 import sparklance.format.io.LocalStorage
 import sparklance.format.table.Dataset
-import sparklance.hadoop.HadoopStorage
+import sparklance.hadoop.{HadoopStorage, MiniHdfs}
 
 /** The catalog over a warehouse on a real (in-process) HDFS: DDL, writes, DML and reads. */
 class HdfsWarehouseSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -19,13 +18,7 @@ class HdfsWarehouseSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   override def beforeAll(): Unit = {
     super.beforeAll()
-    val conf = new Configuration()
-    conf.set("dfs.replication", "1")
-    conf.setBoolean("dfs.permissions.enabled", false)
-    conf.set("dfs.namenode.http-address", "localhost:0")
-    conf.set("dfs.datanode.http.address", "localhost:0")
-    cluster = new MiniDFSCluster.Builder(conf, baseDir.toFile).numDataNodes(1).format(true).build()
-    cluster.waitActive()
+    cluster = MiniHdfs.start(baseDir)
     warehouse = s"${cluster.getURI}/warehouse"
     spark = SparkSession.builder().master("local[2]").appName("hdfs-warehouse")
       .config("spark.sql.shuffle.partitions", "2")

@@ -14,6 +14,27 @@ import sparklance.format.table.Snapshot
 object RowLineage {
 
   /**
+   * Rows an UPDATE or MERGE rewrote keep their identity: hands each fragment holding such rows,
+   * in order, the row ids and created-at versions of its rows (`ids` and `createdAt` run over all
+   * the fragments' rows together). The commit then stamps their last-updated version.
+   */
+  def carry(fragments: Seq[DataFragment], ids: Array[Long], createdAt: Array[Long]): Seq[DataFragment] = {
+    val total = fragments.map(_.getPhysicalRows).sum
+    if (total != ids.length || total != createdAt.length)
+      throw new IllegalArgumentException(s"$total rewritten rows, but ${ids.length} row ids and ${createdAt.length} versions")
+    var from = 0
+    fragments.map { f =>
+      val until = from + f.getPhysicalRows.toInt
+      val carried = f.toBuilder
+        .setInlineRowIds(ByteString.copyFrom(RowIdSequences.encode(ids.slice(from, until))))
+        .setInlineCreatedAtVersions(ByteString.copyFrom(VersionSequences.encode(createdAt.slice(from, until))))
+        .build()
+      from = until
+      carried
+    }
+  }
+
+  /**
    * Gives a new fragment its row ids and versions as `version` commits it. A fragment may arrive
    * with a prefix of row ids and created-at versions already set (rows an UPDATE or MERGE
    * rewrote, which keep their identity); its remaining rows are new and get ids from `nextRowId`.

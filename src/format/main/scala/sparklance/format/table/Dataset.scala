@@ -1,7 +1,9 @@
 package sparklance.format.table
 
+import org.apache.arrow.memory.BufferAllocator
 import scala.util.control.NonFatal
 import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException}
+import sparklance.format.commit.{CommitResult, Committer, Operation}
 import sparklance.format.io.Storage
 
 /** A Lance table at a path: lists its versions and opens snapshots of them. */
@@ -17,6 +19,22 @@ final class Dataset(val storage: Storage, val path: String) {
   def naming: VersionNaming = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._1.getOrElse(VersionNaming.V2)
 
   def latestVersion: Long = versions.lastOption.getOrElse(throw new TableNotFoundException(path))
+
+  /**
+   * Creates the table as version 1: no rows, `schema`, data files of `storageVersion`, and stable
+   * row ids if asked (a choice Lance only allows at creation). Fails if the table exists.
+   */
+  def create(schema: LanceSchema, storageVersion: StorageVersion = StorageVersion.Default, stableRowIds: Boolean = false,
+      config: Map[String, String] = Map.empty): CommitResult =
+    new Committer(this).commit(None,
+      Operation.Overwrite(Nil, schema, config + (Committer.StorageVersionKey -> storageVersion.name), Some(stableRowIds)))
+
+  /**
+   * A writer of new fragments for the version `read`: its schema, data file version and rows per
+   * file. Commit what it wrote (`finish()`) with an Append, or add it to a [[sparklance.format.commit.RowLevelCommit]].
+   */
+  def newWriter(read: Snapshot, allocator: BufferAllocator): FragmentWriter =
+    new FragmentWriter(storage, path, read.schema, read.storageVersion, allocator, read.maxRowsPerFile)
 
   def snapshot(version: Option[Long] = None, forWrite: Boolean = false): Snapshot = {
     val (scheme, all) = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))

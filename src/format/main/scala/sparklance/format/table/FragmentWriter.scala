@@ -125,4 +125,13 @@ object FragmentWriter {
    * address, so a file can hold at most u32::MAX rows; Lance refuses larger `max_rows_per_file`.
    */
   val MaxRowsPerFile: Long = 0xFFFFFFFFL
+
+  /**
+   * A table's rows per data file, from its config (`max_rows_per_file`), else the default. Tables
+   * created before the limit was checked may hold a larger value; no file can hold more than the
+   * limit, so it is what they get.
+   */
+  def maxRowsPerFile(config: Map[String, String]): Long =
+    config.get(sparklance.format.commit.Committer.MaxRowsPerFileKey).flatMap(_.toLongOption).filter(_ > 0)
+      .map(math.min(_, MaxRowsPerFile)).getOrElse(DefaultMaxRowsPerFile)
 }

@@ -1,6 +1,7 @@
 package sparklance.format.table
 
 import scala.jdk.CollectionConverters._
+import sparklance.format.LanceException
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
@@ -21,6 +22,19 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
 
   /** The version new data files of this table are written in; one sparklance cannot write is refused. */
   def storageVersion: StorageVersion = StorageVersion.forWriting(tablePath, dataStorageVersion)
+
+  /**
+   * Plans a read of `columns` (top-level names; every column when empty): one [[FragmentRead]] per
+   * fragment, to read in any order, on any thread or machine.
+   */
+  def plan(columns: Seq[String] = Nil): Seq[FragmentRead] = {
+    val fields = if (columns.isEmpty) schema.fields else columns.map(c => schema.field(c).getOrElse(
+      throw new LanceException(s"Lance table $tablePath version $version has no column '$c'")))
+    fragments.map(FragmentRead(tablePath, _, fields))
+  }
+
+  /** The rows per data file new fragments of this table are cut at (its `max_rows_per_file`). */
+  def maxRowsPerFile: Long = FragmentWriter.maxRowsPerFile(config)
 
   def stableRowIds: Boolean = (manifest.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
 

@@ -94,7 +94,7 @@ class CrashSafetySuite extends AnyFunSuite {
     crashEverywhere((storage, ds, allocator) => {
       val read = ds.snapshot()
       val newRows = fragment(storage, ds.path, Seq(-5L), allocator)
-      val op = RowLevelChange.build(ds, read, Map(read.fragments.head.getId -> RoaringBitmap.bitmapOf(5)), newRows,
+      val op = RowLevelCommit.operation(ds, read, Map(read.fragments.head.getId -> RoaringBitmap.bitmapOf(5)), newRows,
         isDelete = false, predicate = "")
       new Committer(ds).commit(Some(read), op)
     }, before = 0L until 100L, after = ((0L until 100L).filterNot(_ == 5L) :+ -5L).sorted)

@@ -46,7 +46,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
   private def bitmap(offsets: Int*): RoaringBitmap = RoaringBitmap.bitmapOf(offsets: _*)
 
   private def delete(ds: Dataset, read: Snapshot, deleted: Map[Long, RoaringBitmap], committer: Committer = null): CommitResult = {
-    val op = RowLevelChange.build(ds, read, deleted, Nil, isDelete = true, predicate = "v = ?")
+    val op = RowLevelCommit.operation(ds, read, deleted, Nil, isDelete = true, predicate = "v = ?")
     Option(committer).getOrElse(new Committer(ds)).commit(Some(read), op)
   }
 
@@ -129,12 +129,12 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val read = ds.snapshot()
     new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(writeFragments(ds, 20)))
     // Serializable (the default): the appended rows might have matched, so this is a conflict.
-    val refused = RowLevelChange.build(ds, read, Map(0L -> bitmap(3, 4)), writeFragments(ds, 2), isDelete = false, predicate = "")
+    val refused = RowLevelCommit.operation(ds, read, Map(0L -> bitmap(3, 4)), writeFragments(ds, 2), isDelete = false, predicate = "")
     val e = intercept[CommitConflictException](new Committer(ds).commit(Some(read), refused))
     assert(e.getMessage.contains("Append") && e.getMessage.contains("serializable"), e.getMessage)
     assert(ds.versions == Seq(1L, 2L, 3L))
     val rewritten = writeFragments(ds, 2)
-    val op = RowLevelChange.build(ds, read, Map(0L -> bitmap(3, 4)), rewritten, isDelete = false, predicate = "")
+    val op = RowLevelCommit.operation(ds, read, Map(0L -> bitmap(3, 4)), rewritten, isDelete = false, predicate = "")
     assert(op.isInstanceOf[Operation.Update])
     val result = new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read), op)
     assert(result.version == 4)
@@ -150,7 +150,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val read = ds.snapshot()
     delete(ds, read, Map(0L -> bitmap(0, 99)))
     new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(writeFragments(ds, 5)))
-    val op = RowLevelChange.build(ds, read, Map(0L -> bitmap(50)), writeFragments(ds, 1), isDelete = false, predicate = "")
+    val op = RowLevelCommit.operation(ds, read, Map(0L -> bitmap(50)), writeFragments(ds, 1), isDelete = false, predicate = "")
     val result = new Committer(ds, isolation = Isolation.Snapshot).commit(Some(read), op)
     assert(result.version == 5)
     val latest = ds.snapshot()
@@ -189,7 +189,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val ds = newTable(10)()
     val read = ds.snapshot()
     delete(ds, read, Map(0L -> bitmap(1)))
-    val op = RowLevelChange.build(ds, read, Map(0L -> bitmap(2)), Nil, isDelete = true, predicate = "")
+    val op = RowLevelCommit.operation(ds, read, Map(0L -> bitmap(2)), Nil, isDelete = true, predicate = "")
       .asInstanceOf[Operation.Delete].copy(deletedOffsets = Map.empty)
     intercept[CommitConflictException](new Committer(ds).commit(Some(read), op))
     assert(ds.versions == Seq(1L, 2L, 3L))
@@ -199,7 +199,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val ds = newTable(10, 10)()
     val read = ds.snapshot()
     val first = delete(ds, read, Map(0L -> bitmap(1)))
-    val op = RowLevelChange.build(ds, read, Map(1L -> bitmap(2)), Nil, isDelete = true, predicate = "")
+    val op = RowLevelCommit.operation(ds, read, Map(1L -> bitmap(2)), Nil, isDelete = true, predicate = "")
     val second = new Committer(ds).commit(Some(read), op)
     assert(second.version == 4)
     val latest = ds.snapshot()
@@ -235,7 +235,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     val ds = newTable(10, 10)()
     val read = ds.snapshot()
     // Another writer's delete whose transaction file is gone and that has no inline copy.
-    val theirs = RowLevelChange.build(ds, read, Map(1L -> bitmap(0)), Nil, isDelete = true, predicate = "")
+    val theirs = RowLevelCommit.operation(ds, read, Map(1L -> bitmap(0)), Nil, isDelete = true, predicate = "")
     val txn = Transactions.build(read.version, java.util.UUID.randomUUID().toString, theirs, Map.empty)
     val v = foreignCommit(ds, Some(txn), inline = false) { b =>
       b.clearFragments().addAllFragments(read.fragments.map(f => if (f.getId == 1) theirs.asInstanceOf[Operation.Delete].updated.head else f).asJava)

@@ -60,7 +60,7 @@ class StableRowIdCommitSuite extends AnyFunSuite {
       .setInlineRowIds(ByteString.copyFrom(RowIdSequences.encode(Array(1L, 3L))))
       .setInlineCreatedAtVersions(ByteString.copyFrom(VersionSequences.encode(Array(2L, 2L)))).build()
     val deleted = RoaringBitmap.bitmapOf(1, 3)
-    val op = RowLevelChange.build(ds, v2, Map(old.getId -> deleted), Seq(rewritten), isDelete = false, predicate = "")
+    val op = RowLevelCommit.operation(ds, v2, Map(old.getId -> deleted), Seq(rewritten), isDelete = false, predicate = "")
     val v3 = new Committer(ds).commit(Some(v2), op).snapshot
     val added = v3.fragments.last
     assert(ids(ds, added) == Seq(1L, 3L, 5L, 6L))

@@ -2,7 +2,7 @@ package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{Committer, Operation, ReadSet, RowLevelChange}
+import sparklance.format.commit.{ReadSet, RowLevelCommit}
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
 import sparklance.spark.write.WriteTarget
@@ -31,24 +31,16 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
     val fragments = deltas.flatMap(_.newFragments)
     uncommitted.commit(fragments) {
-      val deleted = deltas.flatMap(_.deletedOffsets).groupMapReduce(_._1)(_._2) { (a, b) => a.or(b); a }
-      if (deleted.nonEmpty || fragments.nonEmpty) {
-        val op = RowLevelChange.build(table.dataset, snapshot, deleted, fragments,
-          isDelete = command == RowLevelOperation.Command.DELETE, predicate = "")
-        val isolation = TableProperties.isolation(snapshot, info.options().asScala.toMap)
-        // A row-level statement always scanned its target; no recorded scan means an unknown one.
-        val reads = table.reads.readSet match {
-          case ReadSet.Blind => ReadSet.Everything
-          case recorded => recorded
-        }
-        new Committer(table.dataset, table.settings.commitRetries, isolation).commit(Some(snapshot), op, reads = Some(reads))
-        val deletionFiles = op match {
-          case d: Operation.Delete => d.updated.size
-          case u: Operation.Update => u.updated.size
-          case _ => 0
-        }
-        reportFiles(deletionFiles, fragments.map(_.getFilesCount).sum)
+      val change = new RowLevelCommit(table.dataset, snapshot).add(fragments)
+      for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
+      // A row-level statement always scanned its target; no recorded scan means an unknown one.
+      val reads = table.reads.readSet match {
+        case ReadSet.Blind => ReadSet.Everything
+        case recorded => recorded
       }
+      val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
+      change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
+        table.settings.commitRetries).foreach(r => reportFiles(r.deletionFilesWritten, r.dataFilesWritten))
     }
   }
 

@@ -1,6 +1,5 @@
 package sparklance.spark.rowlevel
 
-import com.google.protobuf.ByteString
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DeltaWriter, WriterCommitMessage}
@@ -9,8 +8,7 @@ import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
-import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.rowids.{RowIdSequences, VersionSequences}
+import sparklance.format.rowids.RowLineage
 import sparklance.format.table.RowAddress
 import sparklance.spark.Allocators
 import sparklance.spark.write.{FragmentSink, WriteTarget}
@@ -66,24 +64,10 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
   }
 
   override def commit(): WriterCommitMessage = {
-    val rewritten = if (kept == null) Nil else withLineage(kept.finish(), keptIds.result(), keptCreated.result())
+    val rewritten = if (kept == null) Nil else RowLineage.carry(kept.finish(), keptIds.result(), keptCreated.result())
     val added = if (fresh == null) Nil else fresh.finish()
     DeltaMessage(deleted.map { case (id, b) => id -> PortableBitmaps.toBytes(b) }.toMap,
       (rewritten ++ added).map(_.toByteArray).toArray, deletes, updates, inserts)
-  }
-
-  /** Hands each fragment of rewritten rows the ids and created-at versions of its rows, in order. */
-  private def withLineage(fragments: Seq[DataFragment], ids: Array[Long], created: Array[Long]): Seq[DataFragment] = {
-    var from = 0
-    fragments.map { f =>
-      val until = from + f.getPhysicalRows.toInt
-      val lined = f.toBuilder
-        .setInlineRowIds(ByteString.copyFrom(RowIdSequences.encode(ids.slice(from, until))))
-        .setInlineCreatedAtVersions(ByteString.copyFrom(VersionSequences.encode(created.slice(from, until))))
-        .build()
-      from = until
-      lined
-    }
   }
 
   override def abort(): Unit = Seq(kept, fresh).filter(_ != null).foreach(_.abort())

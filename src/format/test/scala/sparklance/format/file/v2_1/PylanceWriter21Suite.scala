@@ -1,7 +1,7 @@
 package sparklance.format.file.v2_1
 
 import java.io.FileOutputStream
-import java.nio.file.{Files, Path, Paths}
+import java.nio.file.{Files, Path}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
@@ -9,6 +9,7 @@ import org.apache.arrow.vector.ipc.ArrowFileWriter
 import org.scalatest.funsuite.AnyFunSuite
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
+import sparklance.format.Pylance
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.io.LocalStorage
 import sparklance.format.table.{Dataset, FragmentWriter, LanceSchema, StorageVersion}
@@ -17,14 +18,10 @@ import sparklance.format.table.{Dataset, FragmentWriter, LanceSchema, StorageVer
  * Files and datasets written by FileWriter21 (2.1 and 2.2) read by pylance 14: LanceFileReader,
  * dataset scan, take and projection must give back exactly the rows written. The expected rows go
  * to Arrow IPC files next to the Lance files; check_pylance.py compares. Needs the project's
- * virtual environment (.venv, created by ./dev/setup); canceled without it when run by hand, failed
- * without it in CI (where `CI` is set), so a broken set-up cannot pass as green.
+ * virtual environment (see [[sparklance.format.Pylance]]).
  */
 class PylanceWriter21Suite extends AnyFunSuite {
   import Writer21Fixtures._
-
-  private val python: Option[Path] =
-    (sys.env.get("SPARKLANCE_PYTHON").toSeq ++ Seq(Paths.get(sys.props("user.dir"), ".venv/bin/python").toString)).map(Paths.get(_)).find(Files.isExecutable(_))
 
   /** Replaces NaN and infinite floats, whose bits pylance and Arrow need not keep, by 1.5. */
   private def sanitize(v: ValueVector): Unit = v match {
@@ -54,8 +51,7 @@ class PylanceWriter21Suite extends AnyFunSuite {
   }
 
   test("pylance 14 reads 2.1 and 2.2 files and datasets written by FileWriter21") {
-    val missing = "No Python virtual environment with pylance (.venv/bin/python); run ./dev/setup"
-    val py = python.getOrElse(if (sys.env.contains("CI")) fail(missing) else cancel(missing))
+    Pylance.pythonOrCancel()
     val dir = Files.createTempDirectory("writer21-pylance")
     val cases = ArrayBuffer.empty[String]
     val a = new RootAllocator()
@@ -99,10 +95,7 @@ class PylanceWriter21Suite extends AnyFunSuite {
       val script = dir.resolve("check_pylance.py")
       val in = getClass.getResourceAsStream("/writer21/check_pylance.py")
       try Files.write(script, in.readAllBytes()) finally in.close()
-      val p = new ProcessBuilder(py.toString, script.toString, dir.toString).redirectErrorStream(true).start()
-      val output = new String(p.getInputStream.readAllBytes(), "UTF-8")
-      val rc = p.waitFor()
-      assert(rc == 0, s"pylance check failed (exit $rc):\n$output")
+      val output = Pylance.run(script, dir.toString)
       assert(output.contains(s"checked ${cases.size} of ${cases.size} cases"), output)
     } finally a.close()
   }

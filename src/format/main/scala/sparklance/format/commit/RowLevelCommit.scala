@@ -1,0 +1,99 @@
+package sparklance.format.commit
+
+import org.roaringbitmap.RoaringBitmap
+import scala.collection.mutable
+import sparklance.format.LanceException
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{Dataset, RowAddress, Snapshot}
+
+/**
+ * One DELETE, UPDATE or MERGE against the version it read, gathered and committed as one Lance
+ * transaction: the rows it removes (by row address, or by offsets per fragment), the fragments
+ * holding the rows it inserted or rewrote, then `commit`, which writes a deletion file per touched
+ * fragment (or drops a fragment whose rows are all gone) and commits a Delete or an Update with
+ * conflict resolution (see [[Committer]]). Not thread-safe: one statement's driver fills it.
+ */
+final class RowLevelCommit(dataset: Dataset, read: Snapshot) {
+  private val deleted = mutable.Map.empty[Long, RoaringBitmap]
+  private val added = mutable.ArrayBuffer.empty[DataFragment]
+
+  /** Removes the row at `address` (fragment id and offset, see [[RowAddress]]). */
+  def delete(address: Long): this.type = {
+    deleted.getOrElseUpdate(RowAddress.fragmentId(address), new RoaringBitmap()).add(RowAddress.offset(address).toInt)
+    this
+  }
+
+  /** Removes the rows at `offsets` of fragment `fragmentId`. */
+  def delete(fragmentId: Long, offsets: RoaringBitmap): this.type = {
+    deleted.getOrElseUpdate(fragmentId, new RoaringBitmap()).or(offsets)
+    this
+  }
+
+  /** Adds fragments holding inserted rows, or rewritten ones (which may carry their lineage). */
+  def add(fragments: Seq[DataFragment]): this.type = { added ++= fragments; this }
+
+  /** Whether the statement changed nothing, and so commits nothing. */
+  def isEmpty: Boolean = added.isEmpty && deleted.values.forall(_.isEmpty)
+
+  /**
+   * Commits the change: a Delete when `kind` is a delete and nothing was added, else an Update.
+   * `reads` is what the statement read (None: every row), which matters under serializable
+   * isolation. None when the statement changed nothing.
+   */
+  def commit(kind: RowLevelCommit.Kind, isolation: Isolation = Isolation.Serializable, reads: Option[ReadSet] = None,
+      maxRetries: Int = 20, predicate: String = ""): Option[RowLevelCommit.Result] =
+    if (isEmpty) None
+    else {
+      val op = RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate)
+      val result = new Committer(dataset, maxRetries, isolation).commit(Some(read), op, reads = reads)
+      val deletionFiles = op match {
+        case d: Operation.Delete => d.updated.size
+        case u: Operation.Update => u.updated.size
+        case _ => 0
+      }
+      Some(RowLevelCommit.Result(result.version, deletionFiles, added.map(_.getFilesCount.toLong).sum))
+    }
+}
+
+object RowLevelCommit {
+  /** Which Lance transaction the statement becomes, as pylance writes them. */
+  sealed trait Kind
+  object Kind {
+    /** DELETE: a Lance Delete. */
+    case object Delete extends Kind
+    /** UPDATE and MERGE: a Lance Update (REWRITE_ROWS). */
+    case object Update extends Kind
+  }
+
+  /** The version the statement created and the files it wrote. */
+  final case class Result(version: Long, deletionFilesWritten: Long, dataFilesWritten: Long)
+
+  /**
+   * The operation for `deleted` offsets (per fragment id) and `newFragments` on `read`: each
+   * touched fragment gets one new deletion file holding its old and new deletions, and a fragment
+   * whose rows are all gone is dropped instead. The operation also carries the newly deleted
+   * offsets, so that the committer can rebase it onto concurrent row-level commits.
+   */
+  private[commit] def operation(dataset: Dataset, read: Snapshot, deleted: Map[Long, RoaringBitmap],
+      newFragments: Seq[DataFragment], isDelete: Boolean, predicate: String): Operation = {
+    val byId = read.fragments.map(f => f.getId -> f).toMap
+    val touched = deleted.toSeq.filter(!_._2.isEmpty).sortBy(_._1).map { case (id, offsets) =>
+      val fragment = byId.getOrElse(id, throw new LanceException(
+        s"Rows of fragment $id were deleted, but version ${read.version} of ${dataset.path} has no such fragment"))
+      val last = Integer.toUnsignedLong(offsets.last())
+      if (last >= fragment.getPhysicalRows)
+        throw new LanceException(s"Row offset $last is beyond fragment $id of ${dataset.path} (${fragment.getPhysicalRows} rows)")
+      val before = DeletionFiles.read(dataset.storage, dataset.path, fragment)
+      (fragment, RoaringBitmap.or(before, offsets), RoaringBitmap.andNot(offsets, before))
+    }
+    val (emptied, partial) = touched.partition { case (f, all, _) => all.getLongCardinality == f.getPhysicalRows }
+    val updated = partial.map { case (f, all, _) =>
+      f.toBuilder.setDeletionFile(DeletionFiles.write(dataset.storage, dataset.path, f.getId, read.version, all)).build()
+    }
+    val removed = emptied.map(_._1.getId)
+    val fresh = touched.map { case (f, _, ours) => f.getId -> ours }.toMap
+    if (isDelete && newFragments.isEmpty) Operation.Delete(updated, removed, predicate, fresh)
+    else Operation.Update(removed, updated, newFragments, fresh)
+  }
+}
