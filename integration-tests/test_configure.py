@@ -1,5 +1,9 @@
 """sparklance.configure: the warehouse and spark.jars it sets on a SparkSession builder."""
+import json
 import os
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,3 +42,68 @@ def test_the_jar_is_added_to_the_jars_already_set():
     sparklance.configure(builder, "hdfs://nn:8020/wh", name="other")
     assert _options(builder)["spark.jars"] == f"/opt/a.jar,/opt/b.jar,{jar}"
     assert _options(sparklance.configure(SparkSession.builder, "/tmp/wh"))["spark.jars"] == jar
+
+
+# Run in a process of its own: a JVM reads spark.jars and spark.jars.packages only at launch, and
+# this test process already runs one. The CTAS calls a class of the user's jar and one of the
+# user's package in the rows it writes into a sparklance table.
+CHILD = '''
+import json, sys
+from pyspark.sql import SparkSession
+import sparklance
+
+warehouse, user_jar, repo, ivy = sys.argv[1:]
+builder = (SparkSession.builder.master("local[2]")
+           .config("spark.jars", user_jar)
+           .config("spark.jars.packages", "org.sparklance.test:marker:1.0")
+           .config("spark.jars.repositories", repo)
+           .config("spark.jars.ivy", ivy))
+spark = sparklance.configure(builder, warehouse).getOrCreate()
+spark.sql("CREATE NAMESPACE lance.db")
+spark.sql("""CREATE TABLE lance.db.t AS SELECT id,
+    reflect('org.sparklance.test.FromJar', 'tag', CAST(id AS STRING)) AS from_jar,
+    reflect('org.sparklance.test.FromPackage', 'tag', CAST(id AS STRING)) AS from_package
+  FROM range(3)""")
+print(json.dumps({
+    "jars": spark.sparkContext._jsc.sc().listJars().mkString(",").split(","),
+    "rows": [list(r) for r in spark.table("lance.db.t").orderBy("id").collect()],
+}))
+'''
+
+
+def _class_jar(tmp_path, name, jar):
+    """`jar` holding the class org.sparklance.test.<name>, whose static tag(s) returns "<name>:<s>"."""
+    source = tmp_path / "src" / f"{name}.java"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text(f"package org.sparklance.test; public class {name} "
+                      f'{{ public static String tag(String s) {{ return "{name}:" + s; }} }}')
+    subprocess.run(["javac", "--release", "17", "-d", str(tmp_path / "classes"), str(source)], check=True)
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(jar, "w") as z:
+        z.write(tmp_path / "classes" / "org" / "sparklance" / "test" / f"{name}.class",
+                f"org/sparklance/test/{name}.class")
+    return jar
+
+
+def test_the_users_jars_and_packages_are_kept(tmp_path):
+    builder = SparkSession.builder.config("spark.jars.packages", "org.example:a:1.0,org.example:b:2.0")
+    assert _options(sparklance.configure(builder, "/tmp/wh"))["spark.jars.packages"] == "org.example:a:1.0,org.example:b:2.0"
+
+    user_jar = _class_jar(tmp_path, "FromJar", tmp_path / "user.jar")
+    # A one-artifact Maven repository: org.sparklance.test:marker:1.0.
+    artifact = tmp_path / "repo" / "org" / "sparklance" / "test" / "marker" / "1.0"
+    _class_jar(tmp_path, "FromPackage", artifact / "marker-1.0.jar")
+    (artifact / "marker-1.0.pom").write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>org.sparklance.test</groupId><artifactId>marker</artifactId><version>1.0</version></project>")
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "wh"), str(user_jar),
+                           (tmp_path / "repo").as_uri(), str(tmp_path / "ivy")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["rows"] == [[i, f"FromJar:{i}", f"FromPackage:{i}"] for i in range(3)]
+    # The jars SparkContext ships to executors. PySpark 4.3 replaces the list spark-submit built
+    # from spark.jars and the resolved packages by the builder's spark.jars, so the package's jar
+    # is not among them (see the README): it is on the driver's class path, which serves local mode.
+    shipped = {j.rsplit("/", 1)[1] for j in out["jars"]}
+    assert {"sparklance.jar", "user.jar"} <= shipped, out["jars"]

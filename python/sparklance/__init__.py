@@ -5,6 +5,8 @@ The catalog itself is a JVM plugin; this package ships its jar and configures a 
 import re
 from pathlib import Path
 
+from ._version import __version__  # the bundled jar's version, written by ./dev/setup
+
 __all__ = ["configure", "jar_path", "history", "changes", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
