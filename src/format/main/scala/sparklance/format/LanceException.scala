@@ -34,3 +34,6 @@ class TableNotFoundException(val path: String) extends LanceException(s"No Lance
 
 class VersionNotFoundException(val path: String, val version: Long)
   extends LanceException(s"Lance table $path has no version $version")
+
+/** An option of a maintenance operation (or its table config key) with a name or value it cannot take. */
+class InvalidOptionException(val option: String, detail: String) extends LanceException(s"Option $option: $detail")

@@ -9,6 +9,7 @@ import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException}
 import sparklance.format.deletion.DeletionFiles
+import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.rowids.RowLineage
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, Manifest}
@@ -61,7 +62,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
       val manifest = nextManifest(base, current, txnName)
       val version = manifest.getVersion
-      val index = if (current.isInstanceOf[Operation.Overwrite]) None else base.flatMap(_.file.indexSection)
+      val index = indexSectionAfter(base, current)
       val bytes = ManifestFile.encode(manifest, index, Some(txn))
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
       val put = try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
@@ -224,6 +225,8 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         assign(fs)
       case Operation.Delete(updated, deletedIds, _, _) => replace(existing, updated, deletedIds)
       case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
+      case Operation.ReserveFragments(n) => nextId += n; existing
+      case Operation.Rewrite(groups) => splice(existing, groups, stable)
     }
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
@@ -245,6 +248,40 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     if (unknown.nonEmpty)
       throw new LanceException(s"Commit names fragments ${unknown.toSeq.sorted.mkString(", ")} that ${dataset.path} does not have")
     existing.filterNot(f => removed.contains(f.getId)).map(f => byId.getOrElse(f.getId, f))
+  }
+
+  /**
+   * The index section of the next version: an Overwrite drops it, a Rewrite moves or trims the
+   * coverage of the indices it may touch (see [[RewriteIndexRules]]), anything else carries it.
+   */
+  private def indexSectionAfter(base: Option[Snapshot], op: Operation): Option[Array[Byte]] = op match {
+    case _: Operation.Overwrite => None
+    case Operation.Rewrite(groups) => base.flatMap(b => b.file.indexSection.map { bytes =>
+      val indices = Indices.parse(Some(bytes), s"${b.tablePath} version ${b.version}")
+      Indices.encode(RewriteIndexRules.afterRewrite(indices,
+        groups.map(g => g.oldFragments.map(_.getId) -> g.newFragments.map(_.getId)), b.stableRowIds))
+    })
+    case _ => base.flatMap(_.file.indexSection)
+  }
+
+  /**
+   * Replaces each group's old fragments by its new ones. pylance 14 leaves the new fragments at
+   * the end, in id order (observed; older Lance sources splice groups in place). Every old
+   * fragment must still be as the compaction read it, and new ids must be unused.
+   */
+  private def splice(existing: Seq[DataFragment], groups: Seq[Operation.RewriteGroup], stable: Boolean): Seq[DataFragment] = {
+    val byId = existing.map(f => f.getId -> f).toMap
+    groups.foreach { g =>
+      g.oldFragments.foreach { old =>
+        if (!byId.get(old.getId).exists(f => f.getFilesList == old.getFilesList && f.getDeletionFile == old.getDeletionFile))
+          throw new LanceException(s"Compaction of ${dataset.path} rewrote fragment ${old.getId}, which changed or vanished since")
+      }
+      g.newFragments.map(_.getId).find(byId.contains).foreach(id =>
+        throw new LanceException(s"Compaction of ${dataset.path} names new fragment $id, an id already in use"))
+    }
+    val removed = groups.flatMap(_.oldFragments.map(_.getId)).toSet
+    val created = groups.flatMap(_.newFragments).sortBy(_.getId)
+    existing.filterNot(f => removed(f.getId)) ++ (if (stable) created else created.map(RowLineage.strip))
   }
 
   private def now(): Timestamp = {

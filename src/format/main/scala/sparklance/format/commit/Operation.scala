@@ -41,4 +41,17 @@ object Operation {
   final case class Update(removedIds: Seq[Long], updated: Seq[DataFragment], newFragments: Seq[DataFragment],
       deletedOffsets: Map[Long, RoaringBitmap] = Map.empty)
     extends Operation { def name = "Update" }
+
+  /**
+   * Raises the table's fragment id high-water mark by `count` without changing its rows, so that
+   * a compaction can name its new fragments before committing them (Lance commits one before
+   * every Rewrite: index coverage is computed from the ids in the Rewrite).
+   */
+  final case class ReserveFragments(count: Int) extends Operation { def name = "ReserveFragments" }
+
+  /** Old fragments replaced by new ones holding the same live rows (ids final, lineage carried). */
+  final case class RewriteGroup(oldFragments: Seq[DataFragment], newFragments: Seq[DataFragment])
+
+  /** A compaction: each group's old fragments are replaced by its new ones, in place. */
+  final case class Rewrite(groups: Seq[RewriteGroup]) extends Operation { def name = "Rewrite" }
 }

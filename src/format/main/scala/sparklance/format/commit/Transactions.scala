@@ -23,6 +23,11 @@ object Transactions {
         b.setUpdate(Transaction.Update.newBuilder().addAllRemovedFragmentIds(removed.map(Long.box).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(created.asJava)
           .setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS))
+      case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
+      case Operation.Rewrite(groups) =>
+        // Only the groups: Lance no longer writes the deprecated flat old/new fragment lists.
+        b.setRewrite(Transaction.Rewrite.newBuilder().addAllGroups(groups.map(g => Transaction.Rewrite.RewriteGroup.newBuilder()
+          .addAllOldFragments(g.oldFragments.asJava).addAllNewFragments(g.newFragments.asJava).build()).asJava))
     }
     b.build()
   }

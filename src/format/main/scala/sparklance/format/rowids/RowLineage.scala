@@ -18,19 +18,30 @@ object RowLineage {
    * in order, the row ids and created-at versions of its rows (`ids` and `createdAt` run over all
    * the fragments' rows together). The commit then stamps their last-updated version.
    */
-  def carry(fragments: Seq[DataFragment], ids: Array[Long], createdAt: Array[Long]): Seq[DataFragment] = {
+  def carry(fragments: Seq[DataFragment], ids: Array[Long], createdAt: Array[Long]): Seq[DataFragment] =
+    cut(fragments, ids, createdAt, None)
+
+  /**
+   * Rows a compaction moved keep all their lineage: hands each new fragment, in order, the row
+   * ids and both versions of its rows (the arrays run over all the fragments' rows together).
+   */
+  def moved(fragments: Seq[DataFragment], ids: Array[Long], createdAt: Array[Long], lastUpdatedAt: Array[Long]): Seq[DataFragment] =
+    cut(fragments, ids, createdAt, Some(lastUpdatedAt))
+
+  private def cut(fragments: Seq[DataFragment], ids: Array[Long], createdAt: Array[Long],
+      lastUpdatedAt: Option[Array[Long]]): Seq[DataFragment] = {
     val total = fragments.map(_.getPhysicalRows).sum
-    if (total != ids.length || total != createdAt.length)
+    if (total != ids.length || total != createdAt.length || lastUpdatedAt.exists(_.length != total))
       throw new IllegalArgumentException(s"$total rewritten rows, but ${ids.length} row ids and ${createdAt.length} versions")
     var from = 0
     fragments.map { f =>
       val until = from + f.getPhysicalRows.toInt
-      val carried = f.toBuilder
+      val b = f.toBuilder
         .setInlineRowIds(ByteString.copyFrom(RowIdSequences.encode(ids.slice(from, until))))
         .setInlineCreatedAtVersions(ByteString.copyFrom(VersionSequences.encode(createdAt.slice(from, until))))
-        .build()
+      lastUpdatedAt.foreach(v => b.setInlineLastUpdatedAtVersions(ByteString.copyFrom(VersionSequences.encode(v.slice(from, until)))))
       from = until
-      carried
+      b.build()
     }
   }
 

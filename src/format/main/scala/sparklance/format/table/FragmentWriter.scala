@@ -14,8 +14,9 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
 /**
  * Writes batches into new data files under `<table>/data/`, one fragment per file, starting a
- * new file every `maxRowsPerFile` rows. The fragments it returns have no id yet: the commit
- * assigns ids. Nothing it writes is referenced until a commit names it.
+ * new file after each of `plannedFileRows` in turn, then every `maxRowsPerFile` rows. The
+ * fragments it returns have no id yet: the commit assigns ids. Nothing it writes is referenced
+ * until a commit names it.
  */
 final class FragmentWriter(
     storage: Storage,
@@ -23,7 +24,8 @@ final class FragmentWriter(
     schema: LanceSchema,
     dataStorageVersion: StorageVersion,
     allocator: BufferAllocator,
-    maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile) extends AutoCloseable {
+    maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile,
+    plannedFileRows: Seq[Long] = Nil) extends AutoCloseable {
   require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
     s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
 
@@ -35,6 +37,9 @@ final class FragmentWriter(
   private var current: FragmentWriter.FileWriter = _
   private var currentName: String = _
   private var rowsInFile = 0L
+  // The first files take the planned row counts (a compaction spreads rows evenly), later ones maxRowsPerFile.
+  private val plannedSizes = plannedFileRows.iterator
+  private var fileLimit = maxRowsPerFile
 
   /** Appends rows; `vectors` follow `schema.fields`. */
   def write(vectors: Seq[FieldVector]): Unit = {
@@ -43,7 +48,7 @@ final class FragmentWriter(
     while (start < n) {
       if (current == null) open()
       // The room left in the file may exceed an Int; the rows left in the batch never do.
-      val take = math.min((n - start).toLong, maxRowsPerFile - rowsInFile).toInt
+      val take = math.min((n - start).toLong, fileLimit - rowsInFile).toInt
       if (start == 0 && take == n) current.write(vectors)
       else {
         val slices = vectors.map { v =>
@@ -53,7 +58,7 @@ final class FragmentWriter(
       }
       rowsInFile += take
       start += take
-      if (rowsInFile >= maxRowsPerFile) closeFile()
+      if (rowsInFile >= fileLimit) closeFile()
     }
   }
 
@@ -64,6 +69,7 @@ final class FragmentWriter(
     val out = storage.create(path)
     current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor))
     rowsInFile = 0
+    fileLimit = if (plannedSizes.hasNext) plannedSizes.next() else maxRowsPerFile
   }
 
   private def closeFile(): Unit = {

@@ -1,0 +1,115 @@
+package sparklance.format.maintenance
+
+import org.apache.arrow.memory.RootAllocator
+import scala.util.Using
+import scala.util.control.NonFatal
+import sparklance.format.CommitConflictException
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{Dataset, Snapshot}
+
+/**
+ * Compacts a table as Lance does: plans against the latest version, runs every task through
+ * `runTasks` (in this process by default; the Spark layer runs them as a distributed job), then
+ * commits a ReserveFragments, so the new fragments get final ids, and a Rewrite whose read version
+ * is the planned one, so every commit since is checked against it.
+ *
+ * A statement that changed some of the planned fragments meanwhile wins: the groups it touched are
+ * dropped (their files deleted), the rest commit, and the touched fragments are planned again from
+ * the newer version, up to `maxRounds` times.
+ */
+final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compaction.inProcess, maxRounds: Int = 3) {
+  private def storage: Storage = dataset.storage
+
+  def plan(options: CompactionOptions): CompactionPlan =
+    CompactionPlanner.plan(dataset.snapshot(forWrite = true), storage, options)
+
+  def run(options: CompactionOptions): CompactionResult = {
+    var result: Option[CompactionResult] = None
+    var scope = options
+    var round = 0
+    var done = false
+    while (!done) {
+      val snapshot = dataset.snapshot(forWrite = true)
+      val plan = CompactionPlanner.plan(snapshot, storage, scope)
+      if (plan.isEmpty) done = true
+      else {
+        val groups = runTasks(dataset, snapshot, plan.tasks)
+        val (version, committed, lost) = commit(snapshot, groups)
+        val old = committed.flatMap(_.oldFragments)
+        val now = CompactionResult(snapshot.version, version, old.size, committed.map(_.newFragments.size).sum,
+          old.map(f => f.getFilesCount + (if (f.hasDeletionFile) 1 else 0)).sum, committed.map(_.newFragments.map(_.getFilesCount).sum).sum,
+          committed.map(_.newFragments.map(_.getPhysicalRows).sum).sum, lost.size, plan.leftAlone)
+        result = Some(result.fold(now)(r => now.copy(readVersion = r.readVersion, version = now.version.orElse(r.version),
+          fragmentsRemoved = r.fragmentsRemoved + now.fragmentsRemoved, fragmentsAdded = r.fragmentsAdded + now.fragmentsAdded,
+          filesRemoved = r.filesRemoved + now.filesRemoved, filesAdded = r.filesAdded + now.filesAdded,
+          rowsRewritten = r.rowsRewritten + now.rowsRewritten, replanned = r.replanned + now.replanned, leftAlone = r.leftAlone)))
+        round += 1
+        if (lost.isEmpty || round >= maxRounds) done = true
+        else {
+          // Plan again only where the other statement landed: every other fragment is out of scope.
+          val touched = lost.flatMap(_.oldFragments.map(_.getId)).toSet
+          scope = options.copy(excludedFragmentIds = options.excludedFragmentIds ++
+            dataset.snapshot().fragments.map(_.getId).filterNot(touched))
+        }
+      }
+    }
+    result.getOrElse(CompactionResult(dataset.latestVersion, None, 0, 0, 0, 0, 0, 0,
+      CompactionPlanner.plan(dataset.snapshot(), storage, options).leftAlone))
+  }
+
+  /**
+   * Commits the groups that still apply; returns the version, the groups committed and those
+   * dropped because a newer commit changed their fragments.
+   */
+  private def commit(planned: Snapshot, groups: Seq[Operation.RewriteGroup])
+      : (Option[Long], Seq[Operation.RewriteGroup], Seq[Operation.RewriteGroup]) = {
+    val committer = new Committer(dataset)
+    var pending = groups
+    var lost = Seq.empty[Operation.RewriteGroup]
+    var attempts = 0
+    while (pending.nonEmpty) {
+      val latest = dataset.snapshot(forWrite = true)
+      val (changed, intact) = pending.partition(g => g.oldFragments.exists(f => !unchanged(latest, f)))
+      drop(changed)
+      lost ++= changed
+      pending = intact
+      if (pending.isEmpty) return (None, Nil, lost)
+      val withIds = try reserveIds(committer, latest, pending) catch { case NonFatal(e) => drop(pending); throw e }
+      try return (Some(committer.commit(Some(planned), Operation.Rewrite(withIds)).version), withIds, lost)
+      catch {
+        case e: CommitConflictException if e.retryable && attempts < 5 => attempts += 1 // look at the table again
+        case e: CommitConflictException => drop(pending); throw e
+      }
+    }
+    (None, Nil, lost)
+  }
+
+  private def unchanged(latest: Snapshot, f: DataFragment): Boolean =
+    latest.fragments.find(_.getId == f.getId).exists(now => now.getFilesList == f.getFilesList && now.getDeletionFile == f.getDeletionFile)
+
+  /** Reserves one id per new fragment (a ReserveFragments commit) and hands them out in order. */
+  private def reserveIds(committer: Committer, latest: Snapshot, groups: Seq[Operation.RewriteGroup]): Seq[Operation.RewriteGroup] = {
+    val count = groups.map(_.newFragments.size).sum
+    if (count == 0) return groups
+    val reserved = committer.commit(Some(latest), Operation.ReserveFragments(count))
+    var next = Integer.toUnsignedLong(reserved.snapshot.manifest.getMaxFragmentId) - count + 1
+    groups.map(g => g.copy(newFragments = g.newFragments.map { f => val b = f.toBuilder.setId(next).build(); next += 1; b }))
+  }
+
+  /** Deletes the data files of groups that will never be committed. */
+  private def drop(groups: Seq[Operation.RewriteGroup]): Unit =
+    for (g <- groups; f <- g.newFragments; file <- f.getFilesList.toArray(Array.empty[sparklance.format.proto.TableProtos.DataFile]))
+      try storage.delete(Storage.join(dataset.path, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+}
+
+object Compaction {
+  /** Runs the tasks of a plan of `snapshot` and returns one group per task, in order. */
+  type TaskRunner = (Dataset, Snapshot, Seq[CompactionTask]) => Seq[Operation.RewriteGroup]
+
+  /** One task after another in this process. */
+  val inProcess: TaskRunner = (dataset, snapshot, tasks) => Using.resource(new RootAllocator()) { allocator =>
+    tasks.map(TaskRewriter.rewrite(dataset.storage, snapshot, _, allocator))
+  }
+}
