@@ -97,22 +97,29 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         if (attempt >= maxRetries)
           conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
             s"gave up after $maxRetries retries against concurrent commits")
-        val touching = check(txn, base, newer, statementReads, conflict)
+        val (touching, compaction) = check(txn, base, newer, statementReads, conflict)
+        // A compaction of fragments we change stops the check there: our change is rebased onto
+        // the version before it, carried through it, and checked against later versions next round.
+        val upTo = compaction.fold(latest)(c => dataset.snapshot(Some(c.version - 1)))
+        def adopt(rebased: RowLevelRebase.Rebased, readVersion: Long): Unit = if (rebased.op ne current) {
+          val stillLive = live(rebased.op).toSet
+          val superseded = ownFiles.filterNot(stillLive)
+          dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
+          ownFiles ++= rebased.written
+          current = rebased.op
+          val (t, n) = writeTransaction(readVersion, uuid, current, properties)
+          txn = t; txnName = n; ourTransactionFiles += n
+        }
         current match {
           case _: Operation.Delete | _: Operation.Update if base.isDefined =>
-            val rebased = RowLevelRebase.rebase(dataset, current, base.get, latest, touching, conflict(_, _, _))
-            if (rebased.op ne current) {
-              val stillLive = live(rebased.op).toSet
-              val superseded = ownFiles.filterNot(stillLive)
-              dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
-              ownFiles ++= rebased.written
-              current = rebased.op
-              val (t, n) = writeTransaction(latest.version, uuid, current, properties)
-              txn = t; txnName = n; ourTransactionFiles += n
+            adopt(RowLevelRebase.rebase(dataset, current, base.get, upTo, touching, conflict(_, _, _)), upTo.version)
+            compaction.foreach { c =>
+              adopt(RewriteTranslation.translate(dataset, current, c.txn.getRewrite, c.version, c.snapshot,
+                conflict(_, _, _), c.txn), c.version)
             }
           case _ =>
         }
-        base = Some(latest)
+        base = Some(compaction.fold(latest)(_.snapshot))
       }
       attempt += 1
       backoff(attempt)
@@ -122,19 +129,21 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 
   /**
    * Checks our transaction against each version committed after `base` (in order: the first
-   * conflict wins) and returns those whose row-level changes ours must be rebased over.
+   * conflict wins) and returns those whose row-level changes ours must be rebased over, up to a
+   * compaction ours must be carried through, where it stops.
    */
   private def check(ours: Transaction, base: Option[Snapshot], newer: Seq[(Long, VersionLookup)], reads: ReadSet,
-      conflict: (Long, Option[Transaction], String, Boolean) => Nothing): Seq[(Long, Transaction)] = {
+      conflict: (Long, Option[Transaction], String, Boolean) => Nothing): (Seq[(Long, Transaction)], Option[Committer.CompactedUnder]) = {
     var previous = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
-    newer.flatMap {
-      case (v, VersionLookup.Absent) =>
+    val touching = Seq.newBuilder[(Long, Transaction)]
+    for ((v, lookup) <- newer) lookup match {
+      case VersionLookup.Absent =>
         conflict(v, None, "its manifest vanished while we read it (a concurrent cleanup?)", true)
-      case (v, VersionLookup.Unreadable(e)) =>
+      case VersionLookup.Unreadable(e) =>
         conflict(v, None, s"its manifest cannot be read (${e.getMessage}), so the commits cannot be reconciled", true)
-      case (v, VersionLookup.Committed(_, None)) =>
+      case VersionLookup.Committed(_, None) =>
         conflict(v, None, "its transaction cannot be read, so the commits cannot be reconciled", true)
-      case (v, VersionLookup.Committed(snapshot, Some(theirs))) =>
+      case VersionLookup.Committed(snapshot, Some(theirs)) =>
         val ruling = ConflictRules.check(ours, theirs)
         ruling match {
           case Ruling.Retryable(reason) => conflict(v, Some(theirs), reason, true)
@@ -155,8 +164,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
           }
         }
         previous = snapshot.manifest
-        if (ruling == Ruling.MergeDeletions) Some(v -> theirs) else None
+        if (ruling == Ruling.MergeDeletions) touching += v -> theirs
+        if (ruling == Ruling.ThroughRewrite) return (touching.result(), Some(Committer.CompactedUnder(v, theirs, snapshot)))
     }
+    (touching.result(), None)
   }
 
   private def writeTransaction(readVersion: Long, uuid: String, op: Operation,
@@ -291,6 +302,9 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 }
 
 object Committer {
+  /** A committed compaction of fragments our Delete or Update changes (see [[RewriteTranslation]]). */
+  private final case class CompactedUnder(version: Long, txn: Transaction, snapshot: Snapshot)
+
   /** Table config key that records the data file version chosen at creation. */
   val StorageVersionKey = "sparklance.data_storage_version"
   /** Table config key for the rows-per-file limit of new data files. */

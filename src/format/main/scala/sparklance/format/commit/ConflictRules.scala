@@ -56,7 +56,8 @@ object ConflictRules {
       case CREATE_INDEX | RESERVE_FRAGMENTS | CLONE | PROJECT | APPEND | UPDATE_CONFIG | UPDATE_BASES => Ruling.Compatible
       case DELETE | UPDATE =>
         if (modifiedFragments(theirs).exists(mine)) Ruling.MergeDeletions else Ruling.Compatible
-      case REWRITE => overlapping(rewrittenFragments(theirs.getRewrite), "compacted")
+      // Lance retries; the rows a compaction moved have exactly one new place, so ours follows them.
+      case REWRITE => if (rewrittenFragments(theirs.getRewrite).exists(mine)) Ruling.ThroughRewrite else Ruling.Compatible
       case DATA_REPLACEMENT => overlapping(theirs.getDataReplacement.getReplacementsList.asScala.map(_.getFragmentId), "replaced column data of")
       // Lance lets a Delete pass an overlay (rows keep their positions) and checks an Update's
       // moved rows against the overlay's coverage, which we do not model.

@@ -14,6 +14,12 @@ object Ruling {
    */
   case object MergeDeletions extends Ruling
 
+  /**
+   * A compaction rewrote fragments whose rows ours tombstones: ours is carried onto the new
+   * fragments by [[RewriteTranslation]] (Lance would retry the statement).
+   */
+  case object ThroughRewrite extends Ruling
+
   /** A conflict that running the statement again, against the new version, can get past. */
   final case class Retryable(reason: String) extends Ruling
 

@@ -53,6 +53,7 @@ class ConflictRulesSuite extends AnyFunSuite {
   private def verdict(r: Ruling): Char = r match {
     case Ruling.Compatible => 'C'
     case Ruling.MergeDeletions => 'M'
+    case Ruling.ThroughRewrite => 'T'
     case _: Ruling.Retryable => 'R'
     case _: Ruling.Incompatible => 'I'
   }
@@ -74,9 +75,9 @@ class ConflictRulesSuite extends AnyFunSuite {
     row(APPEND, o, d)
   }
 
-  test("Delete and Update: deletion vectors merge on shared fragments") {
+  test("Delete and Update: deletion vectors merge on shared fragments, and follow rows a compaction moved") {
     val common = Map(MERGE -> 'R', OVERWRITE -> 'I', RESTORE -> 'I', UPDATE_MEM_WAL_STATE -> 'I')
-    val overlap = common ++ Map(DELETE -> 'M', UPDATE -> 'M', REWRITE -> 'R', DATA_REPLACEMENT -> 'R')
+    val overlap = common ++ Map(DELETE -> 'M', UPDATE -> 'M', REWRITE -> 'T', DATA_REPLACEMENT -> 'R')
     row(DELETE, overlap, common)
     row(UPDATE, overlap + (DATA_OVERLAY -> 'R' /* cautious: Lance checks the overlay's coverage */), common)
   }

@@ -208,7 +208,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     assert(transactionOf(ds, latest).getReadVersion == 2) // unchanged: nothing was rewritten
   }
 
-  test("compaction of a fragment we touch is a conflict; of another fragment it is not") {
+  test("a delete follows its rows through a compaction of the fragment; a compaction elsewhere is no concern") {
     val ds = newTable(10, 10, 10)()
     val read = ds.snapshot()
     def rewrite(oldIds: Long*): Unit = {
@@ -226,9 +226,12 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     rewrite(2)
     assert(delete(ds, read, Map(0L -> bitmap(4))).version == 4)
     rewrite(1)
-    val e = intercept[CommitConflictException](delete(ds, read, Map(1L -> bitmap(4))))
-    assert(e.getMessage.contains("Rewrite") && e.getMessage.contains("version 5"))
-    assert(ds.versions.last == 5)
+    val third = delete(ds, read, Map(1L -> bitmap(4)))
+    assert(third.version == 6)
+    val moved = third.snapshot.fragments.last
+    assert(!third.snapshot.fragments.exists(_.getId == 1) && moved.getId == 4)
+    assert(DeletionFiles.read(ds.storage, ds.path, moved) == bitmap(4))
+    assert(transactionOf(ds, third.snapshot).getReadVersion == 5) // carried onto the compaction's version
   }
 
   test("a version whose transaction cannot be read is a conflict; a missing file with an inline copy is not") {
