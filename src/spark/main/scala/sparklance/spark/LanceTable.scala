@@ -12,7 +12,8 @@ import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
-import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
+import sparklance.spark.maintenance.AutoCompaction
+import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
 class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
@@ -84,8 +85,16 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
           committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
+          if (!overwrite) AutoCompaction.afterCommit(dataset, tableName, settings)
         })
-    })
+    }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
+
+  /** What a row of this table takes on disk, from its fragments' file sizes; None without rows. */
+  private[spark] def bytesPerRow: Option[Double] = {
+    val rows = snapshot.fragments.map(_.getPhysicalRows).sum
+    val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala.map(_.getFileSizeBytes)).sum
+    if (rows > 0 && bytes > 0) Some(bytes.toDouble / rows) else None
+  }
 }
 
 object LanceTable {

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
-import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, WriteTarget}
+import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /**
  * CREATE TABLE [AS SELECT] and REPLACE TABLE [AS SELECT] as one atomic commit: the query's
@@ -32,7 +32,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
       val target = WriteTarget(tableName, dataset.path, schema,
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings)
       new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => staged = fragments)
-    })
+    }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))
 
   override def commitStagedChanges(): Unit = {
     uncommitted.commit(staged)(

@@ -1,7 +1,10 @@
 package sparklance.spark
 
 import sparklance.format.commit.{Committer, Isolation}
+import sparklance.format.maintenance.CompactionOptions
 import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
+import sparklance.spark.maintenance.AutoCompaction
+import sparklance.spark.write.OptimizedWrite
 
 /**
  * The TBLPROPERTIES sparklance understands, named like pylance's write_dataset arguments.
@@ -14,15 +17,25 @@ object TableProperties {
   val IsolationLevel: String = Isolation.Key
   private val IsolationKey = "sparklance.isolation_level"
 
+  private val CompactionPrefix = CompactionOptions.ConfigPrefix
+  private val Known = Seq(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel, AutoCompaction.Enabled,
+    AutoCompaction.MinFragments, OptimizedWrite.Property)
+
   private val sparkReserved = Set("owner", "provider", "location", "comment", "external", "is_managed_location")
 
   /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
   def validate(table: String, props: Map[String, String]): Map[String, String] = {
     props.keys.filterNot(k => sparkReserved.contains(k) || k.startsWith("option.") ||
-        Set(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel).contains(k)).toSeq.sorted.headOption.foreach { k =>
+        k.startsWith(CompactionPrefix) || Known.contains(k)).toSeq.sorted.headOption.foreach { k =>
       throw new IllegalArgumentException(s"Unknown table property '$k' for $table; sparklance knows " +
-        s"$DataStorageVersion, $EnableStableRowIds, $MaxRowsPerFile, $IsolationLevel")
+        s"${Known.mkString(", ")} and $CompactionPrefix* (pylance's compaction options)")
     }
+    props.get(AutoCompaction.Enabled).foreach(v => if (!Set("true", "false").contains(v.toLowerCase))
+      throw new IllegalArgumentException(s"${AutoCompaction.Enabled} must be true or false, got '$v'"))
+    props.get(AutoCompaction.MinFragments).foreach(v => if (v.toLongOption.forall(_ < 2))
+      throw new IllegalArgumentException(s"${AutoCompaction.MinFragments} must be an integer of 2 or more, got '$v'"))
+    val compaction = props.filter(_._1.startsWith(CompactionPrefix))
+    CompactionOptions.resolve(Map.empty, compaction) // refuses values pylance could not parse either
     props.get(IsolationLevel).foreach(Isolation.parse)
     val version = props.get(DataStorageVersion).fold(StorageVersion.Default)(v => StorageVersion.parse(v).getOrElse(
       throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes and reads " +
@@ -35,7 +48,10 @@ object TableProperties {
           s"(a fragment's row count and row offsets are unsigned 32-bit numbers); use at most ${FragmentWriter.MaxRowsPerFile}")
     }
     Map(Committer.StorageVersionKey -> version.name) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
-      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name)
+      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name) ++ compaction ++
+      props.get(AutoCompaction.Enabled).map(v => AutoCompaction.EnabledKey -> v.toLowerCase) ++
+      props.get(AutoCompaction.MinFragments).map(AutoCompaction.MinFragmentsKey -> _) ++
+      props.get(OptimizedWrite.Property).map(v => OptimizedWrite.ConfigKey -> OptimizedWrite.validate(v))
   }
 
   /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
@@ -58,7 +74,11 @@ object TableProperties {
     EnableStableRowIds -> snapshot.stableRowIds.toString,
     "version" -> snapshot.version.toString,
     "provider" -> "lance",
-    IsolationLevel -> isolation(snapshot, Map.empty).name) ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _)
+    IsolationLevel -> isolation(snapshot, Map.empty).name) ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _) ++
+    snapshot.config.filter(_._1.startsWith(CompactionPrefix)) ++
+    snapshot.config.get(AutoCompaction.EnabledKey).map(AutoCompaction.Enabled -> _) ++
+    snapshot.config.get(AutoCompaction.MinFragmentsKey).map(AutoCompaction.MinFragments -> _) ++
+    snapshot.config.get(OptimizedWrite.ConfigKey).map(OptimizedWrite.Property -> _)
 
   /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */
   def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =

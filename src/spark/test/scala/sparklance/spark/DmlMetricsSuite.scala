@@ -57,7 +57,7 @@ class DmlMetricsSuite extends AnyFunSuite with LocalSpark {
   test("DELETE, UPDATE and MERGE report their metrics to the UI without errors") {
     assert(spark.sparkContext.uiWebUrl.isDefined, "the UI must be on, as it is by default")
     sql("CREATE NAMESPACE IF NOT EXISTS lance.m")
-    sql("CREATE TABLE lance.m.t (id BIGINT NOT NULL, v INT) TBLPROPERTIES ('max_rows_per_file' = '10')")
+    sql("CREATE TABLE lance.m.t (id BIGINT NOT NULL, v INT) TBLPROPERTIES ('max_rows_per_file' = '10', 'optimize_write' = 'false')")
     sql("INSERT INTO lance.m.t SELECT /*+ COALESCE(1) */ id, 0 FROM range(40)")
     var delete, update, merge = Map.empty[String, Long]
     val errors = errorsDuring {

@@ -102,7 +102,7 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
 
   test("metadata columns, column pruning, count pushdown, DESCRIBE and SHOW TABLES") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
-    sql("CREATE TABLE lance.db.m (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '4')")
+    sql("CREATE TABLE lance.db.m (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '4', 'optimize_write' = 'false')")
     sql("INSERT INTO lance.db.m SELECT /*+ COALESCE(1) */ id, CAST(id AS STRING) FROM range(10)")
     val addrs = rows("SELECT id, _fragid, _rowaddr FROM lance.db.m ORDER BY id")
     assert(addrs.map(_.getInt(1)).distinct.size == 3)

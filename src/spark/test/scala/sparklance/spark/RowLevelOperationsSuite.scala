@@ -24,7 +24,7 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     counter += 1
     val name = s"lance.dml.t$counter"
     sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
-    sql(s"CREATE TABLE $name (pk INT NOT NULL, salary INT, dep STRING) TBLPROPERTIES ('max_rows_per_file' = '$rowsPerFile')")
+    sql(s"CREATE TABLE $name (pk INT NOT NULL, salary INT, dep STRING) TBLPROPERTIES ('max_rows_per_file' = '$rowsPerFile', 'optimize_write' = 'false')")
     if (rows.nonEmpty) {
       val values = rows.map { case (pk, s, d) => s"($pk, ${s.map(_.toString).getOrElse("NULL")}, ${Option(d).map(x => s"'$x'").getOrElse("NULL")})" }
       sql(s"INSERT INTO $name SELECT /*+ COALESCE(1) */ * FROM VALUES ${values.mkString(", ")}")

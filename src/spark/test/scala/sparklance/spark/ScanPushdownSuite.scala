@@ -14,7 +14,7 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   private lazy val table = {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
-    sql("CREATE TABLE lance.pd.t (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000')")
+    sql("CREATE TABLE lance.pd.t (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000', 'optimize_write' = 'false')")
     sql("INSERT INTO lance.pd.t SELECT /*+ COALESCE(1) */ id, CAST(id AS STRING) FROM range(5000)")
     "lance.pd.t"
   }
@@ -38,7 +38,7 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   test("_rowid predicates read only the named rows, found with the row id index") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
-    sql("CREATE TABLE lance.pd.ids (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000', 'enable_stable_row_ids' = 'true')")
+    sql("CREATE TABLE lance.pd.ids (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000', 'enable_stable_row_ids' = 'true', 'optimize_write' = 'false')")
     sql("INSERT INTO lance.pd.ids SELECT /*+ COALESCE(1) */ id, CAST(id AS STRING) FROM range(5000)")
     // Move rows 10 and 2500 to a new fragment: their ids stay, their addresses change.
     sql("UPDATE lance.pd.ids SET s = 'moved' WHERE id IN (10, 2500)")

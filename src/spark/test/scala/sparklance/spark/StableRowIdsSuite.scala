@@ -12,7 +12,7 @@ class StableRowIdsSuite extends AnyFunSuite with LocalSpark {
 
   test("UPDATE and MERGE keep row ids and created-at versions; inserts get fresh ids") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.sr")
-    sql("CREATE TABLE lance.sr.t (id INT, v STRING) TBLPROPERTIES ('enable_stable_row_ids'='true')") // v1
+    sql("CREATE TABLE lance.sr.t (id INT, v STRING) TBLPROPERTIES ('enable_stable_row_ids'='true', 'optimize_write'='false')") // v1
     sql("INSERT INTO lance.sr.t VALUES (1, 'a'), (2, 'b'), (3, 'c')")                                   // v2
     val v2 = lineage("lance.sr.t")
     assert(v2.values.map(_._1).toSet == Set(0L, 1L, 2L))

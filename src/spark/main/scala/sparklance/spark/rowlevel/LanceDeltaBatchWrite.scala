@@ -5,6 +5,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{ReadSet, RowLevelCommit}
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
+import sparklance.spark.maintenance.AutoCompaction
 import sparklance.spark.write.WriteTarget
 
 /**
@@ -42,6 +43,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
         table.settings.commitRetries).foreach(r => reportFiles(r.deletionFilesWritten, r.dataFilesWritten))
     }
+    AutoCompaction.afterCommit(table.dataset, table.tableName, table.settings)
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =

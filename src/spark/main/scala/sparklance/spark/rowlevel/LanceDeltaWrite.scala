@@ -4,7 +4,9 @@ import org.apache.spark.sql.connector.distributions.{Distribution, Distributions
 import org.apache.spark.sql.connector.expressions.{Expression, Expressions, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write._
+import scala.jdk.CollectionConverters._
 import sparklance.spark.LanceTable
+import sparklance.spark.write.OptimizedWrite
 
 /**
  * The write side of a row-level operation. Rows are clustered by fragment and sorted by address
@@ -22,6 +24,11 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
     Distributions.clustered(Array[Expression](Expressions.column(LanceTable.FragmentId)))
 
   override def distributionStrictlyRequired(): Boolean = false
+
+  // About one fragment's bytes per task (see OptimizedWrite), so a statement's new rows land in few fragments.
+  override def advisoryPartitionSizeInBytes(): Long =
+    OptimizedWrite.plan(info.schema(), table.snapshot.config, info.options().asScala.toMap, table.bytesPerRow)
+      .fold(0L)(_.advisoryPartitionBytes)
 
   override def requiredOrdering(): Array[SortOrder] =
     Array(Expressions.sort(Expressions.column(LanceTable.RowAddress), SortDirection.ASCENDING))

@@ -1,9 +1,25 @@
 package sparklance.spark.write
 
-import org.apache.spark.sql.connector.write.{BatchWrite, Write}
+import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
+import org.apache.spark.sql.connector.expressions.{Expression, Expressions, SortOrder}
+import org.apache.spark.sql.connector.write.{BatchWrite, RequiresDistributionAndOrdering, Write}
 
-/** The logical write of an append or overwrite; `batch` builds its [[LanceBatchWrite]]. */
-final class LanceWrite(batch: () => BatchWrite, overwrite: Boolean) extends Write {
+/**
+ * The logical write of an append or overwrite; `batch` builds its [[LanceBatchWrite]]. With an
+ * [[OptimizedWrite]] it asks Spark to rebalance the input into about one fragment per task.
+ */
+final class LanceWrite(batch: () => BatchWrite, overwrite: Boolean, optimized: Option[OptimizedWrite])
+    extends Write with RequiresDistributionAndOrdering {
   override def description(): String = if (overwrite) "lance overwrite" else "lance append"
   override def toBatch: BatchWrite = batch()
+
+  override def requiredDistribution(): Distribution = optimized.fold(Distributions.unspecified(): Distribution)(o =>
+    Distributions.clustered(o.columns.map(c => Expressions.column(c): Expression).toArray))
+
+  // Not strict: adaptive execution may merge and split partitions toward the advisory size.
+  override def distributionStrictlyRequired(): Boolean = false
+
+  override def requiredOrdering(): Array[SortOrder] = Array.empty
+
+  override def advisoryPartitionSizeInBytes(): Long = optimized.fold(0L)(_.advisoryPartitionBytes)
 }

@@ -1,0 +1,51 @@
+package sparklance.spark.maintenance
+
+import org.apache.spark.sql.SparkSession
+import org.slf4j.LoggerFactory
+import scala.util.control.NonFatal
+import sparklance.format.maintenance.{Compaction, CompactionOptions, CompactionResult}
+import sparklance.format.table.Dataset
+import sparklance.spark.CatalogSettings
+
+/**
+ * Compaction right after a write, when the table asks for it (`auto_compact` = true): once the
+ * fragments a compaction would rewrite (small ones, and ones with too many deleted rows) number
+ * `auto_compact.min_fragments` or more, the same job compacts them as a separate version, with
+ * the table's `lance.compaction.*` options. The user's statement has committed by then: a
+ * compaction that fails or loses a race is logged and never fails it.
+ */
+object AutoCompaction {
+  val Enabled = "auto_compact"
+  val MinFragments = "auto_compact.min_fragments"
+  val DefaultMinFragments = 8L
+  /** The table config keys that hold the two properties. */
+  val EnabledKey = "sparklance.auto_compact"
+  val MinFragmentsKey = "sparklance.auto_compact.min_fragments"
+
+  private val log = LoggerFactory.getLogger(getClass)
+
+  def enabled(config: Map[String, String]): Boolean = config.get(EnabledKey).contains("true")
+
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings): Option[CompactionResult] =
+    try {
+      val latest = dataset.snapshot()
+      if (!enabled(latest.config)) None
+      else {
+        val options = CompactionOptions.resolve(Map.empty, latest.config)
+        val spark = SparkSession.active
+        val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings))
+        val rewritten = compaction.plan(options).tasks.map(_.fragments.size).sum
+        val threshold = latest.config.get(MinFragmentsKey).flatMap(_.toLongOption).getOrElse(DefaultMinFragments)
+        if (rewritten < threshold) None
+        else {
+          val result = compaction.run(options)
+          log.info(s"auto_compact of $tableName: $result")
+          Some(result)
+        }
+      }
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"auto_compact of $tableName did not run to the end; the statement itself committed", e)
+        None
+    }
+}

@@ -1,0 +1,52 @@
+package sparklance.spark.write
+
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+import sparklance.format.table.FragmentWriter
+
+/**
+ * Fewer, larger fragments from an append: without it each write task makes its own fragments, so
+ * their count follows the input's partitions (a CTAS of 2.4M rows in 56 partitions made 56
+ * fragments of 43k rows) rather than `max_rows_per_file`. The write asks Spark to rebalance its
+ * input on a few columns with an advisory partition size of about one fragment's bytes; adaptive
+ * execution then merges small partitions and splits skewed ones. The columns only spread rows:
+ * no ordering or grouping is promised. Off with the table property or write option
+ * `optimize_write` = false, and when adaptive execution is off (a plain shuffle would make
+ * `spark.sql.shuffle.partitions` fragments).
+ */
+final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long)
+
+object OptimizedWrite {
+  val Property = "optimize_write"
+  val ConfigKey = "sparklance.optimize_write"
+  private val MaxColumns = 4
+  private val MinBytes = 16L << 20
+  private val MaxBytes = 1L << 30
+
+  def validate(value: String): String = value.toLowerCase match {
+    case v @ ("true" | "false") => v
+    case _ => throw new IllegalArgumentException(s"$Property must be true or false, got '$value'")
+  }
+
+  /**
+   * The shape of an append of `input` rows into a table with `config`; `bytesPerRow` is what a
+   * row of the table takes on disk, when the table has rows to tell.
+   */
+  def plan(input: StructType, config: Map[String, String], options: Map[String, String], bytesPerRow: Option[Double]): Option[OptimizedWrite] = {
+    val wanted = options.get(Property).orElse(config.get(ConfigKey)).forall(validate(_) == "true")
+    val spreading = input.fields.filter(f => hashable(f.dataType)).take(MaxColumns).map(_.name).toSeq
+    if (!wanted || spreading.isEmpty || !SQLConf.get.adaptiveExecutionEnabled) None
+    else {
+      // Spark's shuffle holds rows uncompressed: its own estimate of a row's size, or the bytes a row
+      // took on disk if that is larger (long strings, vectors).
+      val rowBytes = math.max(input.defaultSize.toDouble, bytesPerRow.getOrElse(0.0))
+      val rows = FragmentWriter.maxRowsPerFile(config)
+      Some(OptimizedWrite(spreading, math.min(MaxBytes, math.max(MinBytes, (rows * rowBytes).toLong))))
+    }
+  }
+
+  private def hashable(t: DataType): Boolean = t match {
+    case _: NumericType | StringType | BinaryType | BooleanType | DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+}
