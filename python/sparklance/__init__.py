@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
-__all__ = ["configure", "jar_path", "history", "changes", "CATALOG_CLASS"]
+__all__ = ["configure", "jar_path", "history", "changes", "compact", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -80,3 +80,42 @@ def changes(spark, table, start, end=None, *, start_inclusive=True, end_inclusiv
         reader = (reader.option("endingVersion", str(int(end)))
                   .option("endingBoundInclusive", str(bool(end_inclusive)).lower()))
     return reader.changes(table)
+
+
+def _sql_literal(value):
+    """`value` as a Spark SQL literal: strings quoted, booleans and numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _call(spark, procedure, table, **arguments):
+    """Runs ``CALL <catalog>.system.<procedure>(table => '<rest of table>', ...)``; returns its one row.
+
+    `table` is the full name (``"lance.db.t"``): its first part is the catalog. Arguments left as
+    None are not passed, so the procedure's defaults (and the table's config) apply.
+    """
+    catalog, _, inner = table.partition(".")
+    if not inner:
+        raise ValueError(f"table {table!r} must be <catalog>.<namespace>.<table>, e.g. 'lance.db.t'")
+    named = [f"table => {_sql_literal(inner)}"] + [
+        f"`{name}` => {_sql_literal(value)}" for name, value in arguments.items() if value is not None]
+    return spark.sql(f"CALL `{catalog}`.system.{procedure}({', '.join(named)})").collect()[0]
+
+
+def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=None,
+            materialize_deletions_threshold=None, max_source_fragments=None, where=None):
+    """Compacts `table` (e.g. ``"lance.db.t"``) as pylance's ``compact_files`` does, as a Spark job.
+
+    Small fragments are merged and fragments with more than the threshold of deleted rows are
+    rewritten; rows keep their ``_rowid`` and versions. `where` limits it to fragments matching a
+    predicate on ``_fragid``. Returns the procedure's row: read_version, version (None when there
+    was nothing to do), fragments_removed, fragments_added, files_removed, files_added,
+    rows_rewritten, groups_replanned, left_alone.
+    """
+    return _call(spark, "compact", table, target_rows_per_fragment=target_rows_per_fragment,
+                 materialize_deletions=materialize_deletions,
+                 materialize_deletions_threshold=materialize_deletions_threshold,
+                 max_source_fragments=max_source_fragments, where=where)

@@ -11,7 +11,9 @@ import org.apache.spark.sql.SparkSession
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.io.Storage
 import sparklance.format.table.{Dataset, Snapshot}
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
+import sparklance.spark.procedures.LanceProcedures
 
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories and a table `ns.t` is
@@ -19,7 +21,7 @@ import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
  *
  * Options: `warehouse` (required), a local path or file: URI.
  */
-class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
+class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with ProcedureCatalog {
   private var catalogName: String = _
   private var warehouse: String = _
   private var settings: CatalogSettings = _
@@ -63,6 +65,18 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces {
   private def quoted(ident: Identifier): String = (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
 
   private def dataset(ident: Identifier) = new Dataset(storage, tablePath(ident))
+  private[spark] def datasetOf(ident: Identifier): Dataset = dataset(ident)
+  /** The settings tasks of this catalog's jobs carry (storage configuration, commit retries). */
+  private[spark] def settingsForTasks: CatalogSettings = settings
+
+  // ---- procedures (CALL <catalog>.system.<name>(...)) ----
+
+  override def loadProcedure(ident: Identifier): UnboundProcedure =
+    LanceProcedures.load(this, ident.namespace().toSeq, ident.name())
+
+  override def listProcedures(namespace: Array[String]): Array[Identifier] =
+    if (namespace.toSeq.map(_.toLowerCase) != Seq(LanceProcedures.Namespace)) Array.empty
+    else LanceProcedures.names.map(n => Identifier.of(Array(LanceProcedures.Namespace), n)).toArray
 
   // ---- namespaces ----
 

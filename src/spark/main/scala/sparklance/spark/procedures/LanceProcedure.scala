@@ -1,0 +1,58 @@
+package sparklance.spark.procedures
+
+import java.util.Collections
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
+import org.apache.spark.sql.connector.catalog.Identifier
+import org.apache.spark.sql.connector.catalog.procedures.{BoundProcedure, ProcedureParameter, UnboundProcedure}
+import org.apache.spark.sql.connector.read.Scan
+import org.apache.spark.sql.types.{DataType, StructType}
+import sparklance.format.table.Dataset
+import sparklance.spark.LanceCatalog
+
+/**
+ * A procedure of a [[LanceCatalog]], called as `CALL <catalog>.system.<name>(table => 'db.t', ...)`:
+ * the table is named inside the catalog (the catalog's own name may lead). Spark matches named and
+ * positional arguments to `parameters`, applies defaults (NULL: not given) and casts; `run` gets
+ * them in that order and returns the one result row, described by `resultSchema`.
+ */
+abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure with BoundProcedure {
+  def parameters(): Array[ProcedureParameter]
+  def resultSchema: StructType
+  protected def run(args: InternalRow): InternalRow
+
+  override def bind(inputType: StructType): BoundProcedure = this
+  // Maintenance changes the table: running it twice is not running it once.
+  override def isDeterministic: Boolean = false
+
+  override def call(args: InternalRow): java.util.Iterator[Scan] =
+    Collections.singletonList[Scan](new ProcedureResult(resultSchema, Array(run(args)))).iterator()
+
+  protected def spark: SparkSession = SparkSession.active
+
+  /** The table the `table` argument (at `position`) names, with its identifier and display name. */
+  protected def table(args: InternalRow, position: Int): LanceProcedure.Target = {
+    val name = args.getUTF8String(position).toString
+    val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(name)
+    val inCatalog = if (parts.size > 2 && parts.head.equalsIgnoreCase(catalog.name())) parts.tail else parts
+    if (inCatalog.size < 2) throw new IllegalArgumentException(
+      s"Procedure ${this.name()}: table '$name' must name a namespace and a table of catalog ${catalog.name()}, as in 'db.t'")
+    val ident = Identifier.of(inCatalog.init.toArray, inCatalog.last)
+    val dataset = catalog.datasetOf(ident)
+    if (!dataset.exists) throw new NoSuchTableException(ident)
+    LanceProcedure.Target(ident, (catalog.name() +: inCatalog).mkString("."), dataset)
+  }
+
+  protected def optional[T](args: InternalRow, position: Int)(get: Int => T): Option[T] =
+    if (args.isNullAt(position)) None else Some(get(position))
+
+  protected def param(name: String, dataType: DataType, required: Boolean = false): ProcedureParameter = {
+    val b = ProcedureParameter.in(name, dataType)
+    (if (required) b else b.defaultValue("NULL")).build()
+  }
+}
+
+object LanceProcedure {
+  final case class Target(ident: Identifier, quotedName: String, dataset: Dataset)
+}

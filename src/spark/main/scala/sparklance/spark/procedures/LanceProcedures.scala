@@ -1,0 +1,17 @@
+package sparklance.spark.procedures
+
+import sparklance.spark.LanceCatalog
+
+/** The procedures of a sparklance catalog, all in its `system` namespace. */
+object LanceProcedures {
+  val Namespace = "system"
+
+  private val builders: Map[String, LanceCatalog => LanceProcedure] = Map(
+    CompactProcedure.Name -> (new CompactProcedure(_)))
+
+  def names: Seq[String] = builders.keys.toSeq.sorted
+
+  def load(catalog: LanceCatalog, namespace: Seq[String], name: String): LanceProcedure =
+    builders.get(name.toLowerCase(java.util.Locale.ROOT)).filter(_ => namespace.map(_.toLowerCase) == Seq(Namespace))
+      .map(_(catalog)).getOrElse(throw new NoSuchProcedureException(catalog.name(), (namespace :+ name).mkString("."), names))
+}
