@@ -94,3 +94,13 @@ def test_indexed_queries_after_spark_update_and_compaction(spark, warehouse, tab
     ann = ds.to_table(columns=["id"], nearest={"column": "vec", "q": q, "k": 10, "nprobes": 2, "refine_factor": 1000})
     exact = ds.to_table(columns=["id"], nearest={"column": "vec", "q": q, "k": 10, "use_index": False})
     assert sorted(ann.column("id").to_pylist()) == sorted(exact.column("id").to_pylist())
+
+
+def test_restore_from_python_then_pylance_reads_it(spark, warehouse, table_name):
+    spark.sql(f"CREATE TABLE {table_name} (id BIGINT)")
+    spark.sql(f"INSERT INTO {table_name} SELECT id FROM range(5)")
+    spark.sql(f"DELETE FROM {table_name} WHERE id > 1")
+    row = sparklance.restore(spark, table_name, version=2)
+    assert (row.restored_version, row.version) == (2, 4)
+    ds = lance.dataset(table_path(warehouse, table_name))
+    assert ds.version == 4 and sorted(ds.to_table().column("id").to_pylist()) == [0, 1, 2, 3, 4]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
-__all__ = ["configure", "jar_path", "history", "changes", "compact", "CATALOG_CLASS"]
+__all__ = ["configure", "jar_path", "history", "changes", "compact", "restore", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -119,3 +119,22 @@ def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=N
                  materialize_deletions=materialize_deletions,
                  materialize_deletions_threshold=materialize_deletions_threshold,
                  max_source_fragments=max_source_fragments, where=where)
+
+
+def restore(spark, table, version=None, timestamp=None):
+    """Makes `version` (or the version current at `timestamp`) of `table` its newest version again.
+
+    Commits a Lance Restore, as pylance's ``restore``: rows, schema, config and indices of that
+    version, as a new version. Give exactly one of `version` and `timestamp` (a ``datetime`` or a
+    string Spark reads as a timestamp). Returns the row (restored_version, version).
+    """
+    stamp = None if timestamp is None else str(timestamp)
+    catalog, _, inner = table.partition(".")
+    if not inner:
+        raise ValueError(f"table {table!r} must be <catalog>.<namespace>.<table>, e.g. 'lance.db.t'")
+    args = [f"table => {_sql_literal(inner)}"]
+    if version is not None:
+        args.append(f"version => {int(version)}")
+    if stamp is not None:
+        args.append(f"timestamp => TIMESTAMP {_sql_literal(stamp)}")
+    return spark.sql(f"CALL `{catalog}`.system.restore({', '.join(args)})").collect()[0]

@@ -212,6 +212,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     var nextId = if (prev.hasMaxFragmentId) Integer.toUnsignedLong(prev.getMaxFragmentId) + 1 else 0L
     val stable = op match {
       case Operation.Overwrite(_, _, _, Some(choice)) => choice
+      case Operation.Restore(target) => target.stableRowIds // a REPLACE since may have chosen otherwise
       case _ => (prev.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
     }
     // Row ids are never reused, not even across an Overwrite: indices may still name old ones.
@@ -238,6 +239,11 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
       case Operation.ReserveFragments(n) => nextId += n; existing
       case Operation.Rewrite(groups) => splice(existing, groups, stable)
+      case Operation.Restore(target) =>
+        val m = target.manifest
+        b.clearFields().addAllFields(m.getFieldsList).clearSchemaMetadata().putAllSchemaMetadata(m.getSchemaMetadataMap)
+          .clearConfig().putAllConfig(m.getConfigMap).setDataFormat(m.getDataFormat)
+        target.fragments
     }
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
@@ -267,6 +273,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
    */
   private def indexSectionAfter(base: Option[Snapshot], op: Operation): Option[Array[Byte]] = op match {
     case _: Operation.Overwrite => None
+    case Operation.Restore(target) => target.file.indexSection
     case Operation.Rewrite(groups) => base.flatMap(b => b.file.indexSection.map { bytes =>
       val indices = Indices.parse(Some(bytes), s"${b.tablePath} version ${b.version}")
       Indices.encode(RewriteIndexRules.afterRewrite(indices,

@@ -54,4 +54,11 @@ object Operation {
 
   /** A compaction: each group's old fragments are replaced by its new ones, in place. */
   final case class Rewrite(groups: Seq[RewriteGroup]) extends Operation { def name = "Rewrite" }
+
+  /**
+   * Makes an earlier version current again, as pylance's `restore`: its fragments, schema, config
+   * and indices, as a new version. Fragment and row ids are never reused, so the high-water marks
+   * stay where the latest version has them.
+   */
+  final case class Restore(target: sparklance.format.table.Snapshot) extends Operation { def name = "Restore" }
 }

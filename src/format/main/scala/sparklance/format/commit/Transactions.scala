@@ -23,6 +23,7 @@ object Transactions {
         b.setUpdate(Transaction.Update.newBuilder().addAllRemovedFragmentIds(removed.map(Long.box).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(created.asJava)
           .setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS))
+      case Operation.Restore(target) => b.setRestore(Transaction.Restore.newBuilder().setVersion(target.version))
       case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
       case Operation.Rewrite(groups) =>
         // Only the groups: Lance no longer writes the deprecated flat old/new fragment lists.

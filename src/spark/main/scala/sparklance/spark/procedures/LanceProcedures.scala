@@ -7,7 +7,8 @@ object LanceProcedures {
   val Namespace = "system"
 
   private val builders: Map[String, LanceCatalog => LanceProcedure] = Map(
-    CompactProcedure.Name -> (new CompactProcedure(_)))
+    CompactProcedure.Name -> (new CompactProcedure(_)),
+    RestoreProcedure.Name -> (new RestoreProcedure(_)))
 
   def names: Seq[String] = builders.keys.toSeq.sorted
 

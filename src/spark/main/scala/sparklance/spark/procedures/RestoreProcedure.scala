@@ -1,0 +1,42 @@
+package sparklance.spark.procedures
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
+import org.apache.spark.sql.types._
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.spark.{LanceCatalog, LanceTable}
+
+/**
+ * `CALL lance.system.restore(table => 'db.t', version => 3)` or `(..., timestamp => TIMESTAMP '...')`:
+ * commits a Lance Restore, as pylance's `restore`: the chosen version's rows, schema, config and
+ * indices become the newest version. Exactly one of version and timestamp.
+ */
+final class RestoreProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
+  override def name(): String = RestoreProcedure.Name
+  override def description(): String = "Makes an earlier version of a table its newest version"
+
+  override def parameters(): Array[ProcedureParameter] =
+    Array(param("table", StringType, required = true), param("version", LongType), param("timestamp", TimestampType))
+
+  override def resultSchema: StructType = StructType(Seq(
+    StructField("restored_version", LongType, nullable = false), StructField("version", LongType, nullable = false)))
+
+  override protected def run(args: InternalRow): InternalRow = {
+    val target = table(args, 0)
+    // Time travel's own lookups, so restore names versions and times exactly as VERSION / TIMESTAMP AS OF do.
+    val chosen = (optional(args, 1)(args.getLong), optional(args, 2)(args.getLong)) match {
+      case (Some(v), None) => catalog.loadTable(target.ident, v.toString)
+      case (None, Some(micros)) => catalog.loadTable(target.ident, micros)
+      case _ => throw new IllegalArgumentException(
+        s"Procedure restore of ${target.quotedName}: give exactly one of version and timestamp")
+    }
+    val restored = chosen.asInstanceOf[LanceTable].snapshot
+    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries)
+      .commit(Some(target.dataset.snapshot(forWrite = true)), Operation.Restore(restored))
+    InternalRow(restored.version, committed.version)
+  }
+}
+
+object RestoreProcedure {
+  val Name = "restore"
+}
