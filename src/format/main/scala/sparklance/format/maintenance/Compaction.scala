@@ -1,6 +1,7 @@
 package sparklance.format.maintenance
 
 import org.apache.arrow.memory.RootAllocator
+import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.CommitConflictException
@@ -26,37 +27,35 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
     CompactionPlanner.plan(dataset.snapshot(forWrite = true), storage, options)
 
   def run(options: CompactionOptions): CompactionResult = {
-    var result: Option[CompactionResult] = None
-    var scope = options
+    val first = dataset.snapshot(forWrite = true)
+    var plan = CompactionPlanner.plan(first, storage, options)
+    val leftAlone = plan.leftAlone
+    var snapshot = first
+    val committed = Seq.newBuilder[Operation.RewriteGroup]
+    var version = Option.empty[Long]
+    var replanned = 0
     var round = 0
-    var done = false
-    while (!done) {
-      val snapshot = dataset.snapshot(forWrite = true)
-      val plan = CompactionPlanner.plan(snapshot, storage, scope)
-      if (plan.isEmpty) done = true
+    while (!plan.isEmpty && round < maxRounds) {
+      val (landed, kept, lost) = commit(snapshot, runTasks(dataset, snapshot, plan.tasks))
+      committed ++= kept
+      version = landed.orElse(version)
+      replanned += lost.size
+      round += 1
+      if (lost.isEmpty) plan = CompactionPlan(snapshot.version, Nil, Nil)
       else {
-        val groups = runTasks(dataset, snapshot, plan.tasks)
-        val (version, committed, lost) = commit(snapshot, groups)
-        val old = committed.flatMap(_.oldFragments)
-        val now = CompactionResult(snapshot.version, version, old.size, committed.map(_.newFragments.size).sum,
-          old.map(f => f.getFilesCount + (if (f.hasDeletionFile) 1 else 0)).sum, committed.map(_.newFragments.map(_.getFilesCount).sum).sum,
-          committed.map(_.newFragments.map(_.getPhysicalRows).sum).sum, lost.size, plan.leftAlone)
-        result = Some(result.fold(now)(r => now.copy(readVersion = r.readVersion, version = now.version.orElse(r.version),
-          fragmentsRemoved = r.fragmentsRemoved + now.fragmentsRemoved, fragmentsAdded = r.fragmentsAdded + now.fragmentsAdded,
-          filesRemoved = r.filesRemoved + now.filesRemoved, filesAdded = r.filesAdded + now.filesAdded,
-          rowsRewritten = r.rowsRewritten + now.rowsRewritten, replanned = r.replanned + now.replanned, leftAlone = r.leftAlone)))
-        round += 1
-        if (lost.isEmpty || round >= maxRounds) done = true
-        else {
-          // Plan again only where the other statement landed: every other fragment is out of scope.
-          val touched = lost.flatMap(_.oldFragments.map(_.getId)).toSet
-          scope = options.copy(excludedFragmentIds = options.excludedFragmentIds ++
-            dataset.snapshot().fragments.map(_.getId).filterNot(touched))
-        }
+        // Plan again only where the other statement landed: every other fragment is out of scope.
+        val touched = lost.flatMap(_.oldFragments.map(_.getId)).toSet
+        snapshot = dataset.snapshot(forWrite = true)
+        plan = CompactionPlanner.plan(snapshot, storage, options.copy(excludedFragmentIds =
+          options.excludedFragmentIds ++ snapshot.fragments.map(_.getId).filterNot(touched)))
       }
     }
-    result.getOrElse(CompactionResult(dataset.latestVersion, None, 0, 0, 0, 0, 0, 0,
-      CompactionPlanner.plan(dataset.snapshot(), storage, options).leftAlone))
+    val groups = committed.result()
+    val old = groups.flatMap(_.oldFragments)
+    val created = groups.flatMap(_.newFragments)
+    CompactionResult(first.version, version, old.size, created.size,
+      old.map(f => f.getFilesCount + (if (f.hasDeletionFile) 1 else 0)).sum, created.map(_.getFilesCount).sum,
+      created.map(_.getPhysicalRows).sum, replanned, leftAlone)
   }
 
   /**
@@ -71,7 +70,8 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
     var attempts = 0
     while (pending.nonEmpty) {
       val latest = dataset.snapshot(forWrite = true)
-      val (changed, intact) = pending.partition(g => g.oldFragments.exists(f => !unchanged(latest, f)))
+      val current = latest.fragments.map(f => f.getId -> f).toMap
+      val (changed, intact) = pending.partition(g => g.oldFragments.exists(f => !unchanged(current, f)))
       drop(changed)
       lost ++= changed
       pending = intact
@@ -86,8 +86,8 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
     (None, Nil, lost)
   }
 
-  private def unchanged(latest: Snapshot, f: DataFragment): Boolean =
-    latest.fragments.find(_.getId == f.getId).exists(now => now.getFilesList == f.getFilesList && now.getDeletionFile == f.getDeletionFile)
+  private def unchanged(latest: Map[Long, DataFragment], f: DataFragment): Boolean =
+    latest.get(f.getId).exists(now => now.getFilesList == f.getFilesList && now.getDeletionFile == f.getDeletionFile)
 
   /** Reserves one id per new fragment (a ReserveFragments commit) and hands them out in order. */
   private def reserveIds(committer: Committer, latest: Snapshot, groups: Seq[Operation.RewriteGroup]): Seq[Operation.RewriteGroup] = {
@@ -100,7 +100,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
 
   /** Deletes the data files of groups that will never be committed. */
   private def drop(groups: Seq[Operation.RewriteGroup]): Unit =
-    for (g <- groups; f <- g.newFragments; file <- f.getFilesList.toArray(Array.empty[sparklance.format.proto.TableProtos.DataFile]))
+    for (g <- groups; f <- g.newFragments; file <- f.getFilesList.asScala)
       try storage.delete(Storage.join(dataset.path, s"data/${file.getPath}")) catch { case NonFatal(_) => }
 }
 

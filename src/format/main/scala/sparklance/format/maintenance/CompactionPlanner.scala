@@ -1,6 +1,7 @@
 package sparklance.format.maintenance
 
 import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
@@ -19,7 +20,6 @@ object CompactionPlanner {
     def id: Long = fragment.getId
     def physicalRows: Long = fragment.getPhysicalRows
     def liveRows: Long = physicalRows - deletedRows
-    def bytes: Long = fragment.getFilesList.stream().mapToLong(_.getFileSizeBytes).sum()
   }
 
   private sealed trait Candidacy
@@ -103,7 +103,7 @@ object CompactionPlanner {
     tasks.takeWhile { t =>
       fragments += t.fragments.size
       rows += t.liveRows
-      bytes += t.fragments.map(f => FragmentStats(f, 0).bytes).sum
+      bytes += t.fragments.map(f => f.getFilesList.asScala.map(_.getFileSizeBytes).sum).sum
       options.maxSourceFragments.forall(fragments <= _) && options.maxSourceRows.forall(rows <= _) &&
         options.maxSourceBytes.forall(bytes <= _)
     }

@@ -5,7 +5,6 @@ import scala.collection.mutable.ArrayBuffer
 import scala.util.control.NonFatal
 import sparklance.format.LanceException
 import sparklance.format.commit.Operation
-import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
@@ -22,19 +21,27 @@ object TaskRewriter {
   def rewrite(storage: Storage, snapshot: Snapshot, task: CompactionTask, allocator: BufferAllocator): Operation.RewriteGroup = {
     val writer = new FragmentWriter(storage, snapshot.tablePath, snapshot.schema, snapshot.storageVersion, allocator,
       FragmentWriter.MaxRowsPerFile, task.outputRows)
+    // Lance's rechunking of stable row ids: the lineage of the rows the scan keeps, in the order it
+    // writes them, later cut at the new fragments' boundaries.
+    val ids, createdAt, updatedAt = ArrayBuffer.empty[Long]
     try {
       var rows = 0L
       for (f <- task.fragments) {
+        val lineage = if (snapshot.stableRowIds) Some(lineageOf(storage, snapshot.tablePath, f)) else None
         val scanner = FragmentRead(snapshot.tablePath, f, snapshot.schema.fields).open(storage, allocator)
         try scanner.foreach { batch =>
-          try { writer.write(batch.vectors); rows += batch.numRows } finally batch.close()
+          try {
+            writer.write(batch.vectors)
+            rows += batch.numRows
+            lineage.foreach { case (i, c, u) => batch.offsets.foreach { o => ids += i(o); createdAt += c(o); updatedAt += u(o) } }
+          } finally batch.close()
         } finally scanner.close()
       }
       val written = writer.finish()
       if (rows != task.liveRows)
         throw new LanceException(s"Compaction of ${snapshot.tablePath} read $rows live rows from fragments " +
           s"${task.fragmentIds.mkString(", ")}, whose metadata promises ${task.liveRows}")
-      val created = if (snapshot.stableRowIds) withLineage(storage, snapshot.tablePath, task.fragments, written) else written
+      val created = if (snapshot.stableRowIds) RowLineage.moved(written, ids.toArray, createdAt.toArray, updatedAt.toArray) else written
       Operation.RewriteGroup(task.fragments, created)
     } catch {
       case NonFatal(e) => writer.abort(); throw e
@@ -42,24 +49,13 @@ object TaskRewriter {
   }
 
   /**
-   * Lance's rechunking: the old fragments' row ids and versions without their deleted rows, cut
-   * at the new fragments' boundaries. Missing versions default as Lance's do (created at version
-   * 1, last updated when created).
+   * A fragment's row ids and both versions per physical row. Missing versions default as Lance's
+   * do: created at version 1, last updated when created.
    */
-  private def withLineage(storage: Storage, tablePath: String, old: Seq[DataFragment], created: Seq[DataFragment]): Seq[DataFragment] = {
-    val ids, createdAt, updatedAt = ArrayBuffer.empty[Long]
-    for (f <- old) {
-      val rowIds = RowLineage.rowIds(storage, tablePath, f).getOrElse(throw new LanceException(
-        s"Fragment ${f.getId} of $tablePath has no row ids, though the table declares stable row ids"))
-      val c = RowLineage.createdAt(storage, tablePath, f).getOrElse(Array.fill(rowIds.length)(1L))
-      val u = RowLineage.lastUpdatedAt(storage, tablePath, f).getOrElse(c)
-      val deleted = DeletionFiles.read(storage, tablePath, f)
-      var i = 0
-      while (i < rowIds.length) {
-        if (!deleted.contains(i)) { ids += rowIds(i); createdAt += c(i); updatedAt += u(i) }
-        i += 1
-      }
-    }
-    RowLineage.moved(created, ids.toArray, createdAt.toArray, updatedAt.toArray)
+  private def lineageOf(storage: Storage, tablePath: String, f: DataFragment): (Array[Long], Array[Long], Array[Long]) = {
+    val rowIds = RowLineage.rowIds(storage, tablePath, f).getOrElse(throw new LanceException(
+      s"Fragment ${f.getId} of $tablePath has no row ids, though the table declares stable row ids"))
+    val created = RowLineage.createdAt(storage, tablePath, f).getOrElse(Array.fill(rowIds.length)(1L))
+    (rowIds, created, RowLineage.lastUpdatedAt(storage, tablePath, f).getOrElse(created))
   }
 }
