@@ -22,7 +22,8 @@ val shippedBySpark = Seq(
   "org.roaringbitmap" % "RoaringBitmap" % "1.6.10",
   "com.github.luben" % "zstd-jni" % "1.5.7-7",
   "at.yawk.lz4" % "lz4-java" % "1.11.0",
-  "org.apache.commons" % "commons-compress" % "1.28.0"
+  "org.apache.commons" % "commons-compress" % "1.28.0",
+  "com.fasterxml.jackson.core" % "jackson-databind" % "2.21.2"
 ).map(_ % Provided)
 
 val hadoopClient = Seq(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
-__all__ = ["configure", "jar_path", "history", "changes", "compact", "restore", "CATALOG_CLASS"]
+__all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
+           "tags", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -52,9 +53,12 @@ def _with_jar(jars, jar):
 def history(spark, table):
     """The versions of `table` (e.g. ``"lance.db.t"``), oldest first, as a DataFrame.
 
-    Columns: version, timestamp (commit time), operation (Append, Update, Delete, Overwrite, ...),
-    rows_added, rows_deleted (an update counts in both) and rows (live rows after the commit).
-    The same rows are ``SELECT * FROM <table>.history`` in SQL.
+    Columns: version, timestamp (commit time), operation as Lance names it (Append, Update,
+    Delete, Overwrite, Rewrite for a compaction, Restore, ...), read_version, rows_added and
+    rows_deleted (an update counts in both, a compaction in neither; NULL for the oldest version
+    left after a vacuum), rows (live rows after the commit), operation_parameters (what the
+    operation did: a compaction's groups, a restore's version, ...) and tags (on that version).
+    Versions a vacuum removed are not listed. The same rows are ``SELECT * FROM <table>.history``.
     """
     return spark.table(f"{table}.history")
 
@@ -95,14 +99,22 @@ def _call(spark, procedure, table, **arguments):
     """Runs ``CALL <catalog>.system.<procedure>(table => '<rest of table>', ...)``; returns its one row.
 
     `table` is the full name (``"lance.db.t"``): its first part is the catalog. Arguments left as
-    None are not passed, so the procedure's defaults (and the table's config) apply.
+    None are not passed, so the procedure's defaults (and the table's config) apply. A value of
+    type `_Sql` is passed as the SQL it holds.
     """
     catalog, _, inner = table.partition(".")
     if not inner:
         raise ValueError(f"table {table!r} must be <catalog>.<namespace>.<table>, e.g. 'lance.db.t'")
     named = [f"table => {_sql_literal(inner)}"] + [
-        f"`{name}` => {_sql_literal(value)}" for name, value in arguments.items() if value is not None]
+        f"`{name}` => {value.text if isinstance(value, _Sql) else _sql_literal(value)}"
+        for name, value in arguments.items() if value is not None]
     return spark.sql(f"CALL `{catalog}`.system.{procedure}({', '.join(named)})").collect()[0]
+
+
+class _Sql:
+    """A procedure argument written as SQL, such as a TIMESTAMP literal."""
+    def __init__(self, text):
+        self.text = text
 
 
 def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=None,
@@ -121,20 +133,54 @@ def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=N
                  max_source_fragments=max_source_fragments, where=where)
 
 
-def restore(spark, table, version=None, timestamp=None):
-    """Makes `version` (or the version current at `timestamp`) of `table` its newest version again.
+def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, delete_unverified=None,
+           error_if_tagged_old_versions=None):
+    """Removes old versions of `table` and the files only they need, as pylance's ``cleanup_old_versions``.
+
+    Versions committed more than `older_than` ago (an interval such as ``"7 days"`` or
+    ``"12 hours"``; a ``datetime.timedelta`` works too) and outside the newest `retain_versions`
+    go; with neither, versions older than 14 days. The newest version and tagged versions always
+    stay (a tagged version that would go fails the call unless `error_if_tagged_old_versions` is
+    False). Files no version names are removed once 7 days old (orphans of failed writes), or at
+    once with `delete_unverified` (only safe when nothing else writes the table). With `dry_run`
+    nothing is deleted. Returns the procedure's row: read_version, oldest_version, old_versions,
+    data_files_removed, deletion_files_removed, transaction_files_removed, index_files_removed,
+    bytes_removed, failed_deletes, dry_run, files.
+    """
+    if hasattr(older_than, "total_seconds"):
+        older_than = f"{older_than.total_seconds()} seconds"
+    return _call(spark, "vacuum", table, older_than=older_than, retain_versions=retain_versions, dry_run=dry_run,
+                 delete_unverified=delete_unverified, error_if_tagged_old_versions=error_if_tagged_old_versions)
+
+
+def restore(spark, table, version=None, timestamp=None, tag=None):
+    """Makes `version` (or the version current at `timestamp`, or the one `tag` names) of `table` newest again.
 
     Commits a Lance Restore, as pylance's ``restore``: rows, schema, config and indices of that
-    version, as a new version. Give exactly one of `version` and `timestamp` (a ``datetime`` or a
-    string Spark reads as a timestamp). Returns the row (restored_version, version).
+    version, as a new version. Give exactly one of `version`, `timestamp` (a ``datetime`` or a
+    string Spark reads as a timestamp) and `tag`. Returns the row (restored_version, version).
     """
-    stamp = None if timestamp is None else str(timestamp)
-    catalog, _, inner = table.partition(".")
-    if not inner:
-        raise ValueError(f"table {table!r} must be <catalog>.<namespace>.<table>, e.g. 'lance.db.t'")
-    args = [f"table => {_sql_literal(inner)}"]
-    if version is not None:
-        args.append(f"version => {int(version)}")
-    if stamp is not None:
-        args.append(f"timestamp => TIMESTAMP {_sql_literal(stamp)}")
-    return spark.sql(f"CALL `{catalog}`.system.restore({', '.join(args)})").collect()[0]
+    stamp = None if timestamp is None else _Sql(f"TIMESTAMP {_sql_literal(str(timestamp))}")
+    return _call(spark, "restore", table, version=None if version is None else int(version), timestamp=stamp, tag=tag)
+
+
+def create_tag(spark, table, tag, version=None):
+    """Names `version` of `table` (the newest when None) `tag`, in pylance's layout.
+
+    A tagged version is kept by vacuum, read with ``VERSION AS OF 'tag'`` and restored with
+    ``restore(..., tag=...)``. Returns the row (tag, version).
+    """
+    return _call(spark, "create_tag", table, tag=tag, version=None if version is None else int(version))
+
+
+def delete_tag(spark, table, tag):
+    """Removes `tag` from `table`; returns the row (tag, version) it named."""
+    return _call(spark, "delete_tag", table, tag=tag)
+
+
+def tags(spark, table):
+    """The tags of `table` as a DataFrame (tag, version, branch, created_at, updated_at, manifest_size).
+
+    The same rows are ``SELECT * FROM <table>.tags`` in SQL.
+    """
+    return spark.table(f"{table}.tags")

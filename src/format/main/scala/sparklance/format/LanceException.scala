@@ -32,8 +32,28 @@ class CommitStateUnknownException(val tablePath: String, val version: Long, caus
 
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 
-class VersionNotFoundException(val path: String, val version: Long)
-  extends LanceException(s"Lance table $path has no version $version")
+/** A version the table does not have (see [[VersionRemovedException]] for one cleanup removed). */
+class VersionNotFoundException(val path: String, val version: Long, message: String) extends LanceException(message) {
+  def this(path: String, version: Long, latest: Long) =
+    this(path, version, s"Lance table $path has no version $version; its latest version is $latest")
+}
 
 /** An option of a maintenance operation (or its table config key) with a name or value it cannot take. */
 class InvalidOptionException(val option: String, detail: String) extends LanceException(s"Option $option: $detail")
+
+/** A tag name the table does not have; names the tags it has. */
+class TagNotFoundException(val path: String, val tag: String, known: Seq[String])
+  extends LanceException(s"Lance table $path has no tag '$tag'; its tags are " +
+    (if (known.isEmpty) "none" else known.map(t => s"'$t'").mkString(", ")))
+
+/** Creating a tag whose name is taken; a tag is never moved silently. */
+class TagAlreadyExistsException(val path: String, val tag: String, val version: Long)
+  extends LanceException(s"Lance table $path already has tag '$tag' (on version $version); delete it first to move it")
+
+/**
+ * A version older than the table's newest that is gone: Lance numbers versions without gaps from
+ * 1, so only cleanup (vacuum) removes one. Names the oldest version left, for time travel.
+ */
+class VersionRemovedException(path: String, version: Long, val oldest: Long)
+  extends VersionNotFoundException(path, version, s"Lance table $path no longer has version $version, which cleanup (vacuum) removed; " +
+    s"the oldest version left is $oldest")

@@ -172,7 +172,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   }
 
   def list(dir: String): Seq[FileEntry] =
-    children(dir).filter(_.isFile).map(s => FileEntry(s.getPath.getName, s.getLen))
+    children(dir).filter(_.isFile).map(s => FileEntry(s.getPath.getName, s.getLen, s.getModificationTime))
 
   def listDirectories(dir: String): Seq[String] =
     children(dir).filter(_.isDirectory).map(_.getPath.getName)

@@ -67,7 +67,9 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
       intercept[java.io.EOFException](in.read(8, 4))
     }
     intercept[FileNotFoundException](storage.openInput(s"$d/missing"))
-    assert(storage.list(d) == Seq(FileEntry("two.bin", 10)))
+    val listed = storage.list(d)
+    assert(listed.map(e => (e.name, e.size)) == Seq(("two.bin", 10L)))
+    assert(math.abs(listed.head.modifiedMillis - System.currentTimeMillis()) < 60000, "modification time of a fresh file")
     assert(storage.listDirectories(d) == Seq("a"))
     assert(storage.exists(s"$d/a/one.bin") && !storage.exists(s"$d/nope"))
 

@@ -1,22 +1,27 @@
 package sparklance.spark
 
-import java.util
-import org.apache.spark.sql.connector.catalog.{Column, SupportsRead, Table, TableCapability}
-import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.types.{LongType, StringType, StructField, StructType, TimestampType}
-import org.apache.spark.sql.util.CaseInsensitiveStringMap
-import sparklance.format.table.Dataset
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparklance.format.table.{Dataset, History}
 
 /**
- * `SELECT * FROM lance.db.t.history`: one row per version of `db.t`, oldest first, with the
- * commit time, the operation and the rows it added and deleted (see [[History]]).
+ * `SELECT * FROM lance.db.t.history`: one row per version of `db.t` left (cleanup removes old
+ * ones), oldest first, with the commit time, the operation as Lance names it, the version it
+ * read, the rows it added and deleted, what it did in its own terms, and the tags on it.
  */
-final class HistoryTable(tableName: String, dataset: Dataset) extends Table with SupportsRead {
-  override def name(): String = s"$tableName.${HistoryTable.Name}"
-  override def columns(): Array[Column] = Columns.fromStruct(HistoryTable.Schema)
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
+final class HistoryTable(tableName: String, dataset: Dataset)
+  extends MetadataTable(tableName, HistoryTable.Name, HistoryTable.Schema) {
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new HistoryScanBuilder(tableName, dataset)
+  override def rows(): Array[InternalRow] = History.of(dataset).map { e =>
+    def text(s: String) = UTF8String.fromString(s)
+    val params = e.parameters.toSeq.sortBy(_._1)
+    InternalRow(e.version, e.commitMicros, text(e.operation), e.readVersion.map(Long.box).orNull,
+      e.rowsAdded.map(Long.box).orNull, e.rowsDeleted.map(Long.box).orNull, e.rows,
+      ArrayBasedMapData(params.map(p => text(p._1)).toArray, params.map(p => text(p._2)).toArray),
+      new GenericArrayData(e.tags.map(text).toArray))
+  }.toArray
 }
 
 object HistoryTable {
@@ -25,7 +30,10 @@ object HistoryTable {
     StructField("version", LongType, nullable = false),
     StructField("timestamp", TimestampType, nullable = false),
     StructField("operation", StringType, nullable = false),
-    StructField("rows_added", LongType, nullable = false),
-    StructField("rows_deleted", LongType, nullable = false),
-    StructField("rows", LongType, nullable = false)))
+    StructField("read_version", LongType),
+    StructField("rows_added", LongType),
+    StructField("rows_deleted", LongType),
+    StructField("rows", LongType, nullable = false),
+    StructField("operation_parameters", MapType(StringType, StringType, valueContainsNull = false), nullable = false),
+    StructField("tags", ArrayType(StringType, containsNull = false), nullable = false)))
 }

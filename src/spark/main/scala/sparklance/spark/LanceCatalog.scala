@@ -10,7 +10,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.io.Storage
-import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.format.table.{Dataset, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
 import sparklance.spark.procedures.LanceProcedures
@@ -132,7 +132,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   override def loadTable(ident: Identifier): Table = {
     val ds = dataset(ident)
     if (ds.exists) openTable(ident, ds, ds.snapshot())
-    else historyOf(ident).getOrElse(throw new NoSuchTableException(ident))
+    else metadataTableOf(ident).getOrElse(throw new NoSuchTableException(ident))
   }
 
   private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot): LanceTable = {
@@ -140,23 +140,29 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     new LanceTable(quoted(ident), ds, snapshot, settings)
   }
 
-  /** `ns.t.history` names the history of table `ns.t` (unless a real table has that name). */
-  private def historyOf(ident: Identifier): Option[Table] =
-    if (ident.name() != HistoryTable.Name || ident.namespace().length < 2) None
+  /** `ns.t.history` and `ns.t.tags` name metadata tables of table `ns.t` (unless a real table has that name). */
+  private def metadataTableOf(ident: Identifier): Option[Table] =
+    if (ident.namespace().length < 2) None
     else {
       val owner = Identifier.of(ident.namespace().init, ident.namespace().last)
-      val ds = dataset(owner)
-      if (ds.exists) Some(new HistoryTable(quoted(owner), ds)) else None
+      lazy val ds = dataset(owner)
+      val table: Option[Table] = ident.name() match {
+        case HistoryTable.Name => Some(new HistoryTable(quoted(owner), ds))
+        case TagsTable.Name => Some(new TagsTable(quoted(owner), ds))
+        case _ => None
+      }
+      table.filter(_ => ds.exists)
     }
 
-  /** `VERSION AS OF v`: the table as committed in version v. */
+  /**
+   * `VERSION AS OF v` or `VERSION AS OF 'tag'`: the table as committed in version v, or in the
+   * version the tag names. A version cleanup removed is an error naming the oldest one left.
+   */
   override def loadTable(ident: Identifier, version: String): Table = {
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
-    val v = version.toLongOption.getOrElse(throw new IllegalArgumentException(
-      s"VERSION AS OF '$version' for ${quoted(ident)}: Lance versions are numbers (${ds.versions.mkString(", ")})"))
-    if (!ds.versions.contains(v)) throw new IllegalArgumentException(
-      s"${quoted(ident)} has no version $v; its versions are ${ds.versions.mkString(", ")}")
+    val v = version.trim.toLongOption.getOrElse(new Tags(ds).versionOf(version))
+    ds.checkVersion(v)
     openTable(ident, ds, ds.snapshot(Some(v)))
   }
 
@@ -164,11 +170,15 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
-    val snapshot = ds.versions.reverseIterator.map(v => ds.snapshot(Some(v)))
+    val versions = ds.versions
+    val snapshot = versions.reverseIterator.map(v => ds.snapshot(Some(v)))
       .find(s => s.commitMicros <= timestampMicros).getOrElse {
-        val first = ds.snapshot(Some(ds.versions.head))
-        throw new IllegalArgumentException(s"${quoted(ident)} did not exist at ${java.time.Instant.EPOCH.plusNanos(
-          timestampMicros * 1000)}: its first version was committed at ${java.time.Instant.EPOCH.plusNanos(first.commitMicros * 1000)}")
+        val first = ds.snapshot(Some(versions.head))
+        def at(micros: Long) = java.time.Instant.EPOCH.plusNanos(micros * 1000)
+        val why = if (versions.head > 1) s"the oldest version left, ${versions.head}, was committed at " +
+            s"${at(first.commitMicros)}; cleanup (vacuum) removed the versions before it"
+          else s"its first version was committed at ${at(first.commitMicros)}"
+        throw new IllegalArgumentException(s"${quoted(ident)} has no version as of ${at(timestampMicros)}: $why")
       }
     openTable(ident, ds, snapshot)
   }

@@ -50,7 +50,7 @@ class RestoreProcedureSuite extends AnyFunSuite with LocalSpark {
     Thread.sleep(5)
     sql("INSERT INTO lance.rs.e VALUES (2)")
     val version = dataset("e").latestVersion
-    intercept[IllegalArgumentException](sql("CALL lance.system.restore(table => 'rs.e', version => 42)").collect())
+    intercept[sparklance.format.VersionNotFoundException](sql("CALL lance.system.restore(table => 'rs.e', version => 42)").collect())
     intercept[IllegalArgumentException](sql("CALL lance.system.restore(table => 'rs.e')").collect())
     intercept[IllegalArgumentException](sql(s"CALL lance.system.restore(table => 'rs.e', version => 1, timestamp => TIMESTAMP '2020-01-01')").collect())
     assert(dataset("e").latestVersion == version)

@@ -65,7 +65,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       val index = indexSectionAfter(base, current)
       val bytes = ManifestFile.encode(manifest, index, Some(txn))
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
-      val put = try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
+      // Cleanup removes old manifests, so with a stale base the put of a version below the newest
+      // could succeed and leave a dead branch no reader follows: look first, and lose the race.
+      val put = if (newerExists(version)) Right(false)
+        else try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
       if (put == Right(true)) {
         writeHint(version)
         return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
@@ -177,6 +180,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     Using.resource(storage.create(Storage.join(dataset.path, s"_transactions/$name")))(_.write(txn.toByteArray))
     (txn, name)
   }
+
+  /** Whether a version above `version` exists (one that cannot be read counts as not: the put then decides). */
+  private def newerExists(version: Long): Boolean =
+    try dataset.versions.lastOption.exists(_ > version) catch { case NonFatal(_) => false }
 
   /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
   private def writeHint(version: Long): Unit =

@@ -76,7 +76,7 @@ object LocalStorage extends Storage {
     children(dir).flatMap { f =>
       try {
         val attrs = Files.readAttributes(f, classOf[java.nio.file.attribute.BasicFileAttributes])
-        if (attrs.isRegularFile) Some(FileEntry(f.getFileName.toString, attrs.size())) else None
+        if (attrs.isRegularFile) Some(FileEntry(f.getFileName.toString, attrs.size(), attrs.lastModifiedTime().toMillis)) else None
       } catch { case _: NoSuchFileException => None }
     }
 

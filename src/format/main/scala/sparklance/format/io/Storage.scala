@@ -2,8 +2,11 @@ package sparklance.format.io
 
 import java.io.{Closeable, OutputStream}
 
-/** A file listed in a directory. */
-final case class FileEntry(name: String, size: Long)
+/**
+ * A file listed in a directory, with when it was last written (milliseconds since the epoch):
+ * cleanup tells files an unfinished write may still need from old debris by that time.
+ */
+final case class FileEntry(name: String, size: Long, modifiedMillis: Long)
 
 /** Random-access reads of one immutable file. */
 trait InputFile extends Closeable {

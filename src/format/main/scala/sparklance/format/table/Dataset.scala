@@ -2,7 +2,7 @@ package sparklance.format.table
 
 import org.apache.arrow.memory.BufferAllocator
 import scala.util.control.NonFatal
-import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException}
+import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException, VersionRemovedException}
 import sparklance.format.commit.{CommitResult, Committer, Operation}
 import sparklance.format.io.Storage
 
@@ -40,11 +40,23 @@ final class Dataset(val storage: Storage, val path: String) {
     val (scheme, all) = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))
     if (all.isEmpty) throw new TableNotFoundException(path)
     val v = version.getOrElse(all.last)
-    if (!all.contains(v)) throw new VersionNotFoundException(path, v)
+    if (!all.contains(v)) throw missing(v, all)
     val snap = load(scheme.get, v)
     val m = snap.manifest
     FeatureFlags.check(path, v, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
     snap
+  }
+
+  /** Why `version` cannot be opened, given the versions `all` the table has (ascending). */
+  private def missing(version: Long, all: Seq[Long]): VersionNotFoundException =
+    if (version >= 1 && version < all.last) new VersionRemovedException(path, version, all.head)
+    else new VersionNotFoundException(path, version, all.last)
+
+  /** Fails, as time travel to it must, if the table lacks `version` (removed by cleanup, or never there). */
+  def checkVersion(version: Long): Unit = {
+    val all = versions
+    if (all.isEmpty) throw new TableNotFoundException(path)
+    if (!all.contains(version)) throw missing(version, all)
   }
 
   private[format] def load(scheme: VersionNaming, version: Long): Snapshot = {

@@ -1,30 +1,78 @@
 package sparklance.format.table
 
+import scala.jdk.CollectionConverters._
 import sparklance.format.commit.Transactions
+import sparklance.format.proto.TransactionProtos.Transaction
+import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
 
-/** One committed version as a table's history lists it. */
-final case class HistoryEntry(version: Long, commitMicros: Long, operation: String, rowsAdded: Long, rowsDeleted: Long,
-    rows: Long)
+/**
+ * One committed version as a table's history lists it. `rowsAdded` / `rowsDeleted` are None for
+ * the oldest version left when cleanup removed the one before it (nothing to compare with).
+ * `parameters` say what the operation did in its own terms (a compaction's groups, a restore's
+ * version); `tags` name the version.
+ */
+final case class HistoryEntry(version: Long, commitMicros: Long, operation: String, readVersion: Option[Long],
+    rowsAdded: Option[Long], rowsDeleted: Option[Long], rows: Long, parameters: Map[String, String], tags: Seq[String])
 
 /**
  * A table's versions with what each commit did, from manifests and transactions alone: rows
  * added are the physical rows of fragments the commit created; rows deleted are the live rows
- * it removed (tombstoned, or dropped with their fragments), so an update counts in both.
+ * it removed (tombstoned, or dropped with their fragments), so an update counts in both. A
+ * compaction (Rewrite) moves rows without changing any, so it adds and deletes none.
  */
 object History {
   def of(dataset: Dataset): Seq[HistoryEntry] = {
+    val tagsByVersion = new Tags(dataset).list.filter(_.branch.isEmpty).groupBy(_.version).map { case (v, ts) => v -> ts.map(_.name) }
     var previous: Option[Snapshot] = None
-    var before = 0L
     dataset.versions.map { v =>
       val s = dataset.snapshot(Some(v))
-      val known = previous.map(_.fragments.map(_.getId).toSet).getOrElse(Set.empty[Long])
-      val added = s.fragments.filterNot(f => known.contains(f.getId)).map(_.getPhysicalRows).sum
+      val txn = Transactions.committed(dataset, v, Some(s.naming))
       val rows = s.countRows(dataset.storage)
-      val entry = HistoryEntry(v, s.commitMicros, Transactions.committed(dataset, v, Some(s.naming))
-        .map(Transactions.operationName).getOrElse("unknown transaction"), added, before + added - rows, rows)
+      val comparable = previous.filter(_.version == v - 1).orElse(if (v == 1) Some(empty(s)) else None)
+      val (added, deleted) = comparable match {
+        case _ if txn.exists(_.getOperationCase == OperationCase.REWRITE) => (Some(0L), Some(0L))
+        case Some(before) =>
+          val known = before.fragments.map(_.getId).toSet
+          val added = s.fragments.filterNot(f => known.contains(f.getId)).map(_.getPhysicalRows).sum
+          (Some(added), Some(before.countRows(dataset.storage) + added - rows))
+        case None => (None, None)
+      }
       previous = Some(s)
-      before = rows
-      entry
+      HistoryEntry(v, s.commitMicros, txn.map(Transactions.operationName).getOrElse("unknown transaction"),
+        txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty),
+        tagsByVersion.getOrElse(v, Nil))
     }
+  }
+
+  /** The table before its first version: no fragments. */
+  private def empty(first: Snapshot): Snapshot =
+    first.copy(file = first.file.copy(manifest = first.manifest.toBuilder.clearFragments().build()))
+
+  /** What the operation did, in its own terms; keys as Lance's option and field names. */
+  def parameters(txn: Transaction): Map[String, String] = txn.getOperationCase match {
+    case OperationCase.APPEND => Map("fragments_added" -> txn.getAppend.getFragmentsCount.toString)
+    case OperationCase.DELETE =>
+      val d = txn.getDelete
+      Map("fragments_updated" -> d.getUpdatedFragmentsCount.toString, "fragments_removed" -> d.getDeletedFragmentIdsCount.toString) ++
+        Option(d.getPredicate).filter(_.nonEmpty).map("predicate" -> _)
+    case OperationCase.UPDATE =>
+      val u = txn.getUpdate
+      Map("fragments_updated" -> u.getUpdatedFragmentsCount.toString, "fragments_removed" -> u.getRemovedFragmentIdsCount.toString,
+        "fragments_added" -> u.getNewFragmentsCount.toString)
+    case OperationCase.OVERWRITE => Map("fragments_added" -> txn.getOverwrite.getFragmentsCount.toString)
+    case OperationCase.REWRITE =>
+      val groups = txn.getRewrite.getGroupsList.asScala
+      Map("groups" -> groups.size.toString,
+        "fragments_removed" -> groups.map(_.getOldFragmentsCount).sum.toString,
+        "fragments_added" -> groups.map(_.getNewFragmentsCount).sum.toString,
+        "rows_rewritten" -> groups.flatMap(_.getNewFragmentsList.asScala).map(_.getPhysicalRows).sum.toString)
+    case OperationCase.RESERVE_FRAGMENTS => Map("num_fragments" -> txn.getReserveFragments.getNumFragments.toString)
+    case OperationCase.RESTORE => Map("version" -> txn.getRestore.getVersion.toString)
+    case OperationCase.UPDATE_CONFIG =>
+      val c = txn.getUpdateConfig
+      val keys = c.getConfigUpdates.getUpdateEntriesList.asScala.map(_.getKey) ++ c.getUpsertValuesMap.keySet.asScala ++
+        c.getDeleteKeysList.asScala
+      Map("config_keys" -> keys.distinct.sorted.mkString(","))
+    case _ => Map.empty
   }
 }

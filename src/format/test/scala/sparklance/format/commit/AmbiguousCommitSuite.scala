@@ -122,7 +122,9 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     val (storage, ds, fragment) = setup()
     val read = ds.snapshot()
     new Committer(ds).commit(Some(read), Operation.Append(Nil)) // version 2 is taken: our put reports "exists"
-    storage.failListings = 1
+    // The first listing is the committer's look for newer versions before the put, which a
+    // failure does not stop; the second, reading the table back after the put, fails.
+    storage.failListings = 2
     val files = new UncommittedFiles(storage, ds.path)
     val e = intercept[IOException](files.commit(Seq(fragment))(new Committer(ds).commit(Some(read), Operation.Append(Seq(fragment)))))
     assert(e.getMessage == "listing failed")

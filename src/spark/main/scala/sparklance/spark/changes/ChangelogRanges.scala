@@ -10,6 +10,18 @@ import sparklance.format.table.Dataset
  */
 object ChangelogRanges {
   def commits(table: String, ds: Dataset, range: ChangelogRange): (Long, Long) = {
+    val (first, last) = requested(table, ds, range)
+    // Commit v compares versions v-1 and v: every one of them must still be there.
+    val versions = ds.versions.toSet
+    (math.max(1L, first - 1) to last).find(!versions.contains(_)).foreach { gone =>
+      val oldest = ds.versions.head
+      throw new IllegalArgumentException(s"Change data of $table for commits $first to $last needs version $gone, which " +
+        s"cleanup (vacuum) removed; the oldest version left is $oldest, so change data starts at commit ${oldest + 1}")
+    }
+    (first, last)
+  }
+
+  private def requested(table: String, ds: Dataset, range: ChangelogRange): (Long, Long) = {
     val versions = ds.versions
     range match {
       case r: ChangelogRange.VersionRange =>
@@ -36,9 +48,8 @@ object ChangelogRanges {
 
   private def version(table: String, ds: Dataset, text: String): Long = {
     val v = text.trim.toLongOption.getOrElse(throw new IllegalArgumentException(
-      s"Change data of $table: version '$text' is not a number; Lance versions are ${ds.versions.mkString(", ")}"))
-    if (!ds.versions.contains(v)) throw new IllegalArgumentException(
-      s"Change data of $table: there is no version $v; its versions are ${ds.versions.mkString(", ")}")
+      s"Change data of $table: version '$text' is not a number; Lance versions are numbers"))
+    ds.checkVersion(v)
     v
   }
 }

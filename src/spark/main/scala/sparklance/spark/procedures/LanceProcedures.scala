@@ -8,7 +8,10 @@ object LanceProcedures {
 
   private val builders: Map[String, LanceCatalog => LanceProcedure] = Map(
     CompactProcedure.Name -> (new CompactProcedure(_)),
-    RestoreProcedure.Name -> (new RestoreProcedure(_)))
+    VacuumProcedure.Name -> (new VacuumProcedure(_)),
+    RestoreProcedure.Name -> (new RestoreProcedure(_)),
+    CreateTagProcedure.Name -> (new CreateTagProcedure(_)),
+    DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)))
 
   def names: Seq[String] = builders.keys.toSeq.sorted
 

@@ -1,0 +1,207 @@
+package sparklance.format.maintenance
+
+import java.time.Instant
+import java.util.UUID
+import java.util.concurrent.{Callable, Executors, TimeUnit}
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+import sparklance.format.{LanceException, UnsupportedFeatureException}
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.index.Indices
+import sparklance.format.io.{FileEntry, Storage}
+import sparklance.format.table.{Dataset, FeatureFlags, Snapshot, Tags, VersionNaming}
+
+/**
+ * Removes old versions of a table and the files only they need, with the semantics of pylance's
+ * `cleanup_old_versions` (LANCE-MAINTENANCE.md §2), so that either tool may clean a table the
+ * other writes:
+ *  - every manifest is read (an unreadable one, or one with feature flags we do not know, stops
+ *    the cleanup before anything is deleted: its files might be live);
+ *  - a version goes when the [[CleanupPolicy]] selects it, unless it is the newest one (or newer:
+ *    committed meanwhile) or tagged;
+ *  - a file goes when no kept manifest names it and either a removed manifest named it
+ *    ("verified") or it is older than 7 days (or the policy deletes unverified files); index
+ *    directories go by the uuid manifests name them by;
+ *  - `_versions`, `_transactions` and `_deletions` are only listed up to the time of the oldest
+ *    kept manifest, and `data/` up to the later of that and 7 days ago, so files of commits in
+ *    flight are not even seen.
+ * Only Lance's own directories and extensions are examined; anything else stays.
+ *
+ * Old manifests are deleted before the files they name: a cleanup that dies midway leaves
+ * unreferenced files (the next cleanup finds them) rather than versions whose files are gone.
+ */
+final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallelism) {
+  private val storage = dataset.storage
+  private def at(relative: String) = Storage.join(dataset.path, relative)
+
+  /** Decides what `policy` removes, as of `now`, without deleting anything. */
+  def plan(policy: CleanupPolicy, now: Instant = Instant.now()): Cleanup.Plan = {
+    val branches = storage.list(at("_refs/branches")).map(_.name).filter(_.endsWith(".json"))
+    if (branches.nonEmpty) throw new UnsupportedFeatureException(
+      s"Lance table ${dataset.path} has branches (${branches.map(_.stripSuffix(".json")).mkString(", ")}), whose " +
+        "versions may need files of this one; sparklance does not clean tables with branches")
+    // The newest version first, then the listing: a version the listing misses is newer than
+    // this one, so kept manifests still name every file it shares with older versions.
+    val latest = dataset.snapshot(forWrite = true)
+    val listing = storage.list(at("_versions")).flatMap(e => VersionNaming.parse(e.name).map { case (n, v) => (v, n, e) })
+    val versions = listing.map(_._1).sorted
+    val tags = new Tags(dataset).list
+    val tagged = tags.filter(_.branch.isEmpty).map(_.version).toSet
+
+    val manifests = inParallel(listing.sortBy(_._1)) { case (v, naming, entry) =>
+      read(v, naming).map(s => Cleanup.Manifest(s, entry, Cleanup.References.of(s)))
+    }.flatten
+    val (kept, removed) = manifests.partition { m =>
+      m.snapshot.version >= latest.version || tagged(m.snapshot.version) ||
+        !policy.selects(m.snapshot.version, m.committed, versions, now)
+    }
+    val taggedOld = manifests.filter(m => tagged(m.snapshot.version) && m.snapshot.version < latest.version &&
+      policy.selects(m.snapshot.version, m.committed, versions, now)).map(_.snapshot.version)
+    if (policy.errorIfTaggedOldVersions && taggedOld.nonEmpty) {
+      val names = tags.filter(t => taggedOld.contains(t.version)).map(t => s"'${t.name}' (version ${t.version})")
+      throw new LanceException(s"Cleanup of ${dataset.path}: ${taggedOld.size} tagged version(s) would be removed; " +
+        s"delete the tag(s) ${names.mkString(", ")} or clean up without failing on tagged versions " +
+        s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
+    }
+
+    val referenced = Cleanup.References.union(kept.map(_.references))
+    val verified = Cleanup.References.union(removed.map(_.references))
+    val earliestKept = kept.map(_.committed).min
+    // Listing up to the oldest kept manifest only works when every kept version is newer than
+    // every removed one; a tagged old version breaks that, and then everything is listed.
+    val metadataCutoff = if (removed.exists(_.committed.isAfter(earliestKept))) None else Some(earliestKept)
+    val youngSince = now.minus(CleanupPolicy.UnverifiedAfter)
+    val dataCutoff = if (policy.deleteUnverified) None else metadataCutoff.map(c => if (c.isAfter(youngSince)) c else youngSince)
+
+    def mayBeInFlight(e: FileEntry) = !policy.deleteUnverified && !Instant.ofEpochMilli(e.modifiedMillis).isBefore(youngSince)
+    def listed(dir: String, cutoff: Option[Instant]): Seq[FileEntry] =
+      storage.list(at(dir)).filter(e => cutoff.forall(c => !Instant.ofEpochMilli(e.modifiedMillis).isAfter(c)))
+    /** The file, if it goes: unreferenced, and either verified or past the window. */
+    def decide(path: String, entry: FileEntry, kind: CleanupFileKind, isReferenced: Boolean, isVerified: Boolean) =
+      if (isReferenced) None
+      else if (isVerified) Some(CleanupFile(path, kind, unverified = false, entry.size))
+      else if (!mayBeInFlight(entry)) Some(CleanupFile(path, kind, unverified = true, entry.size))
+      else None
+
+    val temporary = listed("_versions", metadataCutoff).filter(_.name.startsWith(".tmp"))
+      .flatMap(e => decide(s"_versions/${e.name}", e, CleanupFileKind.TemporaryManifest, isReferenced = false, isVerified = false))
+    val transactions = listed("_transactions", metadataCutoff).filter(_.name.endsWith(".txn")).flatMap { e =>
+      val p = s"_transactions/${e.name}"
+      decide(p, e, CleanupFileKind.Transaction, referenced.files(p), verified.files(p))
+    }
+    val deletions = listed("_deletions", metadataCutoff).filter(e => e.name.endsWith(".arrow") || e.name.endsWith(".bin"))
+      .flatMap { e =>
+        val p = s"_deletions/${e.name}"
+        decide(p, e, CleanupFileKind.Deletion, referenced.files(p), verified.files(p))
+      }
+    val data = listed("data", dataCutoff).flatMap { e =>
+      val p = s"data/${e.name}"
+      if (e.name.endsWith(".lance")) decide(p, e, CleanupFileKind.Data, referenced.files(p), verified.files(p))
+      else if (e.name.startsWith(".tmp")) decide(p, e, CleanupFileKind.Data, isReferenced = false, isVerified = false)
+      else None
+    }
+    // Blob sidecars live or go with the data file they belong to, data/<file key>.lance.
+    val blobs = storage.listDirectories(at("data")).flatMap { key =>
+      val owner = s"data/$key.lance"
+      listed(s"data/$key", dataCutoff).filter(_.name.endsWith(".blob"))
+        .flatMap(e => decide(s"data/$key/${e.name}", e, CleanupFileKind.Data, referenced.files(owner), verified.files(owner)))
+    }
+    val indices = storage.listDirectories(at("_indices")).flatMap { uuid =>
+      walk(s"_indices/$uuid").flatMap { case (p, e) =>
+        decide(p, e, CleanupFileKind.Index, referenced.indexUuids(uuid), verified.indexUuids(uuid))
+      }
+    }
+    val oldManifests = removed.map(m => CleanupFile(s"_versions/${m.entry.name}", CleanupFileKind.Manifest,
+      unverified = false, m.entry.size))
+    Cleanup.Plan(latest.version, kept.map(_.snapshot.version).min, removed.map(_.snapshot.version),
+      oldManifests, temporary ++ transactions ++ deletions ++ data ++ blobs ++ indices)
+  }
+
+  /** Plans and, unless `dryRun`, deletes: old manifests first (oldest first), then the files, in parallel. */
+  def run(policy: CleanupPolicy, dryRun: Boolean = false, now: Instant = Instant.now()): CleanupResult = {
+    val plan = this.plan(policy, now)
+    if (dryRun) return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
+      plan.manifests ++ plan.files, Nil, dryRun = true)
+    val manifestOutcomes = plan.manifests.map(f => f -> attempt(f.path))
+    // A manifest that cannot be deleted keeps its version, which still needs its files.
+    if (manifestOutcomes.exists(_._2.isDefined)) {
+      val failed = manifestOutcomes.collect { case (f, Some(e)) => f.path -> e }
+      return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
+        manifestOutcomes.collect { case (f, None) => f }, failed, dryRun = false)
+    }
+    val fileOutcomes = inParallel(plan.files)(f => f -> attempt(f.path))
+    // Index and blob directories whose every file went are removed too (best effort: empty directories cost nothing).
+    val emptied = fileOutcomes.collect { case (f, None) if f.kind == CleanupFileKind.Index => f.path.split('/').take(2).mkString("/") }
+      .distinct.filter(dir => walk(dir).isEmpty)
+    emptied.foreach(dir => attempt(dir))
+    CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
+      plan.manifests ++ fileOutcomes.collect { case (f, None) => f },
+      fileOutcomes.collect { case (f, Some(e)) => f.path -> e }, dryRun = false)
+  }
+
+  /** Deletes a file; None when it is gone (a file already gone counts: concurrent cleanups are fine). */
+  private def attempt(relative: String): Option[String] =
+    try { storage.delete(at(relative)); None } catch { case NonFatal(e) => Some(String.valueOf(e.getMessage)) }
+
+  /** Every file under `dir` (relative to the table), with its path. */
+  private def walk(dir: String): Seq[(String, FileEntry)] =
+    storage.list(at(dir)).map(e => s"$dir/${e.name}" -> e) ++ storage.listDirectories(at(dir)).flatMap(d => walk(s"$dir/$d"))
+
+  /** The version, or None if a concurrent cleanup deleted its manifest after we listed it. */
+  private def read(version: Long, naming: VersionNaming): Option[Snapshot] = {
+    val snapshot = try dataset.load(naming, version) catch {
+      case NonFatal(_) if !storage.exists(at(s"_versions/${naming.fileName(version)}")) => return None
+    }
+    val m = snapshot.manifest
+    FeatureFlags.check(dataset.path, version, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite = true)
+    Some(snapshot)
+  }
+
+  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
+    if (items.size <= 1 || parallelism <= 1) items.map(f)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(parallelism, items.size))
+      try {
+        val futures = pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava)
+        futures.asScala.toSeq.map { fut =>
+          try fut.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause }
+        }
+      } finally { pool.shutdownNow(); pool.awaitTermination(1, TimeUnit.MINUTES) }
+    }
+}
+
+object Cleanup {
+  /** Deletes (and manifest reads) in flight at once: object stores answer each in tens of milliseconds. */
+  val DefaultParallelism = 16
+
+  /**
+   * What a cleanup will do: the versions whose manifests go, those manifests, then every other
+   * file, by path inside the table.
+   */
+  final case class Plan(readVersion: Long, oldestVersion: Long, removedVersions: Seq[Long],
+      manifests: Seq[CleanupFile], files: Seq[CleanupFile])
+
+  private final case class Manifest(snapshot: Snapshot, entry: FileEntry, references: References) {
+    def committed: Instant = Instant.ofEpochSecond(snapshot.manifest.getTimestamp.getSeconds, snapshot.manifest.getTimestamp.getNanos)
+  }
+
+  /** The files (paths inside the table) and index directories (by uuid) a set of manifests names. */
+  private final case class References(files: Set[String], indexUuids: Set[String])
+
+  private object References {
+    def of(s: Snapshot): References = {
+      // Files with a base id live in another dataset (a clone's source, a branch's parent): never ours to delete.
+      val data = s.fragments.flatMap(_.getFilesList.asScala).filterNot(_.hasBaseId).map(f => s"data/${f.getPath}")
+      val deletions = s.fragments.filter(f => f.hasDeletionFile && !f.getDeletionFile.hasBaseId)
+        .map(f => DeletionFiles.relativePath(f.getId, f.getDeletionFile))
+      val transaction = Option(s.manifest.getTransactionFile).filter(_.nonEmpty).map(t => s"_transactions/$t")
+      val indices = Indices.parse(s.file.indexSection, s"${s.tablePath} version ${s.version}").map { i =>
+        val b = java.nio.ByteBuffer.wrap(i.getUuid.getUuid.toByteArray)
+        new UUID(b.getLong, b.getLong).toString
+      }
+      References((data ++ deletions ++ transaction).toSet, indices.toSet)
+    }
+
+    def union(all: Seq[References]): References = References(all.flatMap(_.files).toSet, all.flatMap(_.indexUuids).toSet)
+  }
+}

@@ -1,0 +1,115 @@
+package sparklance.format.table
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper, SerializationFeature}
+import com.fasterxml.jackson.databind.node.ObjectNode
+import java.time.Instant
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+import sparklance.format.{CorruptFileException, InvalidOptionException, TagAlreadyExistsException, TagNotFoundException, UnsupportedFeatureException}
+import sparklance.format.io.Storage
+
+/**
+ * The tags of a table, in pylance's layout: one JSON file per tag under `_refs/tags/` at the
+ * table's root, camelCase keys (LANCE-MAINTENANCE.md §3.2). A tag protects its version from
+ * cleanup and names it for time travel and restore.
+ */
+final class Tags(dataset: Dataset) {
+  private def dir = Storage.join(dataset.path, "_refs/tags")
+  private def file(name: String) = Storage.join(dir, s"$name.json")
+
+  /** Every tag, by name. */
+  def list: Seq[Tag] =
+    dataset.storage.list(dir).map(_.name).filter(_.endsWith(".json")).sorted.flatMap(n => read(n.stripSuffix(".json")))
+
+  def get(name: String): Option[Tag] = read(name)
+
+  /** The tag `name`, or a [[TagNotFoundException]] naming the tags there are. */
+  def apply(name: String): Tag = get(name).getOrElse(throw new TagNotFoundException(dataset.path, name, list.map(_.name)))
+
+  /** The version tag `name` names on the main line; a tag pylance set on a branch is refused, naming it. */
+  def versionOf(name: String): Long = {
+    val tag = apply(name)
+    tag.branch.foreach(b => throw new UnsupportedFeatureException(
+      s"Tag '$name' of Lance table ${dataset.path} names version ${tag.version} of branch '$b'; sparklance reads the main line only"))
+    tag.version
+  }
+
+  /**
+   * Tags `version` (which must exist) as `name`. The put is exclusive: of two racing creators of
+   * one name, one gets [[TagAlreadyExistsException]].
+   */
+  def create(name: String, version: Long): Tag = {
+    Tags.checkName(name)
+    get(name).foreach(t => throw new TagAlreadyExistsException(dataset.path, name, t.version))
+    val snapshot = dataset.snapshot(Some(version))
+    val size = dataset.storage.openInput(Storage.join(dataset.path, s"_versions/${snapshot.naming.fileName(version)}"))
+    val manifestSize = try size.length finally size.close()
+    val now = Instant.now()
+    val tag = Tag(name, version, None, now, now, manifestSize, Map.empty)
+    if (!dataset.storage.putIfAbsent(file(name), Tags.encode(tag)))
+      throw new TagAlreadyExistsException(dataset.path, name, get(name).map(_.version).getOrElse(-1L))
+    tag
+  }
+
+  /** Removes tag `name` (its version becomes subject to cleanup again); returns what it was. */
+  def delete(name: String): Tag = {
+    val tag = apply(name)
+    dataset.storage.delete(file(name))
+    tag
+  }
+
+  private def read(name: String): Option[Tag] = {
+    val path = file(name)
+    val bytes = try Some(dataset.storage.readAll(path)) catch {
+      case NonFatal(_) if !dataset.storage.exists(path) => None // deleted meanwhile, or never there
+    }
+    bytes.map(Tags.decode(path, name, _))
+  }
+}
+
+object Tags {
+  private val mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+
+  /** Lance's rules for tag names; a number would read as a version in `VERSION AS OF`. */
+  def checkName(name: String): Unit = {
+    def bad(why: String) = throw new InvalidOptionException("tag", s"'$name' is not a valid tag name: $why")
+    if (name.isEmpty) bad("it is empty")
+    name.find(c => !(c.isLetterOrDigit && c < 128 || c == '.' || c == '_' || c == '-'))
+      .foreach(c => bad(s"'$c' is not a letter, digit, '.', '_' or '-'"))
+    if (name.startsWith(".") || name.endsWith(".")) bad("it starts or ends with '.'")
+    if (name.contains("..")) bad("it contains '..'")
+    if (name.endsWith(".lock")) bad("it ends with '.lock'")
+    if (name.forall(_.isDigit)) bad("a number names a version, not a tag")
+  }
+
+  def encode(tag: Tag): Array[Byte] = {
+    val o = mapper.createObjectNode()
+    tag.branch.fold(o.putNull("branch"))(o.put("branch", _))
+    o.put("version", tag.version)
+    o.put("createdAt", tag.createdAt.toString)
+    o.put("updatedAt", tag.updatedAt.toString)
+    o.put("manifestSize", tag.manifestSize)
+    val metadata = o.putObject("metadata")
+    tag.metadata.foreach { case (k, v) => metadata.put(k, v) }
+    mapper.writeValueAsBytes(o)
+  }
+
+  def decode(path: String, name: String, bytes: Array[Byte]): Tag = {
+    def corrupt(detail: String, cause: Throwable = null) = new CorruptFileException(path, s"not a Lance tag: $detail", cause)
+    val o = try mapper.readTree(bytes) match {
+      case o: ObjectNode => o
+      case _ => throw corrupt("not a JSON object")
+    } catch { case e: java.io.IOException => throw corrupt(e.getMessage, e) }
+    // pylance 14 writes camelCase keys; older Lance wrote snake_case.
+    def field(names: String*): Option[JsonNode] = names.map(o.get).find(n => n != null && !n.isNull)
+    def instant(names: String*) = field(names: _*).map(n => try Instant.parse(n.asText()) catch {
+      case NonFatal(e) => throw corrupt(s"'${n.asText()}' is not a time", e)
+    }).getOrElse(Instant.EPOCH)
+    val version = field("version").filter(_.canConvertToLong).map(_.asLong())
+      .getOrElse(throw corrupt("it has no version number"))
+    val created = instant("createdAt", "created_at")
+    Tag(name, version, field("branch").map(_.asText()), created, Some(instant("updatedAt", "updated_at")).filter(_ != Instant.EPOCH).getOrElse(created),
+      field("manifestSize", "manifest_size").map(_.asLong()).getOrElse(0L),
+      field("metadata").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap).getOrElse(Map.empty))
+  }
+}
