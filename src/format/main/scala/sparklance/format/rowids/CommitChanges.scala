@@ -90,6 +90,53 @@ object CommitChanges {
     oldSide ++ newSide
   }
 
+  /**
+   * What a Restore commit changed. It brings back an older version's rows with their old lineage,
+   * so no row carries the commit's version; its changes are the difference, by row id, between
+   * the version before and the restored one: ids live only before were deleted, ids live only
+   * after inserted, and ids live in both whose image (last-updated version) differs updated.
+   * Fragments both versions hold unchanged hold unchanged rows, and are not read.
+   */
+  def ofRestore(storage: Storage, before: Snapshot, after: Snapshot): Seq[ChangedRows] = {
+    val path = after.tablePath
+    Seq(before, after).filterNot(_.stableRowIds).foreach(s => throw new UnsupportedFeatureException(
+      s"Version ${s.version} of $path has no stable row ids, so its changes cannot be told apart"))
+    val kept = before.fragments.toSet.intersect(after.fragments.toSet)
+    final case class Image(fragment: DataFragment, offset: Int, lastUpdated: Long)
+    def images(fragments: Seq[DataFragment]): scala.collection.mutable.LongMap[Image] = {
+      val out = scala.collection.mutable.LongMap.empty[Image]
+      fragments.filterNot(kept).foreach { f =>
+        val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
+        // Lance's defaults for sequences a writer left out: created at version 1, last updated when created.
+        val lastUpdated = RowLineage.lastUpdatedAt(storage, path, f).orElse(RowLineage.createdAt(storage, path, f))
+          .getOrElse(Array.fill(ids.length)(1L))
+        val deleted = DeletionFiles.read(storage, path, f)
+        var i = 0
+        while (i < ids.length) {
+          if (!deleted.contains(i)) out(ids(i)) = Image(f, i, lastUpdated(i))
+          i += 1
+        }
+      }
+      out
+    }
+    val was = images(before.fragments)
+    val now = images(after.fragments)
+    def side(from: scala.collection.mutable.LongMap[Image], other: scala.collection.mutable.LongMap[Image], readAt: Long,
+        newSide: Boolean): Seq[ChangedRows] = {
+      val rows = scala.collection.mutable.LinkedHashMap.empty[Long, (DataFragment, RoaringBitmap, RoaringBitmap)]
+      from.foreach { case (id, image) =>
+        val counterpart = other.get(id)
+        if (!counterpart.exists(_.lastUpdated == image.lastUpdated)) {
+          val (_, all, updated) = rows.getOrElseUpdate(image.fragment.getId, (image.fragment, new RoaringBitmap(), new RoaringBitmap()))
+          all.add(image.offset)
+          if (counterpart.isDefined) updated.add(image.offset)
+        }
+      }
+      rows.values.map { case (f, all, updated) => ChangedRows(f, readAt, newSide, all, updated) }.toSeq
+    }
+    side(was, now, before.version, newSide = false) ++ side(now, was, after.version, newSide = true)
+  }
+
   private def missing(path: String, f: DataFragment): Nothing =
     throw new UnsupportedFeatureException(s"Fragment ${f.getId} of $path has no row id or version sequence, " +
       s"though the table declares stable row ids (files: ${f.getFilesList.asScala.map(_.getPath).mkString(", ")})")

@@ -2,7 +2,9 @@ package sparklance.spark.changes
 
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.types.StructType
+import sparklance.format.commit.Transactions
 import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.rowids.CommitChanges
 import sparklance.spark.scan.{ChangeSlice, LanceInputPartition, LanceReaderFactory, LanceScan, ReadTarget}
 
@@ -29,7 +31,12 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
       val after = snapshots(v)
       val before = snapshots.get(v - 1)
       val micros = after.commitMicros
-      CommitChanges.of(dataset.storage, before, after).map { c =>
+      // A restore brings rows back with their old versions: its changes are a diff of the two versions.
+      val restore = before.isDefined && Transactions.committed(dataset, v, Some(after.naming))
+        .exists(_.getOperationCase == Transaction.OperationCase.RESTORE)
+      val changes = if (restore) CommitChanges.ofRestore(dataset.storage, before.get, after)
+        else CommitChanges.of(dataset.storage, before, after)
+      changes.map { c =>
         val (start, end) = LanceInputPartition.span(c.rows)
         LanceInputPartition(c.fragment.toByteArray, start, end,
           change = Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
