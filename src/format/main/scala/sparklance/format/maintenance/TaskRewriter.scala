@@ -1,7 +1,7 @@
 package sparklance.format.maintenance
 
 import org.apache.arrow.memory.BufferAllocator
-import scala.collection.mutable.ArrayBuffer
+import scala.collection.mutable.ArrayBuilder
 import scala.util.control.NonFatal
 import sparklance.format.LanceException
 import sparklance.format.commit.Operation
@@ -23,7 +23,7 @@ object TaskRewriter {
       FragmentWriter.MaxRowsPerFile, task.outputRows)
     // Lance's rechunking of stable row ids: the lineage of the rows the scan keeps, in the order it
     // writes them, later cut at the new fragments' boundaries.
-    val ids, createdAt, updatedAt = ArrayBuffer.empty[Long]
+    val ids, createdAt, updatedAt = new ArrayBuilder.ofLong
     try {
       var rows = 0L
       for (f <- task.fragments) {
@@ -33,7 +33,10 @@ object TaskRewriter {
           try {
             writer.write(batch.vectors)
             rows += batch.numRows
-            lineage.foreach { case (i, c, u) => batch.offsets.foreach { o => ids += i(o); createdAt += c(o); updatedAt += u(o) } }
+            lineage.foreach { case (i, c, u) =>
+            var k = 0
+            while (k < batch.offsets.length) { val o = batch.offsets(k); ids += i(o); createdAt += c(o); updatedAt += u(o); k += 1 }
+          }
           } finally batch.close()
         } finally scanner.close()
       }
@@ -41,7 +44,7 @@ object TaskRewriter {
       if (rows != task.liveRows)
         throw new LanceException(s"Compaction of ${snapshot.tablePath} read $rows live rows from fragments " +
           s"${task.fragmentIds.mkString(", ")}, whose metadata promises ${task.liveRows}")
-      val created = if (snapshot.stableRowIds) RowLineage.moved(written, ids.toArray, createdAt.toArray, updatedAt.toArray) else written
+      val created = if (snapshot.stableRowIds) RowLineage.moved(written, ids.result(), createdAt.result(), updatedAt.result()) else written
       Operation.RewriteGroup(task.fragments, created)
     } catch {
       case NonFatal(e) => writer.abort(); throw e

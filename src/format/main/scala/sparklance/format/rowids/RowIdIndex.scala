@@ -4,6 +4,7 @@ import java.lang.Long.{compareUnsigned, toUnsignedString}
 import scala.collection.mutable.ArrayBuilder
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.CorruptFileException
+import sparklance.format.Primitives
 import sparklance.format.table.RowAddress
 
 /**
@@ -109,7 +110,7 @@ object RowIdIndex {
 
   /** The permutation that sorts ids ascending (unsigned): a bottom-up merge sort on primitives. */
   private def sortedOrder(ids: Array[Long]): Array[Int] = {
-    var order = Array.tabulate(ids.length)(identity)
+    var order = Primitives.ints(ids.length)(i => i)
     if (isSorted(ids)) return order
     var scratch = new Array[Int](ids.length)
     var width = 1

@@ -5,7 +5,7 @@ import org.apache.arrow.vector.FieldVector
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
-import sparklance.format.{Resources, UnsupportedFeatureException}
+import sparklance.format.{Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.DataFileReader
 import sparklance.format.io.{InputFile, Storage}
@@ -88,10 +88,13 @@ final class FragmentScanner(
     val liveRun = if (nextDeleted < 0 || nextDeleted >= from + window) window else (nextDeleted - from).toInt
     if (liveRun == window || liveRun >= batchRows / 4) {
       position += liveRun
-      new ScanBatch(readRows(from, liveRun), Array.tabulate(liveRun)(i => (from + i).toInt))
+      new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
     } else {
       position += window
-      val keep = (0 until window).filterNot(i => deleted.contains((from + i).toInt)).toArray
+      val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
+      var i = 0
+      while (i < window) { if (!deleted.contains((from + i).toInt)) keeping += i; i += 1 }
+      val keep = keeping.result()
       new ScanBatch(compact(readRows(from, window), keep), keep.map(i => (from + i).toInt))
     }
   }

@@ -1,5 +1,6 @@
 package sparklance.format.file.v2_0
 
+import sparklance.format.Primitives
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, Nullable}
 import sparklance.format.proto.Encodings20Protos.ArrayEncoding.ArrayEncodingCase._
@@ -207,7 +208,7 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
     val bytes = if (bits == 8) decode(f.getBytes, total, Shape.Fixed(8)) else decode(f.getBytes, n, Shape.Fixed(8 * w))
     bytes match {
       // Byte-wise validity (flat8 under sn) cannot express row nulls; only a row-wise one can.
-      case b: FixedValues => VariableValues(n, if (bits == 8) null else b.validity, Array.tabulate[Long](n + 1)(_.toLong * w), b.data, b.base)
+      case b: FixedValues => VariableValues(n, if (bits == 8) null else b.validity, Primitives.longs(n + 1)(_.toLong * w), b.data, b.base)
       case _ => AllNull(n, Shape.Variable)
     }
   }

@@ -1,5 +1,6 @@
 package sparklance.format.file.v2_1
 
+import sparklance.format.Primitives
 import sparklance.format.proto.Encodings21Protos.CompressiveEncoding
 import sparklance.format.proto.Encodings21Protos.CompressiveEncoding.CompressionCase._
 
@@ -227,7 +228,7 @@ private[v2_1] object Compressive {
         throw ctx.corrupt(s"variable block with data at $dataStart of ${s.length}")
       val count = ((dataStart - 2 * ob) / ob - 1).toInt
       if (n >= 0 && n != count) throw ctx.corrupt(s"variable block of $count values, $n expected")
-      val offsets = Array.tabulate(count + 1)(i => Bytes.uN(s.array, s.offset + (2 + i) * ob, ob))
+      val offsets = Primitives.longs(count + 1)(i => Bytes.uN(s.array, s.offset + (2 + i) * ob, ob))
       for (i <- 0 to count)
         if (offsets(i) < 0 || offsets(i) > s.length - dataStart || (i > 0 && offsets(i) < offsets(i - 1)))
           throw ctx.corrupt(s"variable block offset ${offsets(i)} out of range")
@@ -254,11 +255,11 @@ private[v2_1] object Compressive {
     block(e, s, n, ctx) match {
       case f: Slots.Fixed if f.bits % 8 == 0 && f.bits <= 32 =>
         val w = f.bytesPer
-        Array.tabulate(n)(i => Bytes.uN(f.data, i * w, w).toInt)
+        Primitives.ints(n)(i => Bytes.uN(f.data, i * w, w).toInt)
       case other => throw ctx.corrupt(s"levels decoded to ${Slots.kind(other)}")
     }
   }
 
   /** Raw u16 levels (all-null and constant pages without a level encoding). */
-  def rawLevels(s: Slice): Array[Int] = Array.tabulate(s.length / 2)(i => Bytes.u16(s.array, s.offset + 2 * i))
+  def rawLevels(s: Slice): Array[Int] = Primitives.ints(s.length / 2)(i => Bytes.u16(s.array, s.offset + 2 * i))
 }

@@ -5,6 +5,7 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVecto
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
+import sparklance.format.Primitives
 import sparklance.format.file.{ContainerWriter, FixedWidth, TypedAny}
 import sparklance.format.proto.Encodings21Protos.RepDefLayer
 import sparklance.format.proto.Encodings21Protos.RepDefLayer._
@@ -175,7 +176,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
       if (k > deepestList) maxVisibleDef = c - 1
     }
     val n = e1 - e0
-    val defs = if (c > 1) Array.tabulate(n)(j => toDef(raw.array(e0 + j))) else null
+    val defs = if (c > 1) Primitives.ints(n)(j => toDef(raw.array(e0 + j))) else null
     val reps = if (rep != null) java.util.Arrays.copyOfRange(rep.array, e0, e1) else null
     new PageSpan(r1 - r0, reps, defs, n, layers.toIndexedSeq, maxRep, c - 1, maxVisibleDef, values, s0, s1 - s0)
   }

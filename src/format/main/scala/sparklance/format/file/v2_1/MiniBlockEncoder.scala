@@ -1,6 +1,7 @@
 package sparklance.format.file.v2_1
 
 import scala.jdk.CollectionConverters._
+import sparklance.format.Primitives
 import sparklance.format.proto.Encodings21Protos.{BufferCompression, CompressionScheme, CompressiveEncoding, FixedSizeList,
   General, MiniBlockLayout, PageLayout}
 
@@ -19,14 +20,7 @@ private[v2_1] object MiniBlockEncoder {
     val values = ChunkValues(s, packing)
     val large = minor >= 2
     val n = s.numSlots
-    // visEnd(k) = the entry index just after the k-th slot's entry.
-    val visEnd = new Array[Int](n)
-    locally {
-      var k = 0
-      var i = 0
-      while (i < s.numEntries) { if (s.visible(i)) { if (k >= n) throw new IllegalStateException(s"more visible entries than the page's $n value slots"); visEnd(k) = i + 1; k += 1 }; i += 1 }
-      require(k == n, s"$k visible entries for $n slots")
-    }
+    val visEnd = visibleEnds(s)
     val repLevels = if (s.rep != null) new Levels(s.rep, s.numEntries) else null
     val defLevels = if (s.defs != null) new Levels(s.defs, s.numEntries) else null
     val meta = new ByteSink(64)
@@ -77,6 +71,28 @@ private[v2_1] object MiniBlockEncoder {
     Some(EncodedPage(PageLayout.newBuilder().setMiniBlockLayout(b).build(), buffers))
   }
 
+  /**
+   * visEnd(k) = the entry index just after the k-th slot's entry. Its own method: a loop inside an
+   * argument (such as `locally { ... }`) runs with a non-empty JVM operand stack, where it cannot
+   * be compiled on-stack, and it runs once per page, so it would stay interpreted.
+   */
+  private def visibleEnds(s: PageSpan): Array[Int] = {
+    val n = s.numSlots
+    val visEnd = new Array[Int](n)
+    var k = 0
+    var i = 0
+    while (i < s.numEntries) {
+      if (s.visible(i)) {
+        if (k >= n) throw new IllegalStateException(s"more visible entries than the page's $n value slots")
+        visEnd(k) = i + 1
+        k += 1
+      }
+      i += 1
+    }
+    if (k != n) throw new IllegalStateException(s"$k visible entries for $n slots")
+    visEnd
+  }
+
   /** Appends one chunk; false (with garbage appended) when it breaks a size limit. */
   private def writeChunk(out: ByteSink, s: PageSpan, repLevels: Levels, defLevels: Levels, values: ChunkValues,
       a: Int, b: Int, e0: Int, e1: Int, large: Boolean): Boolean = {
@@ -108,12 +124,12 @@ private[v2_1] object MiniBlockEncoder {
    * level (the form pylance writes), or raw u16 when that saves nothing.
    */
   private final class Levels(levels: Array[Int], n: Int) {
-    private val w = LE.bitLength(levels.iterator.take(n).foldLeft(0)(_ max _).toLong)
+    private val w = LE.bitLength(maxOf(levels, n).toLong)
     private val packed = w < 16
     val encoding: CompressiveEncoding = if (packed) BitPacking.outOfLineEncoding(16, w) else PageEncoding.flat(16)
     def encode(from: Int, to: Int): ByteSink = {
       val out = new ByteSink(2 * (to - from))
-      if (packed) BitPacking.outOfLine(Array.tabulate(to - from)(i => levels(from + i).toLong), 0, to - from, w, 16, out)
+      if (packed) BitPacking.outOfLine(Primitives.longs(to - from)(i => levels(from + i).toLong), 0, to - from, w, 16, out)
       else { var i = from; while (i < to) { LE.u16(out, levels(i)); i += 1 }; }
       out
     }
@@ -145,7 +161,7 @@ private[v2_1] object MiniBlockEncoder {
       case f: ValueSink.Fixed if packing && f.integer && f.width <= 8 && s.numSlots > 0 &&
           bitPackedPays(f, base, s.numSlots) => new ChunkValues {
         private val t = f.width * 8
-        private val longs = Array.tabulate(s.numSlots)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+        private val longs = Primitives.longs(s.numSlots)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
         val encoding = BitPacking.inlineEncoding(t)
         val numBuffers = 1
         override def minChunk = 1024
@@ -263,8 +279,15 @@ private[v2_1] object MiniBlockEncoder {
   /** Whether inline bit-packing saves at least a tenth of the flat size of the page's values. */
   private def bitPackedPays(f: ValueSink.Fixed, base: Int, n: Int): Boolean = {
     val t = f.width * 8
-    val longs = Array.tabulate(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+    val longs = Primitives.longs(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
     BitPacking.inlineBytes(longs, 0, n, t) * 10 < n.toLong * f.width * 9
+  }
+
+  private def maxOf(levels: Array[Int], n: Int): Int = {
+    var m = 0
+    var i = 0
+    while (i < n) { if (levels(i) > m) m = levels(i); i += 1 }
+    m
   }
 
   private def bits(src: BitSink, from: Long, n: Long): ByteSink = {

@@ -1,5 +1,7 @@
 package sparklance.format.file.v2_1
 
+import sparklance.format.Primitives
+
 /**
  * One decoded page of a leaf column: its rep/def level entries (null = none: all zero, one entry
  * per row) and its leaf value slots, one per visible entry.
@@ -12,11 +14,20 @@ private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs:
 
   private def visible(i: Int): Boolean = defs == null || defs(i) <= layers.maxVisibleDef
 
+  // The arrays are built by methods, not in the lazy vals' initializers: a loop inside a field
+  // initializer runs with the object on the JVM's operand stack, where it cannot be compiled
+  // on-stack (OSR), and a page's loop runs only once, so it would stay interpreted.
+
   /** The first level entry of each row, plus numLevels at the end. */
-  lazy val rowLevel: Array[Int] =
+  lazy val rowLevel: Array[Int] = firstLevels()
+
+  /** The first value slot of each row, plus the slot count. */
+  lazy val rowSlot: Array[Int] = firstSlots()
+
+  private def firstLevels(): Array[Int] =
     if (rep == null) {
       if (numLevels != rows) throw ctx.corrupt(s"$numLevels level entries for $rows rows")
-      Array.tabulate(rows + 1)(identity)
+      Primitives.ints(rows + 1)(i => i)
     } else {
       val out = new Array[Int](rows + 1)
       var r = 0
@@ -36,8 +47,7 @@ private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs:
       out
     }
 
-  /** The first value slot of each row, plus the slot count. */
-  lazy val rowSlot: Array[Int] = {
+  private def firstSlots(): Array[Int] = {
     val levels = rowLevel
     val out = new Array[Int](rows + 1)
     var s = 0

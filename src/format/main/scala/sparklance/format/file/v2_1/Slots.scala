@@ -1,5 +1,7 @@
 package sparklance.format.file.v2_1
 
+import sparklance.format.Primitives
+
 /** The leaf value slots of a page (LANCE-FILE-2.1-2.2.md §2): one per visible level entry. */
 private[v2_1] sealed trait Slots { def count: Int }
 
@@ -102,7 +104,7 @@ private[v2_1] object Slots {
       val out = new Array[Byte](Math.multiplyExact(len, count))
       var i = 0
       while (i < count) { System.arraycopy(v.data, v.offsets(0).toInt, out, i * len, len); i += 1 }
-      Variable(Array.tabulate(count + 1)(i => i.toLong * len), out, count)
+      Variable(Primitives.longs(count + 1)(i => i.toLong * len), out, count)
     case other => throw ctx.unsupported(s"a constant of ${kind(other)}")
   }
 
