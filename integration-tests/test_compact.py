@@ -104,3 +104,24 @@ def test_restore_from_python_then_pylance_reads_it(spark, warehouse, table_name)
     assert (row.restored_version, row.version) == (2, 4)
     ds = lance.dataset(table_path(warehouse, table_name))
     assert ds.version == 4 and sorted(ds.to_table().column("id").to_pylist()) == [0, 1, 2, 3, 4]
+
+
+def test_pylance_restores_and_cleans_spark_reads_identically(spark, warehouse, table_name):
+    t, path = table_name, table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING) TBLPROPERTIES ('enable_stable_row_ids' = 'true')")
+    spark.sql(f"INSERT INTO {t} SELECT id, 'a' FROM range(0, 40)")                  # v2
+    spark.sql(f"UPDATE {t} SET v = 'b' WHERE id % 3 = 0")                            # v3
+    kept = _pylance_rows(path)
+    spark.sql(f"DELETE FROM {t} WHERE id < 20")                                      # v4
+    ds = lance.dataset(path).checkout_version(3)
+    ds.restore()                                                                      # v5
+    lance.dataset(path).cleanup_old_versions(older_than=datetime.timedelta(0))
+    assert [v["version"] for v in lance.dataset(path).versions()] == [5]
+    assert _pylance_rows(path) == kept
+    assert sorted(map(tuple, spark.sql(f"SELECT {', '.join(LINEAGE)} FROM {t}").collect())) == kept
+    with_ids = lance.dataset(path).to_table(columns=["id"], with_row_id=True)
+    assert sorted(zip(with_ids.column("id").to_pylist(), with_ids.column("_rowid").to_pylist())) == \
+        sorted((r[0], r[2]) for r in kept)
+    assert spark.sql(f"SELECT operation FROM {t}.history").collect()[0].operation == "Restore"
+    spark.sql(f"INSERT INTO {t} VALUES (100, 'new')")                                # v6, on pylance's restore
+    assert lance.dataset(path).count_rows() == len(kept) + 1

@@ -261,3 +261,29 @@ def test_writers_racing_a_vacuum_lose_nothing(spark, warehouse, table_name):
             for data_file in fragment.data_files():
                 assert os.path.exists(os.path.join(path, "data", data_file.path)), (v, data_file.path)
         assert old.count_rows() == spark.sql(f"SELECT count(*) FROM {t} VERSION AS OF {v}").collect()[0][0]
+
+
+def test_automatic_cleanup_from_the_table_config_as_pylance_does(spark, warehouse, table_name):
+    """A table pylance created with auto_cleanup_options is cleaned after our commits exactly when and
+    as far as pylance cleans it after its own: the same versions are left."""
+    ours, theirs = table_path(warehouse, table_name), table_path(warehouse, table_name + "_py")
+    for path in (ours, theirs):
+        lance.write_dataset(pa.table({"id": pa.array([0], pa.int64())}), path,
+                            auto_cleanup_options={"interval": 3, "older_than_seconds": 0})
+    for i in range(1, 8):
+        time.sleep(0.01)
+        spark.sql(f"INSERT INTO {table_name} VALUES ({i})")
+        lance.write_dataset(pa.table({"id": pa.array([i], pa.int64())}), theirs, mode="append")
+        assert [v["version"] for v in lance.dataset(ours).versions()] == \
+               [v["version"] for v in lance.dataset(theirs).versions()], f"after commit {i}"
+    assert sorted(r.id for r in spark.table(table_name).collect()) == list(range(8))
+    # And as a table property of a table we create.
+    spark.sql(f"CREATE TABLE {table_name}_prop (id BIGINT) TBLPROPERTIES "
+              "('lance.auto_cleanup.interval' = '2', 'lance.auto_cleanup.retain_versions' = '1')")
+    for i in range(4):
+        spark.sql(f"INSERT INTO {table_name}_prop VALUES ({i})")
+    # Due at versions 2 and 4; each keeps the version its commit read.
+    assert [v["version"] for v in lance.dataset(table_path(warehouse, table_name + "_prop")).versions()] == [3, 4, 5]
+    assert "older_than" in _error(lambda: spark.sql(
+        f"CREATE TABLE {table_name}_bad (id BIGINT) TBLPROPERTIES ('lance.auto_cleanup.interval' = '2', "
+        "'lance.auto_cleanup.older_than' = 'soon')"))

@@ -12,7 +12,7 @@ import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
-import sparklance.spark.maintenance.AutoCompaction
+import sparklance.spark.maintenance.AutoMaintenance
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
@@ -84,8 +84,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
-          committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
-          if (!overwrite) AutoCompaction.afterCommit(dataset, tableName, settings)
+          val committed = committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
+          AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot.version, committed.version, compact = !overwrite)
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 

@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import sparklance.format.commit.{Committer, Isolation}
-import sparklance.format.maintenance.CompactionOptions
+import sparklance.format.maintenance.{CleanupPolicy, CompactionOptions}
 import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
 import sparklance.spark.maintenance.AutoCompaction
 import sparklance.spark.write.OptimizedWrite
@@ -18,6 +18,7 @@ object TableProperties {
   private val IsolationKey = "sparklance.isolation_level"
 
   private val CompactionPrefix = CompactionOptions.ConfigPrefix
+  private val CleanupPrefix = CleanupPolicy.AutoPrefix
   private val Known = Seq(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel, AutoCompaction.Enabled,
     AutoCompaction.MinFragments, OptimizedWrite.Property)
 
@@ -26,10 +27,13 @@ object TableProperties {
   /** Validates CREATE TABLE properties and returns the table config to store in the manifest. */
   def validate(table: String, props: Map[String, String]): Map[String, String] = {
     props.keys.filterNot(k => sparkReserved.contains(k) || k.startsWith("option.") ||
-        k.startsWith(CompactionPrefix) || Known.contains(k)).toSeq.sorted.headOption.foreach { k =>
+        k.startsWith(CompactionPrefix) || Lance.cleanupKeys.contains(k) || Known.contains(k)).toSeq.sorted.headOption.foreach { k =>
       throw new IllegalArgumentException(s"Unknown table property '$k' for $table; sparklance knows " +
-        s"${Known.mkString(", ")} and $CompactionPrefix* (pylance's compaction options)")
+        s"${Known.mkString(", ")}, $CompactionPrefix* (pylance's compaction options) and " +
+        s"${Lance.cleanupKeys.mkString(", ")} (Lance's automatic cleanup)")
     }
+    val cleanup = props.filter(p => Lance.cleanupKeys.contains(p._1))
+    CleanupPolicy.automatic(cleanup, 0) // refuses values Lance could not parse either
     props.get(AutoCompaction.Enabled).foreach(v => if (!Set("true", "false").contains(v.toLowerCase))
       throw new IllegalArgumentException(s"${AutoCompaction.Enabled} must be true or false, got '$v'"))
     props.get(AutoCompaction.MinFragments).foreach(v => if (v.toLongOption.forall(_ < 2))
@@ -48,10 +52,15 @@ object TableProperties {
           s"(a fragment's row count and row offsets are unsigned 32-bit numbers); use at most ${FragmentWriter.MaxRowsPerFile}")
     }
     Map(Committer.StorageVersionKey -> version.name) ++ props.get(MaxRowsPerFile).map(Committer.MaxRowsPerFileKey -> _) ++
-      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name) ++ compaction ++
+      props.get(IsolationLevel).map(v => IsolationKey -> Isolation.parse(v).name) ++ compaction ++ cleanup ++
       props.get(AutoCompaction.Enabled).map(v => AutoCompaction.EnabledKey -> v.toLowerCase) ++
       props.get(AutoCompaction.MinFragments).map(AutoCompaction.MinFragmentsKey -> _) ++
       props.get(OptimizedWrite.Property).map(v => OptimizedWrite.ConfigKey -> OptimizedWrite.validate(v))
+  }
+
+  /** Keys Lance itself reads from the table config, stored as they are. */
+  private object Lance {
+    val cleanupKeys: Seq[String] = Seq(CleanupPolicy.AutoInterval, CleanupPolicy.AutoOlderThan, CleanupPolicy.AutoRetainVersions)
   }
 
   /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
@@ -75,7 +84,7 @@ object TableProperties {
     "version" -> snapshot.version.toString,
     "provider" -> "lance",
     IsolationLevel -> isolation(snapshot, Map.empty).name) ++ snapshot.config.get(Committer.MaxRowsPerFileKey).map(MaxRowsPerFile -> _) ++
-    snapshot.config.filter(_._1.startsWith(CompactionPrefix)) ++
+    snapshot.config.filter(c => c._1.startsWith(CompactionPrefix) || c._1.startsWith(CleanupPrefix)) ++
     snapshot.config.get(AutoCompaction.EnabledKey).map(AutoCompaction.Enabled -> _) ++
     snapshot.config.get(AutoCompaction.MinFragmentsKey).map(AutoCompaction.MinFragments -> _) ++
     snapshot.config.get(OptimizedWrite.ConfigKey).map(OptimizedWrite.Property -> _)

@@ -34,8 +34,11 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
   private val storage = dataset.storage
   private def at(relative: String) = Storage.join(dataset.path, relative)
 
-  /** Decides what `policy` removes, as of `now`, without deleting anything. */
-  def plan(policy: CleanupPolicy, now: Instant = Instant.now()): Cleanup.Plan = {
+  /**
+   * Decides what `policy` removes, as of `now`, without deleting anything. Versions from
+   * `keepFrom` on stay too (Lance's automatic cleanup keeps the version its commit read).
+   */
+  def plan(policy: CleanupPolicy, now: Instant = Instant.now(), keepFrom: Long = Long.MaxValue): Cleanup.Plan = {
     val branches = storage.list(at("_refs/branches")).map(_.name).filter(_.endsWith(".json"))
     if (branches.nonEmpty) throw new UnsupportedFeatureException(
       s"Lance table ${dataset.path} has branches (${branches.map(_.stripSuffix(".json")).mkString(", ")}), whose " +
@@ -52,10 +55,10 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
       read(v, naming).map(s => Cleanup.Manifest(s, entry, Cleanup.References.of(s)))
     }.flatten
     val (kept, removed) = manifests.partition { m =>
-      m.snapshot.version >= latest.version || tagged(m.snapshot.version) ||
+      m.snapshot.version >= math.min(latest.version, keepFrom) || tagged(m.snapshot.version) ||
         !policy.selects(m.snapshot.version, m.committed, versions, now)
     }
-    val taggedOld = manifests.filter(m => tagged(m.snapshot.version) && m.snapshot.version < latest.version &&
+    val taggedOld = manifests.filter(m => tagged(m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
       policy.selects(m.snapshot.version, m.committed, versions, now)).map(_.snapshot.version)
     if (policy.errorIfTaggedOldVersions && taggedOld.nonEmpty) {
       val names = tags.filter(t => taggedOld.contains(t.version)).map(t => s"'${t.name}' (version ${t.version})")
@@ -118,8 +121,8 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
   }
 
   /** Plans and, unless `dryRun`, deletes: old manifests first (oldest first), then the files, in parallel. */
-  def run(policy: CleanupPolicy, dryRun: Boolean = false, now: Instant = Instant.now()): CleanupResult = {
-    val plan = this.plan(policy, now)
+  def run(policy: CleanupPolicy, dryRun: Boolean = false, now: Instant = Instant.now(), keepFrom: Long = Long.MaxValue): CleanupResult = {
+    val plan = this.plan(policy, now, keepFrom)
     if (dryRun) return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
       plan.manifests ++ plan.files, Nil, dryRun = true)
     val manifestOutcomes = plan.manifests.map(f => f -> attempt(f.path))

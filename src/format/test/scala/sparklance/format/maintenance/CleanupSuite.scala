@@ -73,9 +73,11 @@ class CleanupSuite extends AnyFunSuite {
     assert(again.files.isEmpty && again.removedVersions.isEmpty)
 
     val fresh = new Table(2)
-    // Neither filter: Lance's default of 14 days keeps versions committed a moment ago.
-    assert(new Cleanup(fresh.ds).run(CleanupPolicy()).removedVersions.isEmpty)
-    assert(new Cleanup(fresh.ds).run(CleanupPolicy(), now = Instant.now().plus(Duration.ofDays(15))).removedVersions == Seq(1L, 2L))
+    // pylance's default of 14 days keeps versions committed a moment ago; a policy without filters selects all.
+    val default = olderThan(CleanupPolicy.DefaultOlderThan)
+    assert(new Cleanup(fresh.ds).run(default).removedVersions.isEmpty)
+    assert(new Cleanup(fresh.ds).plan(CleanupPolicy()).removedVersions == Seq(1L, 2L))
+    assert(new Cleanup(fresh.ds).run(default, now = Instant.now().plus(Duration.ofDays(15))).removedVersions == Seq(1L, 2L))
   }
 
   test("retain_versions and older_than must both select a version; retain keeps the newest n") {
@@ -227,5 +229,21 @@ class CleanupSuite extends AnyFunSuite {
     assert(py.version == 1 && py.createdAt == Instant.parse("2026-11-21T04:39:13.429747890Z") && py.metadata == Map("k" -> "v"))
     assert(intercept[sparklance.format.TagNotFoundException](tags("missing")).getMessage.contains("'py', 'release-1.0'"))
     assert(tags.delete("release-1.0").version == 2 && tags.list.map(_.name) == Seq("py"))
+  }
+
+  test("Lance's automatic cleanup: due every interval-th version, with the config's filters, keeping the version read") {
+    def config(kv: (String, String)*) = kv.toMap
+    assert(CleanupPolicy.automatic(config(), 4).isEmpty)
+    assert(CleanupPolicy.automatic(config(CleanupPolicy.AutoInterval -> "2"), 5).isEmpty)
+    assert(CleanupPolicy.automatic(config(CleanupPolicy.AutoInterval -> "2"), 6).contains(
+      CleanupPolicy(errorIfTaggedOldVersions = false)))
+    assert(CleanupPolicy.automatic(config(CleanupPolicy.AutoInterval -> "0", CleanupPolicy.AutoOlderThan -> "3600s",
+      CleanupPolicy.AutoRetainVersions -> "3"), 7).contains(
+      CleanupPolicy(Some(Duration.ofHours(1)), Some(3), errorIfTaggedOldVersions = false)))
+    intercept[InvalidOptionException](CleanupPolicy.automatic(config(CleanupPolicy.AutoInterval -> "often"), 2))
+    intercept[InvalidOptionException](CleanupPolicy.automatic(config(CleanupPolicy.AutoInterval -> "1",
+      CleanupPolicy.AutoOlderThan -> "soon"), 2))
+    val t = new Table(4) // versions 1..5; a commit of 5 that read 4 keeps 4 and 5
+    assert(new Cleanup(t.ds).run(CleanupPolicy(errorIfTaggedOldVersions = false), keepFrom = 4).removedVersions == Seq(1L, 2L, 3L))
   }
 }

@@ -9,7 +9,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
-import sparklance.spark.maintenance.DistributedCompaction
+import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction}
 
 /**
  * `CALL lance.system.compact(table => 'db.t', target_rows_per_fragment, materialize_deletions,
@@ -43,6 +43,7 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     }
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks))
       .run(scoped)
+    AutoCleanup.afterCommits(target.dataset, target.quotedName, result.version.map(result.readVersion -> _).toSeq)
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,
       result.replanned.toLong, new GenericArrayData(result.leftAlone.map(l => UTF8String.fromString(s"fragment ${l.fragmentId}: ${l.reason}")).toArray))

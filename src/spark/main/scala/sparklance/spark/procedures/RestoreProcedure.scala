@@ -6,6 +6,7 @@ import org.apache.spark.sql.types._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.table.Tags
 import sparklance.spark.{LanceCatalog, LanceTable}
+import sparklance.spark.maintenance.AutoCleanup
 
 /**
  * `CALL lance.system.restore(table => 'db.t', version => 3)`, `(..., timestamp => TIMESTAMP '...')`
@@ -35,8 +36,9 @@ final class RestoreProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
         s"Procedure restore of ${target.quotedName}: give exactly one of version, timestamp and tag")
     }
     val restored = chosen.asInstanceOf[LanceTable].snapshot
-    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries)
-      .commit(Some(target.dataset.snapshot(forWrite = true)), Operation.Restore(restored))
+    val read = target.dataset.snapshot(forWrite = true)
+    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(read), Operation.Restore(restored))
+    AutoCleanup.afterCommits(target.dataset, target.quotedName, Seq(read.version -> committed.version))
     InternalRow(restored.version, committed.version)
   }
 }

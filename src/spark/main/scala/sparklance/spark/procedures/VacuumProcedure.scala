@@ -27,9 +27,12 @@ final class VacuumProcedure(catalog: LanceCatalog) extends LanceProcedure(catalo
 
   override protected def run(args: InternalRow): InternalRow = {
     val target = table(args, 0)
+    val olderThan = optional(args, 1)(p => Durations.parse(CleanupPolicy.OlderThan, args.getUTF8String(p).toString))
+    val retain = optional(args, 2)(args.getInt)
     val policy = CleanupPolicy(
-      olderThan = optional(args, 1)(p => Durations.parse(CleanupPolicy.OlderThan, args.getUTF8String(p).toString)),
-      retainVersions = optional(args, 2)(args.getInt),
+      // pylance's cleanup_old_versions: with no filter, versions older than 14 days.
+      olderThan = if (olderThan.isEmpty && retain.isEmpty) Some(CleanupPolicy.DefaultOlderThan) else olderThan,
+      retainVersions = retain,
       deleteUnverified = optional(args, 4)(args.getBoolean).getOrElse(false),
       errorIfTaggedOldVersions = optional(args, 5)(args.getBoolean).getOrElse(true))
     val dryRun = optional(args, 3)(args.getBoolean).getOrElse(false)

@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{ReadSet, RowLevelCommit}
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
-import sparklance.spark.maintenance.AutoCompaction
+import sparklance.spark.maintenance.AutoMaintenance
 import sparklance.spark.write.WriteTarget
 
 /**
@@ -31,7 +31,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
     val fragments = deltas.flatMap(_.newFragments)
-    uncommitted.commit(fragments) {
+    val committed = uncommitted.commit(fragments) {
       val change = new RowLevelCommit(table.dataset, snapshot).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
       // A row-level statement always scanned its target; no recorded scan means an unknown one.
@@ -41,9 +41,12 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       }
       val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
-        table.settings.commitRetries).foreach(r => reportFiles(r.deletionFilesWritten, r.dataFilesWritten))
+        table.settings.commitRetries)
     }
-    AutoCompaction.afterCommit(table.dataset, table.tableName, table.settings)
+    committed.foreach { r =>
+      reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
+      AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot.version, r.version)
+    }
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
