@@ -95,9 +95,12 @@ def test_quickstart_and_merges(server):
 def test_history_and_changes(server):
     url, warehouse = server
     out = _client(url, "lineage")
-    stamps = [h[1] for h in out["history"]]
-    assert [h[:1] + h[2:] for h in out["history"]] == [
+    history = out["history"]  # version, timestamp, operation, read_version, rows_added, rows_deleted, rows, parameters, tags
+    stamps = [h[1] for h in history]
+    assert [[h[0], h[2], h[4], h[5], h[6]] for h in history] == [
         [1, "Overwrite", 0, 0, 0], [2, "Append", 3, 0, 3], [3, "Update", 1, 1, 3], [4, "Delete", 0, 1, 2]]
+    assert [h[3] for h in history] == [0, 1, 2, 3] and all(h[8] == [] for h in history)
+    assert history[3][7] == {"fragments_removed": "0", "fragments_updated": "1"}
 
     def changes(*rows):  # (id, name, _rowid, _change_type, _commit_version), stamped and ordered
         return sorted(([*r, stamps[r[4] - 1]] for r in rows), key=lambda r: (r[4], r[2], r[3]))
