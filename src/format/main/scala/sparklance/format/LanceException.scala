@@ -57,3 +57,7 @@ class TagAlreadyExistsException(val path: String, val tag: String, val version: 
 class VersionRemovedException(path: String, version: Long, val oldest: Long)
   extends VersionNotFoundException(path, version, s"Lance table $path no longer has version $version, which cleanup (vacuum) removed; " +
     s"the oldest version left is $oldest")
+
+/** A schema change (ALTER TABLE) a table cannot take; names the column and why. Nothing is written. */
+class SchemaChangeException(val table: String, val column: String, detail: String)
+  extends LanceException(s"Cannot change column '$column' of $table: $detail")

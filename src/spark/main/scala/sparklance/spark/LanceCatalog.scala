@@ -217,32 +217,32 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     val schema = Columns.toStruct(columns)
     val props = properties.asScala.toMap
-    val config = TableProperties.validate(quoted(ident), props)
-    (SparkTypes.toLance(schema, quoted(ident)), config, TableProperties.stableRowIds(props))
+    val stored = TableProperties.validate(quoted(ident), props)
+    (SparkTypes.toLance(schema, quoted(ident)), stored, TableProperties.stableRowIds(props))
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
-    val (schema, config, stable) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, config, stable, settings)
+    val (schema, stored, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), None, schema, stored, stable, settings)
   }
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
-    val (schema, config, stable) = newTable(ident, columns, properties)
-    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, config, stable, settings)
+    val (schema, stored, stable) = newTable(ident, columns, properties)
+    new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, stored, stable, settings)
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
-    val (schema, config, stable) = newTable(ident, columns, properties)
+    val (schema, stored, stable) = newTable(ident, columns, properties)
     val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
-    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, config, stable, settings)
+    new StagedLanceTable(quoted(ident), dataset(ident), current, schema, stored, stable, settings)
   }
 
   // Spark 4 still routes the StructType variants here from some code paths.
@@ -250,10 +250,12 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       properties: util.Map[String, String]): Table =
     createTable(ident, Columns.fromStruct(schema), partitions, properties)
 
+  /** ALTER TABLE: see [[TableAlteration]]; each statement is one commit. */
   override def alterTable(ident: Identifier, changes: TableChange*): Table = {
-    changes.collectFirst { case p: TableChange.SetProperty => p.property() }
-      .foreach(TableProperties.refuseChange(quoted(ident), _))
-    throw new UnsupportedOperationException(s"ALTER TABLE is not supported by sparklance yet (${quoted(ident)})")
+    val ds = dataset(ident)
+    if (!ds.exists) throw new NoSuchTableException(ident)
+    new TableAlteration(quoted(ident), ds, settings).apply(changes)
+    loadTable(ident)
   }
 
   /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */

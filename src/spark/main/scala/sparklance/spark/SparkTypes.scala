@@ -17,13 +17,20 @@ object SparkTypes {
    */
   val VectorDimension = "lance.vector_dim"
 
+  /** A column's comment: Spark's metadata key, kept under the same key in the Lance field's metadata. */
+  private val CommentKey = sparklance.format.table.SchemaChange.CommentKey
+
   def toLance(schema: StructType, tableName: String): LanceSchema =
-    LanceSchema.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(
-      schema.fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, tableName, f.name)).asJava))
+    LanceSchema.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(schema.fields.toSeq.map(toArrow(_, tableName)).asJava))
+
+  /** One column as an Arrow field (ids come when it joins a Lance schema); its comment goes into the field metadata. */
+  def toArrow(f: StructField, tableName: String): Field = toArrowField(f.name, f.dataType, f.nullable, f.metadata, tableName, f.name)
 
   private def toArrowField(name: String, dataType: DataType, nullable: Boolean, metadata: Metadata,
       table: String, path: String): Field = {
-    def leaf(t: ArrowType) = new Field(name, new FieldType(nullable, t, null), java.util.List.of[Field]())
+    val kept = if (metadata.contains(CommentKey)) java.util.Map.of(CommentKey, metadata.getString(CommentKey)) else null
+    def fieldType(t: ArrowType) = new FieldType(nullable, t, null, kept)
+    def leaf(t: ArrowType) = new Field(name, fieldType(t), java.util.List.of[Field]())
     dataType match {
       case BooleanType => leaf(ArrowType.Bool.INSTANCE)
       case ByteType => leaf(new ArrowType.Int(8, true))
@@ -49,9 +56,9 @@ object SparkTypes {
               throw new UnsupportedTypeException(table, path, s"a vector of ${element.sql} (vector items must be a primitive type)")
             new ArrowType.FixedSizeList(dim.toInt)
           } else ArrowType.List.INSTANCE
-        new Field(name, new FieldType(nullable, listType, null), java.util.List.of(item))
+        new Field(name, fieldType(listType), java.util.List.of(item))
       case StructType(fields) =>
-        new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null),
+        new Field(name, fieldType(ArrowType.Struct.INSTANCE),
           fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, table, s"$path.${f.name}")).asJava)
       case _: MapType =>
         throw new UnsupportedTypeException(table, path, dataType,
@@ -64,10 +71,11 @@ object SparkTypes {
   def toSpark(schema: LanceSchema, tableName: String): StructType = StructType(schema.fields.map(toSparkField(_, tableName)))
 
   def toSparkField(f: LanceField, table: String): StructField = {
-    val field = StructField(f.name, readType(f, table), f.nullable)
+    val plain = StructField(f.name, readType(f, table), f.nullable)
+    val field = f.metadata.get(CommentKey).fold(plain)(plain.withComment)
     f.arrowType match {
       case fsl: ArrowType.FixedSizeList =>
-        field.copy(metadata = new MetadataBuilder().putLong(VectorDimension, fsl.getListSize).build())
+        field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putLong(VectorDimension, fsl.getListSize).build())
       case _ => field
     }
   }

@@ -15,7 +15,8 @@ import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrit
  * query leaves no table (or the old table) behind.
  */
 final class StagedLanceTable(tableName: String, dataset: Dataset, current: Option[Snapshot], schema: LanceSchema,
-    config: Map[String, String], stableRowIds: Boolean, settings: CatalogSettings) extends StagedTable with SupportsWrite {
+    stored: TableProperties.Stored, stableRowIds: Boolean, settings: CatalogSettings) extends StagedTable with SupportsWrite {
+  private val config = stored.config
 
   private var staged: Seq[DataFragment] = Nil
   private val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
@@ -25,7 +26,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     Columns.fromStruct(SparkTypes.toSpark(schema, tableName))
   override def capabilities(): util.Set[TableCapability] =
     util.EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.TRUNCATE)
-  override def properties(): util.Map[String, String] = config.asJava
+  override def properties(): util.Map[String, String] = (config ++ stored.metadata).asJava
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, _) => {
@@ -36,7 +37,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
 
   override def commitStagedChanges(): Unit = {
     uncommitted.commit(staged)(
-      new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds))))
+      new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata)))
     staged = Nil
   }
 

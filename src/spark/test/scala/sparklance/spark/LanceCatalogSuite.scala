@@ -124,8 +124,9 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(missing.getMessage.contains("nope"))
     val version = intercept[Exception](sql("CREATE TABLE lance.db.v (id INT) TBLPROPERTIES ('data_storage_version' = '9.9')"))
     assert(version.getMessage.contains("9.9"))
-    val prop = intercept[Exception](sql("CREATE TABLE lance.db.v (id INT) TBLPROPERTIES ('colour' = 'red')"))
-    assert(prop.getMessage.contains("colour"))
+    // Free keys are table metadata; sparklance's own namespace takes only its settings.
+    val prop = intercept[Exception](sql("CREATE TABLE lance.db.v (id INT) TBLPROPERTIES ('sparklance.colour' = 'red')"))
+    assert(prop.getMessage.contains("sparklance.colour"))
     val tpe = intercept[Exception](sql("CREATE TABLE lance.db.v (m MAP<STRING, INT>)"))
     assert(tpe.getMessage.contains("MAP"))
     val escape = intercept[Exception](sql("CREATE TABLE lance.db.`..` (id INT)"))

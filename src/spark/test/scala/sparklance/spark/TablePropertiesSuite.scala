@@ -12,7 +12,7 @@ class TablePropertiesSuite extends AnyFunSuite {
     val e = intercept[IllegalArgumentException](
       TableProperties.validate("lance.db.t", Map("max_rows_per_file" -> (limit + 1).toString)))
     Seq("max_rows_per_file", (limit + 1).toString, limit.toString, "lance.db.t").foreach(s => assert(e.getMessage.contains(s), e.getMessage))
-    val config = TableProperties.validate("lance.db.t", Map("max_rows_per_file" -> limit.toString))
+    val config = TableProperties.validate("lance.db.t", Map("max_rows_per_file" -> limit.toString)).config
     assert(config(Committer.MaxRowsPerFileKey) == limit.toString)
   }
 

@@ -218,7 +218,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       .setWriterVersion(Manifest.WriterVersion.newBuilder().setLibrary("sparklance").setVersion(BuildInfo.version))
     var nextId = if (prev.hasMaxFragmentId) Integer.toUnsignedLong(prev.getMaxFragmentId) + 1 else 0L
     val stable = op match {
-      case Operation.Overwrite(_, _, _, Some(choice)) => choice
+      case Operation.Overwrite(_, _, _, Some(choice), _) => choice
       case Operation.Restore(target) => target.stableRowIds // a REPLACE since may have chosen otherwise
       case _ => (prev.getReaderFeatureFlags & FeatureFlags.StableRowIds) != 0
     }
@@ -232,10 +232,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     val existing = prev.getFragmentsList.asScala.toSeq
     val fragments = op match {
       case Operation.Append(fs) => existing ++ assign(fs)
-      case Operation.Overwrite(fs, schema, config, definesTable) =>
+      case Operation.Overwrite(fs, schema, config, definesTable, metadata) =>
         // CREATE / REPLACE define a new table (stableRowIds is set): it keeps none of the old
-        // table's config. INSERT OVERWRITE replaces rows only and upserts the given keys.
-        if (definesTable.isDefined) b.clearConfig()
+        // table's config or metadata. INSERT OVERWRITE replaces rows only and upserts the given keys.
+        if (definesTable.isDefined) b.clearConfig().clearTableMetadata().putAllTableMetadata(metadata.asJava)
         b.clearFields().addAllFields(schema.toProto.asJava)
           .clearSchemaMetadata().putAllSchemaMetadata(schema.metadataProto)
           .putAllConfig(config.asJava)
@@ -246,6 +246,28 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
       case Operation.ReserveFragments(n) => nextId += n; existing
       case Operation.Rewrite(groups) => splice(existing, groups, stable)
+      case Operation.Merge(fs, schema, _) =>
+        b.clearFields().addAllFields(schema.toProto.asJava)
+        val before = existing.map(f => f.getId -> f).toMap
+        val unknown = fs.map(_.getId).filterNot(before.contains)
+        if (unknown.nonEmpty) throw new LanceException(s"Merge into ${dataset.path} names fragments ${unknown.mkString(", ")} it does not have")
+        // Lance stamps every row of a fragment that got new column data as updated by this commit.
+        fs.map(f => if (stable && before(f.getId).getFilesList != f.getFilesList) RowLineage.touched(f, prev.getVersion + 1) else f)
+      case Operation.Project(schema, _) =>
+        b.clearFields().addAllFields(schema.toProto.asJava)
+        val ids = schema.allFields.map(_.id).toSet
+        existing.map { f =>
+          val kept = f.getFilesList.asScala.filter(_.getFieldsList.asScala.exists(id => ids(id.intValue)))
+          if (kept.isEmpty) throw new LanceException(s"The new schema of ${dataset.path} leaves fragment ${f.getId} without " +
+            "any data file (all its columns would be dropped); a fragment needs one, so keep a column it holds")
+          if (kept.size == f.getFilesCount) f else f.toBuilder.clearFiles().addAllFiles(kept.asJava).build()
+        }
+      case Operation.UpdateConfig(config, removedConfig, metadata, removedMetadata) =>
+        b.putAllConfig(config.asJava)
+        removedConfig.foreach(b.removeConfig)
+        b.putAllTableMetadata(metadata.asJava)
+        removedMetadata.foreach(b.removeTableMetadata)
+        existing
       case Operation.Restore(target) =>
         val m = target.manifest
         b.clearFields().addAllFields(m.getFieldsList).clearSchemaMetadata().putAllSchemaMetadata(m.getSchemaMetadataMap)
@@ -281,6 +303,9 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
   private def indexSectionAfter(base: Option[Snapshot], op: Operation): Option[Array[Byte]] = op match {
     case _: Operation.Overwrite => None
     case Operation.Restore(target) => target.file.indexSection
+    // An index on a column the new schema no longer has (dropped, or superseded by a type change) goes.
+    case Operation.Merge(_, schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
+    case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Rewrite(groups) => base.flatMap(b => b.file.indexSection.map { bytes =>
       val indices = Indices.parse(Some(bytes), s"${b.tablePath} version ${b.version}")
       Indices.encode(RewriteIndexRules.afterRewrite(indices,
@@ -288,6 +313,13 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     })
     case _ => base.flatMap(_.file.indexSection)
   }
+
+  private def withoutDroppedFields(base: Snapshot, schema: LanceSchema): Option[Array[Byte]] =
+    base.file.indexSection.map { bytes =>
+      val ids = schema.allFields.map(_.id).toSet
+      val indices = Indices.parse(Some(bytes), s"${base.tablePath} version ${base.version}")
+      Indices.encode(indices.filter(_.getFieldsList.asScala.forall(id => ids(id.intValue))))
+    }
 
   /**
    * Replaces each group's old fragments by its new ones. pylance 14 leaves the new fragments at

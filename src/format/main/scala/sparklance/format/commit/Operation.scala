@@ -13,11 +13,13 @@ object Operation {
 
   /**
    * Replaces every fragment and the schema; also what creates a table. `stableRowIds` is set when
-   * a table is created or replaced, and then `config` replaces the table's config; None (INSERT
-   * OVERWRITE) keeps the table's row id choice and config, upserting `config` into it.
+   * a table is created or replaced, and then `config` and `metadata` replace the table's config and
+   * table metadata; None (INSERT OVERWRITE) keeps the table's row id choice, config and metadata,
+   * upserting `config` into it. (Lance's Overwrite transaction has no table metadata: it is set on
+   * the manifest only.)
    */
   final case class Overwrite(fragments: Seq[DataFragment], schema: LanceSchema, config: Map[String, String] = Map.empty,
-      stableRowIds: Option[Boolean] = None)
+      stableRowIds: Option[Boolean] = None, metadata: Map[String, String] = Map.empty)
     extends Operation { def name = "Overwrite" }
 
   /**
@@ -54,6 +56,32 @@ object Operation {
 
   /** A compaction: each group's old fragments are replaced by its new ones, in place. */
   final case class Rewrite(groups: Seq[RewriteGroup]) extends Operation { def name = "Rewrite" }
+
+  /**
+   * Columns added (or a column's values written anew under a new field id): `fragments` replaces
+   * the table's fragment list (every fragment, with the files holding new columns appended), and
+   * `schema` is the whole new schema. `preservesNullability` promises that writers staged against
+   * the old schema may omit the new fields (they read as NULL): true for nullable added columns,
+   * false where concurrent values could be lost (a type change), which makes them retry.
+   */
+  final case class Merge(fragments: Seq[DataFragment], schema: LanceSchema, preservesNullability: Boolean)
+    extends Operation { def name = "Merge" }
+
+  /**
+   * A new schema over the same fragments: columns dropped, renamed, nullability, comments or
+   * order changed. Data files left without any field of the schema leave their fragments.
+   * `preservesNullability` is false when a column becomes NOT NULL, which makes concurrent
+   * writers of values retry.
+   */
+  final case class Project(schema: LanceSchema, preservesNullability: Boolean) extends Operation { def name = "Project" }
+
+  /**
+   * Table config (`config`, where Lance reads its own `lance.*` keys) and table metadata (user
+   * keys, pylance's `ds.metadata`) set and removed.
+   */
+  final case class UpdateConfig(config: Map[String, String] = Map.empty, removedConfig: Set[String] = Set.empty,
+      metadata: Map[String, String] = Map.empty, removedMetadata: Set[String] = Set.empty)
+    extends Operation { def name = "UpdateConfig" }
 
   /**
    * Makes an earlier version current again, as pylance's `restore`: its fragments, schema, config

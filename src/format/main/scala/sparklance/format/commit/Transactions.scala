@@ -13,7 +13,7 @@ object Transactions {
     val b = Transaction.newBuilder().setReadVersion(readVersion).setUuid(uuid).putAllTransactionProperties(properties.asJava)
     op match {
       case Operation.Append(fs) => b.setAppend(Transaction.Append.newBuilder().addAllFragments(fs.asJava))
-      case Operation.Overwrite(fs, schema, config, _) =>
+      case Operation.Overwrite(fs, schema, config, _, _) =>
         b.setOverwrite(Transaction.Overwrite.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.toProto.asJava)
           .putAllSchemaMetadata(schema.metadataProto).putAllConfigUpsertValues(config.asJava))
       case Operation.Delete(updated, deletedIds, predicate, _) =>
@@ -25,6 +25,20 @@ object Transactions {
           .setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS))
       case Operation.Restore(target) => b.setRestore(Transaction.Restore.newBuilder().setVersion(target.version))
       case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
+      case Operation.Merge(fs, schema, pn) =>
+        // pylance leaves schema_metadata (field 3) out: the manifest keeps the table's.
+        b.setMerge(Transaction.Merge.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.toProto.asJava)
+          .setPreservesNullability(pn))
+      case Operation.Project(schema, pn) =>
+        b.setProject(Transaction.Project.newBuilder().addAllSchema(schema.toProto.asJava).setPreservesNullability(pn))
+      case Operation.UpdateConfig(config, removedConfig, metadata, removedMetadata) =>
+        def updates(set: Map[String, String], removed: Set[String]) = Transaction.UpdateMap.newBuilder()
+          .addAllUpdateEntries((set.toSeq.sortBy(_._1).map { case (k, v) => Transaction.UpdateMapEntry.newBuilder().setKey(k).setValue(v).build() } ++
+            removed.toSeq.sorted.map(k => Transaction.UpdateMapEntry.newBuilder().setKey(k).build())).asJava)
+        val u = Transaction.UpdateConfig.newBuilder()
+        if (config.nonEmpty || removedConfig.nonEmpty) u.setConfigUpdates(updates(config, removedConfig))
+        if (metadata.nonEmpty || removedMetadata.nonEmpty) u.setTableMetadataUpdates(updates(metadata, removedMetadata))
+        b.setUpdateConfig(u)
       case Operation.Rewrite(groups) =>
         // Only the groups: Lance no longer writes the deprecated flat old/new fragment lists.
         b.setRewrite(Transaction.Rewrite.newBuilder().addAllGroups(groups.map(g => Transaction.Rewrite.RewriteGroup.newBuilder()

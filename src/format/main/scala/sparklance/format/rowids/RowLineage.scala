@@ -76,6 +76,14 @@ object RowLineage {
     (b.build(), nextRowId + fresh)
   }
 
+  /**
+   * A fragment whose column data `version` wrote anew (a column added with values, or rewritten):
+   * every row, deleted ones included, was last updated then, as Lance records it (one run).
+   */
+  def touched(fragment: DataFragment, version: Long): DataFragment =
+    fragment.toBuilder.clearExternalLastUpdatedAtVersions()
+      .setInlineLastUpdatedAtVersions(ByteString.copyFrom(VersionSequences.uniform(fragment.getPhysicalRows, version))).build()
+
   /** A fragment as a table without stable row ids stores it: no lineage fields. */
   def strip(fragment: DataFragment): DataFragment =
     if (!fragment.hasInlineRowIds && !fragment.hasInlineCreatedAtVersions && !fragment.hasInlineLastUpdatedAtVersions) fragment

@@ -13,6 +13,8 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
   lazy val schema: LanceSchema = LanceSchema.fromProto(manifest.getFieldsList.asScala.toSeq, manifest.getSchemaMetadataMap)
   def fragments: Seq[DataFragment] = manifest.getFragmentsList.asScala.toSeq
   def config: Map[String, String] = manifest.getConfigMap.asScala.toMap
+  /** The table metadata: user keys, which pylance shows as `ds.metadata`. */
+  def tableMetadata: Map[String, String] = manifest.getTableMetadataMap.asScala.toMap
 
   /** The data file format version ("2.0", "2.1", ...), from the manifest or the first data file. */
   def dataStorageVersion: String =

@@ -1,0 +1,32 @@
+package sparklance.format.table
+
+import org.apache.arrow.vector.types.pojo.Field
+
+/**
+ * One change of a table's schema, as ALTER TABLE states it. `path` names a column from the top
+ * level down (`Seq("address", "zip")` for a struct's child).
+ */
+sealed trait SchemaChange { def path: Seq[String] }
+
+object SchemaChange {
+  /** Where a column goes among its siblings. */
+  sealed trait Position
+  object Position {
+    case object First extends Position
+    case object Last extends Position
+    final case class After(sibling: String) extends Position
+  }
+
+  /** A new nullable column (or struct child) with no values: `path` ends with its name; `field` gives its type. */
+  final case class AddField(path: Seq[String], field: Field, position: Position = Position.Last) extends SchemaChange
+  final case class DropField(path: Seq[String]) extends SchemaChange
+  final case class RenameField(path: Seq[String], newName: String) extends SchemaChange
+  /** Nullability; making a column NOT NULL needs its data checked first (see [[SchemaEvolution.Evolved.tightened]]). */
+  final case class SetNullable(path: Seq[String], nullable: Boolean) extends SchemaChange
+  /** A field metadata key set (Some) or removed (None); a column's comment is the key `comment`. */
+  final case class SetMetadata(path: Seq[String], key: String, value: Option[String]) extends SchemaChange
+  final case class MoveField(path: Seq[String], position: Position) extends SchemaChange
+
+  /** The field metadata key a column's comment is kept under (Spark's own name for it). */
+  val CommentKey = "comment"
+}

@@ -1,0 +1,123 @@
+package sparklance.format.table
+
+import scala.jdk.CollectionConverters._
+import sparklance.format.SchemaChangeException
+import sparklance.format.commit.Operation
+import sparklance.format.table.SchemaChange._
+
+/**
+ * Applies ALTER TABLE's schema changes to a version of a table, as pylance records them
+ * (LANCE-SCHEMA-EVOLUTION.md): added columns are a Merge of every fragment unchanged (no data is
+ * written; they read as NULL), everything else a Project of the new schema. New fields get ids
+ * above every id the schema or a current data file uses, depth first. Changes that would leave
+ * the table unreadable or lose its meaning are refused with a [[SchemaChangeException]].
+ */
+object SchemaEvolution {
+  /**
+   * The new schema and the operation that commits it. `tightened` are the columns made NOT NULL,
+   * whose data must be checked for NULLs before committing (the commit then tells concurrent
+   * writers of values to retry).
+   */
+  final case class Evolved(schema: LanceSchema, operation: Operation, tightened: Seq[Seq[String]])
+
+  def plan(table: String, snapshot: Snapshot, changes: Seq[SchemaChange]): Evolved = {
+    var fields = snapshot.schema.fields
+    val fileIds = snapshot.fragments.flatMap(_.getFilesList.asScala.flatMap(_.getFieldsList.asScala.map(_.intValue)))
+    var nextId = (snapshot.schema.maxFieldId +: fileIds).max + 1
+    val tightened = Seq.newBuilder[Seq[String]]
+    var adds = false
+    def fail(path: Seq[String], why: String) = throw new SchemaChangeException(table, path.mkString("."), why)
+
+    for (change <- changes) change match {
+      case AddField(path, arrow, position) =>
+        if (!arrow.isNullable) fail(path, "a column added to existing rows must be nullable (its value is NULL in them); " +
+          "add it without NOT NULL")
+        if (path.size > 1 && snapshot.storageVersion == StorageVersion.V2_0)
+          fail(path, "Lance file version 2.0 cannot add a field inside a struct (pylance refuses it too); " +
+            "add a top-level column, or use a table of data_storage_version 2.1 or later")
+        val added = LanceSchema.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(java.util.List.of(arrow)), nextId).fields.head
+        nextId += added.preOrder.size
+        fields = updateSiblings(fields, path.init, path, fail) { siblings =>
+          siblings.find(_.name.equalsIgnoreCase(path.last)).foreach(f => fail(path, s"a column named '${f.name}' already exists"))
+          place(siblings, added, position, path, fail)
+        }
+        adds = true
+      case DropField(path) =>
+        fields = updateSiblings(fields, path.init, path, fail) { siblings =>
+          val kept = siblings.filterNot(_.name == path.last)
+          if (kept.size == siblings.size) fail(path, "there is no such column")
+          if (kept.isEmpty) fail(path, if (path.size == 1) "a table needs at least one column" else "a struct needs at least one field")
+          kept
+        }
+      case RenameField(path, newName) =>
+        fields = updateField(fields, path, fail) { f =>
+          f.copy(name = newName)
+        }
+        fields = updateSiblings(fields, path.init, path, fail) { siblings =>
+          if (siblings.count(_.name.equalsIgnoreCase(newName)) > 1) fail(path, s"a column named '$newName' already exists")
+          siblings
+        }
+      case SetNullable(path, nullable) =>
+        fields = updateField(fields, path, fail) { f =>
+          if (!nullable && f.nullable) tightened += path
+          f.copy(nullable = nullable)
+        }
+      case SetMetadata(path, key, value) =>
+        fields = updateField(fields, path, fail)(f => f.copy(metadata = value.fold(f.metadata - key)(v => f.metadata + (key -> v))))
+      case MoveField(path, position) =>
+        fields = updateSiblings(fields, path.init, path, fail) { siblings =>
+          val moving = siblings.find(_.name == path.last).getOrElse(fail(path, "there is no such column"))
+          place(siblings.filterNot(_ eq moving), moving, position, path, fail)
+        }
+    }
+
+    val schema = snapshot.schema.copy(fields = fields)
+    val made = tightened.result()
+    val ids = schema.allFields.map(_.id).toSet
+    // Pylance would write a fragment without data files, which no reader can open: refuse instead.
+    snapshot.fragments.find(f => f.getFilesCount > 0 && !f.getFilesList.asScala.exists(_.getFieldsList.asScala.exists(id => ids(id.intValue))))
+      .foreach(f => fail(changes.collect { case d: DropField => d.path }.headOption.getOrElse(Nil),
+        s"it is the last column with data in fragment ${f.getId}; a fragment needs one, so drop it together with a column added since or keep it"))
+    val op =
+      if (adds) Operation.Merge(snapshot.fragments.map(f => withoutUnusedFiles(f, ids)), schema, preservesNullability = made.isEmpty)
+      else Operation.Project(schema, preservesNullability = made.isEmpty)
+    Evolved(schema, op, made)
+  }
+
+  private def withoutUnusedFiles(f: sparklance.format.proto.TableProtos.DataFragment, ids: Set[Int]) = {
+    val kept = f.getFilesList.asScala.filter(_.getFieldsList.asScala.exists(id => ids(id.intValue)))
+    if (kept.size == f.getFilesCount) f else f.toBuilder.clearFiles().addAllFiles(kept.asJava).build()
+  }
+
+  private def place(siblings: Seq[LanceField], field: LanceField, position: Position, path: Seq[String],
+      fail: (Seq[String], String) => Nothing): Seq[LanceField] = position match {
+    case Position.Last => siblings :+ field
+    case Position.First => field +: siblings
+    case Position.After(name) =>
+      val at = siblings.indexWhere(_.name == name)
+      if (at < 0) fail(path, s"there is no column '$name' to place it after")
+      (siblings.take(at + 1) :+ field) ++ siblings.drop(at + 1)
+  }
+
+  /** Rewrites the children of the struct at `parent` (the top level when empty). */
+  private def updateSiblings(fields: Seq[LanceField], parent: Seq[String], path: Seq[String],
+      fail: (Seq[String], String) => Nothing)(f: Seq[LanceField] => Seq[LanceField]): Seq[LanceField] =
+    if (parent.isEmpty) f(fields)
+    else updateField(fields, parent, fail) { p =>
+      if (!p.arrowType.isInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.Struct])
+        fail(path, s"'${parent.mkString(".")}' is not a struct")
+      p.copy(children = f(p.children))
+    }
+
+  private def updateField(fields: Seq[LanceField], path: Seq[String], fail: (Seq[String], String) => Nothing)(
+      f: LanceField => LanceField): Seq[LanceField] = {
+    val at = fields.indexWhere(_.name == path.head)
+    if (at < 0) fail(path, "there is no such column")
+    val target = fields(at)
+    val updated =
+      if (path.size == 1) f(target)
+      else if (!target.arrowType.isInstanceOf[org.apache.arrow.vector.types.pojo.ArrowType.Struct]) fail(path, s"'${target.name}' is not a struct")
+      else target.copy(children = updateField(target.children, path.tail, fail)(f))
+    fields.updated(at, updated)
+  }
+}

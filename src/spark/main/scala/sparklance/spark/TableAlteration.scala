@@ -1,0 +1,98 @@
+package sparklance.spark
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.catalog.TableChange
+import org.apache.spark.sql.connector.catalog.TableChange._
+import org.apache.spark.sql.types.StructField
+import sparklance.format.{CommitConflictException, SchemaChangeException}
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.table.{Dataset, SchemaChange, SchemaEvolution, Snapshot}
+
+/**
+ * ALTER TABLE on a sparklance table, each statement one commit, as pylance records it: column
+ * changes through [[SchemaEvolution]] (a Merge for added columns, a Project for the rest),
+ * SET / UNSET TBLPROPERTIES through an UpdateConfig (see [[TableProperties]]). A statement that
+ * loses a race to a concurrent commit is planned again on the new version (a schema change means
+ * the same whatever rows arrived), up to the catalog's commit retries.
+ */
+final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSettings) {
+  def apply(changes: Seq[TableChange]): Unit = {
+    val (properties, columns) = changes.partition {
+      case _: SetProperty | _: RemoveProperty => true
+      case _ => false
+    }
+    if (properties.nonEmpty && columns.nonEmpty)
+      throw new UnsupportedOperationException(s"ALTER TABLE $table: change properties and columns in separate statements")
+    val set = properties.collect { case p: SetProperty => p.property() -> p.value() }.toMap
+    val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
+    retrying { snapshot =>
+      if (properties.nonEmpty) TableProperties.change(table, set, unset)
+      else {
+        val evolved = SchemaEvolution.plan(table, snapshot, columns.flatMap(schemaChange(snapshot, _)))
+        evolved.tightened.foreach(requireNoNulls(snapshot, _))
+        evolved.operation
+      }
+    }
+  }
+
+  private def retrying(plan: Snapshot => Operation): Unit = {
+    var attempt = 0
+    while (true) {
+      val snapshot = dataset.snapshot(forWrite = true)
+      val op = plan(snapshot)
+      try { new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op); return }
+      catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries => attempt += 1 }
+    }
+  }
+
+  /** Spark's change as ours; None for a DROP COLUMN IF EXISTS of a column that is not there. */
+  private def schemaChange(snapshot: Snapshot, change: TableChange): Option[SchemaChange] = change match {
+    case c: AddColumn =>
+      if (c.defaultValue() != null) throw new UnsupportedOperationException(
+        s"ALTER TABLE $table ADD COLUMN ${c.fieldNames().mkString(".")}: DEFAULT values are not supported by sparklance; " +
+          "existing rows read NULL in an added column")
+      val plain = StructField(c.fieldNames().last, c.dataType(), c.isNullable)
+      val field = Option(c.comment()).fold(plain)(plain.withComment)
+      Some(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position())))
+    case c: DeleteColumn =>
+      if (c.ifExists() && !exists(snapshot, c.fieldNames().toSeq)) None
+      else Some(SchemaChange.DropField(c.fieldNames().toSeq))
+    case c: RenameColumn => Some(SchemaChange.RenameField(c.fieldNames().toSeq, c.newName()))
+    case c: UpdateColumnNullability => Some(SchemaChange.SetNullable(c.fieldNames().toSeq, c.nullable()))
+    case c: UpdateColumnComment =>
+      Some(SchemaChange.SetMetadata(c.fieldNames().toSeq, SchemaChange.CommentKey, Option(c.newComment())))
+    case c: UpdateColumnPosition => Some(SchemaChange.MoveField(c.fieldNames().toSeq, position(c.position())))
+    case c: UpdateColumnType => throw new SchemaChangeException(table, c.fieldNames().mkString("."),
+      s"changing a column's type to ${c.newDataType().sql} is not supported by sparklance yet")
+    case c: UpdateColumnDefaultValue => throw new UnsupportedOperationException(
+      s"ALTER TABLE $table ALTER COLUMN ${c.fieldNames().mkString(".")}: DEFAULT values are not supported by sparklance")
+    case other => throw new UnsupportedOperationException(
+      s"ALTER TABLE $table: ${other.getClass.getSimpleName} is not supported by sparklance")
+  }
+
+  private def position(p: ColumnPosition): SchemaChange.Position = p match {
+    case null => SchemaChange.Position.Last
+    case _: First => SchemaChange.Position.First
+    case a: After => SchemaChange.Position.After(a.column())
+    case other => throw new UnsupportedOperationException(s"ALTER TABLE $table: column position $other")
+  }
+
+  private def exists(snapshot: Snapshot, path: Seq[String]): Boolean = {
+    def find(fields: Seq[sparklance.format.table.LanceField], rest: Seq[String]): Boolean =
+      fields.find(_.name == rest.head).exists(f => rest.size == 1 || find(f.children, rest.tail))
+    find(snapshot.schema.fields, path)
+  }
+
+  /**
+   * A column made NOT NULL must hold no NULL in the version the commit builds on (where its parent
+   * struct is present: a missing parent is not the child's NULL). Concurrent writers of values
+   * retry against the commit, which does not promise to preserve nullability.
+   */
+  private def requireNoNulls(snapshot: Snapshot, path: Seq[String]): Unit = {
+    def quoted(p: Seq[String]) = p.map(n => s"`${n.replace("`", "``")}`").mkString(".")
+    val condition = s"${quoted(path)} IS NULL" + (if (path.size > 1) s" AND ${quoted(path.init)} IS NOT NULL" else "")
+    val nulls = SparkSession.active.read.option("versionAsOf", snapshot.version.toString).table(table).where(condition).count()
+    if (nulls > 0) throw new SchemaChangeException(table, path.mkString("."),
+      s"it holds $nulls NULL value(s) (version ${snapshot.version}), so it cannot be made NOT NULL; update or delete them first")
+  }
+}

@@ -1,0 +1,135 @@
+package sparklance.spark
+
+import java.nio.file.Files
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.connector.catalog.Identifier
+import org.scalatest.funsuite.AnyFunSuite
+import sparklance.format.{Pylance, SchemaChangeException}
+import sparklance.format.commit.Transactions
+import sparklance.format.table.Dataset
+
+/** ALTER TABLE: one commit per statement, as pylance records it, read back by pylance. */
+class AlterTableSuite extends AnyFunSuite with LocalSpark {
+  private def dataset(table: String): Dataset = {
+    val catalog = spark.sessionState.catalogManager.catalog("lance").asInstanceOf[LanceCatalog]
+    new Dataset(catalog.storage, catalog.tablePath(Identifier.of(Array("alt"), table)))
+  }
+  private def rows(q: String) = sql(q).collect().toSeq
+  private def txn(table: String) = Transactions.committed(dataset(table), dataset(table).latestVersion).get
+  private def causes(e: Throwable) = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq
+
+  /** What pylance reads of the table: its schema (name: type, nullable) and its rows, as printed by Python. */
+  private def pylance(table: String, code: String): String = {
+    val script = Files.createTempFile("alter", ".py")
+    Files.writeString(script, "import sys, lance\nds = lance.dataset(sys.argv[1])\n" + code)
+    Pylance.run(script, dataset(table).path).trim.linesIterator.toSeq.last
+  }
+
+  private def newTable(name: String, props: String = ""): Unit = {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
+    sql(s"CREATE TABLE lance.alt.$name (id BIGINT NOT NULL, s STRUCT<x: INT, y: STRING>, v STRING) $props")
+    sql(s"INSERT INTO lance.alt.$name VALUES (1, named_struct('x', 10, 'y', 'a'), 'one'), (2, NULL, NULL)")
+  }
+
+  test("ADD COLUMN: metadata only, NULL in existing rows, comments and positions, nested fields; pylance reads it") {
+    newTable("add", "TBLPROPERTIES ('enable_stable_row_ids' = 'true')")
+    val files = dataset("add").snapshot().fragments.map(_.getFilesList)
+    val before = dataset("add").latestVersion
+    sql("ALTER TABLE lance.alt.add ADD COLUMN score DOUBLE COMMENT 'model score'")
+    assert(dataset("add").latestVersion == before + 1)
+    val merge = txn("add")
+    assert(merge.hasMerge && merge.getMerge.getPreservesNullability)
+    assert(dataset("add").snapshot().fragments.map(_.getFilesList) == files, "no data written")
+    sql("ALTER TABLE lance.alt.add ADD COLUMNS (first_col INT FIRST, tags ARRAY<STRING> AFTER id)")
+    sql("ALTER TABLE lance.alt.add ADD COLUMN s.z BIGINT")
+    assert(spark.table("lance.alt.add").schema.fieldNames.toSeq == Seq("first_col", "id", "tags", "s", "v", "score"))
+    assert(spark.table("lance.alt.add").schema("score").getComment().contains("model score"))
+    assert(rows("SELECT id, first_col, tags, s.z, score FROM lance.alt.add ORDER BY id") ==
+      Seq(Row(1L, null, null, null, null), Row(2L, null, null, null, null)))
+    // New rows carry the new columns; lineage of the old rows is untouched by a metadata-only add.
+    sql("INSERT INTO lance.alt.add (id, s, v, score, first_col, tags) VALUES (3, named_struct('x', 30, 'y', 'c', 'z', 7L), 'three', 0.5, 9, array('t'))")
+    assert(rows("SELECT id, _row_last_updated_at_version FROM lance.alt.add WHERE id < 3 ORDER BY id") == Seq(Row(1L, 2L), Row(2L, 2L)))
+    assert(pylance("add",
+      """t = ds.to_table().sort_by("id")
+        |print([f"{f.name}:{f.type}" for f in t.schema], t.column("score").to_pylist(), t.column("s").to_pylist()[2],
+        |      t.schema.field("score").metadata)""".stripMargin) ==
+      "['first_col:int32', 'id:int64', 'tags:list<item: string>', 's:struct<x: int32, y: string, z: int64>', 'v:string', " +
+        "'score:double'] [None, None, 0.5] {'x': 30, 'y': 'c', 'z': 7} {b'comment': b'model score'}")
+  }
+
+  test("DROP, RENAME (also nested), nullability and comments are Projects; pylance reads the result") {
+    newTable("proj")
+    sql("ALTER TABLE lance.alt.proj RENAME COLUMN s.y TO why")
+    sql("ALTER TABLE lance.alt.proj RENAME COLUMN v TO label")
+    assert(txn("proj").hasProject && txn("proj").getProject.getPreservesNullability)
+    sql("ALTER TABLE lance.alt.proj ALTER COLUMN id DROP NOT NULL")
+    sql("ALTER TABLE lance.alt.proj ALTER COLUMN label COMMENT 'a label'")
+    sql("ALTER TABLE lance.alt.proj DROP COLUMN s.x")
+    assert(rows("SELECT id, s, label FROM lance.alt.proj ORDER BY id") == Seq(Row(1L, Row("a"), "one"), Row(2L, null, null)))
+    assert(spark.table("lance.alt.proj").schema("id").nullable)
+    sql("ALTER TABLE lance.alt.proj DROP COLUMN IF EXISTS nothing_here")
+    sql("ALTER TABLE lance.alt.proj DROP COLUMN s")
+    assert(pylance("proj", """t = ds.to_table().sort_by("id")
+        |print(t.schema.names, t.schema.field("id").nullable, t.column("label").to_pylist())""".stripMargin) ==
+      "['id', 'label'] True ['one', None]")
+  }
+
+  test("SET NOT NULL is checked against the data; the commit asks concurrent writers to retry") {
+    // Spark's analyzer refuses ALTER COLUMN ... SET NOT NULL before a catalog sees it, so this goes
+    // through the catalog API, as a program or another engine would.
+    newTable("nn")
+    val catalog = spark.sessionState.catalogManager.catalog("lance").asInstanceOf[LanceCatalog]
+    val ident = Identifier.of(Array("alt"), "nn")
+    def setNotNull() = catalog.alterTable(ident, org.apache.spark.sql.connector.catalog.TableChange.updateColumnNullability(Array("v"), false))
+    val before = dataset("nn").latestVersion
+    val e = intercept[SchemaChangeException](setNotNull())
+    assert(e.getMessage.contains("1 NULL value") && e.getMessage.contains("'v'"), e.getMessage)
+    assert(dataset("nn").latestVersion == before)
+    sql("UPDATE lance.alt.nn SET v = 'two' WHERE id = 2")
+    setNotNull()
+    assert(txn("nn").hasProject && !txn("nn").getProject.getPreservesNullability)
+    assert(!spark.table("lance.alt.nn").schema("v").nullable)
+    assert(pylance("nn", "print(ds.schema.field('v').nullable)") == "False")
+  }
+
+  test("SET and UNSET TBLPROPERTIES: settings, Lance config and user metadata, one UpdateConfig each") {
+    newTable("props")
+    sql("ALTER TABLE lance.alt.props SET TBLPROPERTIES ('max_rows_per_file' = '2', 'lance.compaction.target_rows_per_fragment' = '50', " +
+      "'team' = 'search')")
+    assert(txn("props").hasUpdateConfig)
+    val snap = dataset("props").snapshot()
+    assert(snap.config("sparklance.max_rows_per_file") == "2" && snap.config("lance.compaction.target_rows_per_fragment") == "50")
+    assert(snap.tableMetadata == Map("team" -> "search"))
+    sql("INSERT INTO lance.alt.props SELECT id, NULL, 'x' FROM range(10, 15)")
+    assert(dataset("props").snapshot().fragments.last.getPhysicalRows <= 2, "the new max_rows_per_file applies")
+    val shown = rows("SHOW TBLPROPERTIES lance.alt.props").map(r => r.getString(0) -> r.getString(1)).toMap
+    assert(shown("max_rows_per_file") == "2" && shown("team") == "search")
+    sql("ALTER TABLE lance.alt.props UNSET TBLPROPERTIES ('max_rows_per_file', 'team')")
+    assert(!dataset("props").snapshot().config.contains("sparklance.max_rows_per_file") && dataset("props").snapshot().tableMetadata.isEmpty)
+    assert(pylance("props", "print(ds.config().get('lance.compaction.target_rows_per_fragment'), dict(ds.metadata))") == "50 {}")
+    for (fixed <- Seq("data_storage_version", "enable_stable_row_ids")) {
+      val e = intercept[Exception](sql(s"ALTER TABLE lance.alt.props SET TBLPROPERTIES ('$fixed' = '2.1')"))
+      assert(causes(e).exists(_.getMessage.contains(fixed)), e.getMessage)
+    }
+    intercept[Exception](sql("ALTER TABLE lance.alt.props SET TBLPROPERTIES ('max_rows_per_file' = '-1')"))
+  }
+
+  test("errors name the column and leave the table as it was") {
+    newTable("err")
+    sql("ALTER TABLE lance.alt.err ADD COLUMN extra INT")
+    val before = dataset("err").latestVersion
+    // Spark checks some of these itself (its messages quote names in backticks); sparklance the rest.
+    for ((statement, named) <- Seq(
+      "ADD COLUMN v INT" -> Seq("v", "already exists"),
+      "ADD COLUMN nn INT NOT NULL" -> Seq("nn", "must be nullable"),
+      "DROP COLUMN missing" -> Seq("missing"),
+      "RENAME COLUMN v TO id" -> Seq("id", "already exists"),
+      "ALTER COLUMN id TYPE INT" -> Seq("id"),
+      "DROP COLUMNS (id, s, v)" -> Seq("last column with data"))) {
+      val e = intercept[Exception](sql(s"ALTER TABLE lance.alt.err $statement"))
+      val messages = causes(e).map(_.getMessage).mkString(" / ")
+      assert(named.forall(messages.contains), s"$statement: $messages")
+      assert(dataset("err").latestVersion == before, statement)
+    }
+  }
+}
