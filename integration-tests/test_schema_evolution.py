@@ -1,0 +1,99 @@
+"""Schema evolution across writers: tables pylance evolved (add_columns with and without data,
+drop_columns, alter_columns rename / nullability / type, merge) read identically by Spark, and
+DML and compaction from Spark on them read back by pylance; tables Spark evolved with ALTER TABLE
+read by pylance, schema and values, with lineage."""
+import lance
+import pyarrow as pa
+import pytest
+
+import sparklance
+from conftest import table_path
+
+FORMATS = ["2.0", "2.2"]
+
+
+def _pylance(path, columns=None):
+    t = lance.dataset(path).to_table(columns=columns)
+    return sorted(tuple(r.values()) for r in t.to_pylist())
+
+
+def _spark(spark, table, columns):
+    return sorted(tuple(r) for r in spark.sql(f"SELECT {', '.join(columns)} FROM {table}").collect())
+
+
+def _evolved_by_pylance(path, version, stable):
+    """a int32, b string, s struct<x, y>: three fragments, some rows deleted, then evolved every way pylance can."""
+    for i in range(3):
+        lance.write_dataset(pa.table({
+            "a": pa.array(range(i * 10, i * 10 + 10), pa.int32()),
+            "b": [f"b{k}" for k in range(i * 10, i * 10 + 10)],
+            "s": [{"x": k, "y": f"y{k}"} for k in range(i * 10, i * 10 + 10)]}),
+            path, mode="append" if i else "create", data_storage_version=version, enable_stable_row_ids=stable)
+    ds = lance.dataset(path)
+    ds.delete("a = 12 or a = 13")
+    ds.add_columns({"c": "a * 2"})                                  # a Merge with a data file per fragment
+    ds.add_columns(pa.field("n", pa.string()))                      # metadata only
+    ds.drop_columns(["b"])
+    ds.alter_columns({"path": "c", "name": "c2"}, {"path": "a", "nullable": True})
+    ds.alter_columns({"path": "a", "data_type": pa.int64()})         # a new field id, a new file per fragment
+    ds.merge(pa.table({"key": pa.array([0, 5, 25], pa.int64()), "m": ["m0", "m5", "m25"]}), "a", "key")
+    return lance.dataset(path)
+
+
+@pytest.mark.parametrize("version", FORMATS)
+@pytest.mark.parametrize("stable", [False, True])
+def test_spark_reads_and_changes_what_pylance_evolved(spark, warehouse, table_name, version, stable):
+    t, path = table_name, table_path(warehouse, table_name)
+    ds = _evolved_by_pylance(path, version, stable)
+    columns = ["a", "s", "c2", "n", "m"]
+    assert [f.name for f in spark.table(t).schema] == [f.name for f in ds.schema] == columns
+    expected = [(r[0], (r[1]["x"], r[1]["y"]), *r[2:]) for r in _pylance(path, columns)]
+    got = [(r[0], tuple(r[1]), *r[2:]) for r in _spark(spark, t, columns)]
+    assert got == expected and len(got) == 28
+
+    spark.sql(f"UPDATE {t} SET n = 'set', c2 = c2 + 1 WHERE a % 4 = 0")
+    spark.sql(f"DELETE FROM {t} WHERE a = 7")
+    spark.createDataFrame([(5, 0, "merged"), (100, 1, "new")], "a BIGINT, c2 BIGINT, m STRING").createOrReplaceTempView("evo_src")
+    # File format 2.0 stores no NULL structs: the inserted row gets one.
+    spark.sql(f"MERGE INTO {t} t USING evo_src src ON t.a = src.a WHEN MATCHED THEN UPDATE SET c2 = src.c2, m = src.m "
+              "WHEN NOT MATCHED THEN INSERT (a, s, c2, m) VALUES (src.a, named_struct('x', 1, 'y', 'new'), src.c2, src.m)")
+    assert _pylance(path, ["a", "c2", "n", "m"]) == _spark(spark, t, ["a", "c2", "n", "m"])
+    sparklance.compact(spark, t)
+    assert len(lance.dataset(path).get_fragments()) == 1
+    after = _pylance(path, ["a", "c2", "n", "m"])
+    assert after == _spark(spark, t, ["a", "c2", "n", "m"]) and len(after) == 28
+    assert dict((r[0], r[1:]) for r in after)[8] == (17, "set", None)
+    if stable:
+        lineage = ["a", "_rowid", "_row_created_at_version", "_row_last_updated_at_version"]
+        assert _pylance(path, lineage) == _spark(spark, t, lineage)
+
+
+@pytest.mark.parametrize("version", FORMATS)
+def test_pylance_reads_what_spark_evolved(spark, warehouse, table_name, version):
+    t, path = table_name, table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {t} (id BIGINT NOT NULL, s STRUCT<x: INT, y: STRING>, v STRING) "
+              f"TBLPROPERTIES ('data_storage_version' = '{version}', 'enable_stable_row_ids' = 'true')")
+    spark.sql(f"INSERT INTO {t} SELECT id, named_struct('x', CAST(id AS INT), 'y', concat('y', id)), concat('v', id) "
+              "FROM range(20)")
+    spark.sql(f"DELETE FROM {t} WHERE id = 3")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (score DOUBLE COMMENT 'a score', tags ARRAY<STRING> FIRST)")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN v TO label")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN s.y TO why")
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN s.x")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN id DROP NOT NULL")
+    spark.sql(f"UPDATE {t} SET score = id / 2, tags = array('even') WHERE id % 2 = 0")
+    spark.sql(f"INSERT INTO {t} (id, s, label, score) VALUES (100, named_struct('why', 'w'), 'new', 1.5)")
+    ds = lance.dataset(path)
+    assert ds.schema.names == ["tags", "id", "s", "label", "score"]
+    assert [f.name for f in ds.schema.field("s").type] == ["why"]
+    assert ds.schema.field("id").nullable and ds.schema.field("score").metadata == {b"comment": b"a score"}
+    cols = ["id", "label", "score", "tags", "_rowid", "_row_created_at_version", "_row_last_updated_at_version"]
+    mine = [tuple(r) for r in spark.sql(f"SELECT {', '.join(cols)} FROM {t} ORDER BY id").collect()]
+    theirs = sorted(tuple(r.values()) for r in ds.to_table(columns=cols).to_pylist())
+    assert [(r[0], r[1], r[2], None if r[3] is None else list(r[3]), *r[4:]) for r in mine] == theirs
+    assert len(theirs) == 20
+    whys = sorted((r["id"], r["s"]) for r in ds.to_table(columns=["id", "s"]).to_pylist())
+    assert whys[:2] == [(0, {"why": "y0"}), (1, {"why": "y1"})] and whys[-1] == (100, {"why": "w"})
+    # pylance writes on top of our evolved schema, and we read that.
+    lance.write_dataset(pa.table({"id": pa.array([200], pa.int64()), "label": ["py"]}), path, mode="append")
+    assert spark.sql(f"SELECT label, score, s FROM {t} WHERE id = 200").collect()[0] == ("py", None, None)
