@@ -6,11 +6,14 @@ import org.apache.spark.sql.connector.catalog.TableChange._
 import org.apache.spark.sql.types.StructField
 import sparklance.format.{CommitConflictException, SchemaChangeException}
 import sparklance.format.commit.{Committer, Operation}
-import sparklance.format.table.{Dataset, SchemaChange, SchemaEvolution, Snapshot}
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{Dataset, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
+import sparklance.spark.evolution.ColumnWriteJob
 
 /**
  * ALTER TABLE on a sparklance table, each statement one commit, as pylance records it: column
- * changes through [[SchemaEvolution]] (a Merge for added columns, a Project for the rest),
+ * changes through [[SchemaEvolution]] (a Merge for added columns and for type changes, whose
+ * values a Spark job writes anew as column-only files, a Project for the rest),
  * SET / UNSET TBLPROPERTIES through an UpdateConfig (see [[TableProperties]]). A statement that
  * loses a race to a concurrent commit is planned again on the new version (a schema change means
  * the same whatever rows arrived), up to the catalog's commit retries.
@@ -26,22 +29,31 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val set = properties.collect { case p: SetProperty => p.property() -> p.value() }.toMap
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
     retrying { snapshot =>
-      if (properties.nonEmpty) TableProperties.change(table, set, unset)
+      if (properties.nonEmpty) (TableProperties.change(table, set, unset), Nil)
       else {
         val evolved = SchemaEvolution.plan(table, snapshot, columns.flatMap(schemaChange(snapshot, _)))
         evolved.tightened.foreach(requireNoNulls(snapshot, _))
-        evolved.operation
+        if (evolved.retyped.isEmpty) (evolved.operation, Nil)
+        else {
+          // Values written anew: a column-only file per fragment, then one Merge.
+          val files = ColumnWriteJob.retype(SparkSession.active, table, dataset, snapshot, evolved.retyped, settings)
+          (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
+        }
       }
     }
   }
 
-  private def retrying(plan: Snapshot => Operation): Unit = {
+  /** Plans (returning the operation and the data it wrote) and commits, planning again after a lost race. */
+  private def retrying(plan: Snapshot => (Operation, Seq[DataFragment])): Unit = {
     var attempt = 0
     while (true) {
       val snapshot = dataset.snapshot(forWrite = true)
-      val op = plan(snapshot)
-      try { new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op); return }
-      catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries => attempt += 1 }
+      val (op, written) = plan(snapshot)
+      try {
+        new UncommittedFiles(dataset.storage, dataset.path).commit(written)(
+          new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op))
+        return
+      } catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries => attempt += 1 }
     }
   }
 
@@ -62,8 +74,9 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     case c: UpdateColumnComment =>
       Some(SchemaChange.SetMetadata(c.fieldNames().toSeq, SchemaChange.CommentKey, Option(c.newComment())))
     case c: UpdateColumnPosition => Some(SchemaChange.MoveField(c.fieldNames().toSeq, position(c.position())))
-    case c: UpdateColumnType => throw new SchemaChangeException(table, c.fieldNames().mkString("."),
-      s"changing a column's type to ${c.newDataType().sql} is not supported by sparklance yet")
+    case c: UpdateColumnType =>
+      val to = SparkTypes.toArrow(StructField(c.fieldNames().last, c.newDataType()), table).getType
+      Some(SchemaChange.ChangeType(c.fieldNames().toSeq, to))
     case c: UpdateColumnDefaultValue => throw new UnsupportedOperationException(
       s"ALTER TABLE $table ALTER COLUMN ${c.fieldNames().mkString(".")}: DEFAULT values are not supported by sparklance")
     case other => throw new UnsupportedOperationException(

@@ -26,6 +26,8 @@ object SchemaChange {
   /** A field metadata key set (Some) or removed (None); a column's comment is the key `comment`. */
   final case class SetMetadata(path: Seq[String], key: String, value: Option[String]) extends SchemaChange
   final case class MoveField(path: Seq[String], position: Position) extends SchemaChange
+  /** A type change that keeps every value (see [[Widening]]): the column is written anew under a new field id. */
+  final case class ChangeType(path: Seq[String], to: org.apache.arrow.vector.types.pojo.ArrowType) extends SchemaChange
 
   /** The field metadata key a column's comment is kept under (Spark's own name for it). */
   val CommentKey = "comment"

@@ -18,13 +18,31 @@ object SchemaEvolution {
    * whose data must be checked for NULLs before committing (the commit then tells concurrent
    * writers of values to retry).
    */
-  final case class Evolved(schema: LanceSchema, operation: Operation, tightened: Seq[Seq[String]])
+  final case class Evolved(schema: LanceSchema, operation: Operation, tightened: Seq[Seq[String]],
+      retyped: Seq[Retyped] = Nil) {
+    /**
+     * With columns whose type changed, the operation needs their values written anew: `files`
+     * holds, per fragment id, the file with the new columns for all its rows ([[ColumnFile]]).
+     */
+    def withFiles(files: Map[Long, sparklance.format.proto.TableProtos.DataFile]): Operation = operation match {
+      case m: Operation.Merge if retyped.nonEmpty => m.copy(fragments = m.fragments.map { f =>
+        val file = files.getOrElse(f.getId, throw new IllegalArgumentException(s"no file with the new columns of fragment ${f.getId}"))
+        f.toBuilder.addFiles(file).build()
+      })
+      case other => other
+    }
+  }
+
+  /** A column whose values are written anew as `to` (same name, place and nullability; a new field id). */
+  final case class Retyped(from: LanceField, to: LanceField)
 
   def plan(table: String, snapshot: Snapshot, changes: Seq[SchemaChange]): Evolved = {
     var fields = snapshot.schema.fields
     val fileIds = snapshot.fragments.flatMap(_.getFilesList.asScala.flatMap(_.getFieldsList.asScala.map(_.intValue)))
     var nextId = (snapshot.schema.maxFieldId +: fileIds).max + 1
     val tightened = Seq.newBuilder[Seq[String]]
+    val retyped = Seq.newBuilder[Retyped]
+    lazy val indexed = sparklance.format.index.Indices.parse(snapshot.file.indexSection, s"$table version ${snapshot.version}")
     var adds = false
     def fail(path: Seq[String], why: String) = throw new SchemaChangeException(table, path.mkString("."), why)
 
@@ -64,6 +82,19 @@ object SchemaEvolution {
         }
       case SetMetadata(path, key, value) =>
         fields = updateField(fields, path, fail)(f => f.copy(metadata = value.fold(f.metadata - key)(v => f.metadata + (key -> v))))
+      case ChangeType(path, to) =>
+        if (path.size > 1) fail(path, "changing the type of a field inside a struct is not supported; change a top-level column")
+        fields = updateField(fields, path, fail) { f =>
+          if (f.children.nonEmpty || f.arrowItemType.isDefined) fail(path, "only columns of a primitive type change type")
+          Widening.refusal(f.arrowType, to).foreach(why => fail(path,
+            s"cannot change ${f.logicalType} to ${LogicalTypes.toLogical(to, None)}: $why"))
+          indexed.find(_.getFieldsList.contains(Int.box(f.id))).foreach(i => fail(path,
+            s"it has the index ${sparklance.format.index.Indices.describe(i)}, which would not follow the new values; drop the index first"))
+          val widened = f.copy(id = nextId, arrowType = to)
+          nextId += 1
+          retyped += Retyped(f, widened)
+          widened
+        }
       case MoveField(path, position) =>
         fields = updateSiblings(fields, path.init, path, fail) { siblings =>
           val moving = siblings.find(_.name == path.last).getOrElse(fail(path, "there is no such column"))
@@ -74,14 +105,19 @@ object SchemaEvolution {
     val schema = snapshot.schema.copy(fields = fields)
     val made = tightened.result()
     val ids = schema.allFields.map(_.id).toSet
+    val rewritten = retyped.result()
     // Pylance would write a fragment without data files, which no reader can open: refuse instead.
-    snapshot.fragments.find(f => f.getFilesCount > 0 && !f.getFilesList.asScala.exists(_.getFieldsList.asScala.exists(id => ids(id.intValue))))
+    // (A type change gives every fragment a new file.)
+    if (rewritten.isEmpty) snapshot.fragments.find(f => f.getFilesCount > 0 && !f.getFilesList.asScala.exists(_.getFieldsList.asScala.exists(id => ids(id.intValue))))
       .foreach(f => fail(changes.collect { case d: DropField => d.path }.headOption.getOrElse(Nil),
         s"it is the last column with data in fragment ${f.getId}; a fragment needs one, so drop it together with a column added since or keep it"))
+    // A type change must not let a concurrent writer's old values slip in under the old field id,
+    // where they would read as NULL (pylance allows it): its Merge does not preserve nullability.
     val op =
-      if (adds) Operation.Merge(snapshot.fragments.map(f => withoutUnusedFiles(f, ids)), schema, preservesNullability = made.isEmpty)
+      if (adds || rewritten.nonEmpty) Operation.Merge(snapshot.fragments.map(f => withoutUnusedFiles(f, ids)), schema,
+        preservesNullability = made.isEmpty && rewritten.isEmpty)
       else Operation.Project(schema, preservesNullability = made.isEmpty)
-    Evolved(schema, op, made)
+    Evolved(schema, op, made, rewritten)
   }
 
   private def withoutUnusedFiles(f: sparklance.format.proto.TableProtos.DataFragment, ids: Set[Int]) = {
