@@ -97,6 +97,13 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         }
         FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
           latest.manifest.getWriterFeatureFlags, forWrite = true)
+        // Lance lets new data land after a concurrent type change, where its old field id no longer
+        // names the column and the values read as NULL; we retry instead.
+        read.foreach { r =>
+          val lost = Committer.superseded(current, r.schema, latest.schema)
+          if (lost.nonEmpty) conflict(latest.version, None, s"the type of ${lost.mkString(", ")} changed meanwhile, so the values " +
+            "written for the old type would read as NULL", true)
+        }
         if (attempt >= maxRetries)
           conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
             s"gave up after $maxRetries retries against concurrent commits")
@@ -348,6 +355,24 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 }
 
 object Committer {
+  /**
+   * Columns the new fragments of `op` hold under field ids that `latest` gives to another field
+   * of the same name (a type change rewrote them): written against `read`, they would be lost.
+   */
+  private def superseded(op: Operation, read: LanceSchema, latest: LanceSchema): Seq[String] = {
+    val fresh = op match {
+      case Operation.Append(fs) => fs
+      case u: Operation.Update => u.newFragments
+      case _ => Nil
+    }
+    if (fresh.isEmpty || read.allFields.map(_.id) == latest.allFields.map(_.id)) Nil
+    else {
+      val latestIds = latest.fields.map(f => f.name -> f.id).toMap
+      val written = fresh.flatMap(_.getFilesList.asScala.flatMap(_.getFieldsList.asScala.map(_.intValue))).toSet
+      read.fields.filter(f => written(f.id) && latestIds.get(f.name).exists(_ != f.id)).map(_.name)
+    }
+  }
+
   /** A committed compaction of fragments our Delete or Update changes (see [[RewriteTranslation]]). */
   private final case class CompactedUnder(version: Long, txn: Transaction, snapshot: Snapshot)
 
