@@ -19,7 +19,7 @@ import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrit
 class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
     val settings: CatalogSettings = CatalogSettings())
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
-    with SupportsRowLevelOperations with SupportsDeleteV2 {
+    with SupportsRowLevelOperations with SupportsDeleteV2 with SupportsSchemaEvolution {
 
   override def name(): String = tableName
 
@@ -35,7 +35,22 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
     TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.OVERWRITE_DYNAMIC)
+    TableCapability.OVERWRITE_DYNAMIC, TableCapability.AUTOMATIC_SCHEMA_EVOLUTION)
+
+  /**
+   * What `MERGE WITH SCHEMA EVOLUTION` and appends with `mergeSchema` may change on their own:
+   * nullable columns added (also inside structs on file format 2.1+) and type widenings
+   * ALTER COLUMN ... TYPE takes. Spark commits them through the catalog before the statement's data.
+   */
+  override def supportsColumnChange(change: TableChange.ColumnChange): Boolean = change match {
+    case a: TableChange.AddColumn => a.isNullable && a.defaultValue() == null &&
+      (a.fieldNames().length == 1 || snapshot.storageVersion != sparklance.format.table.StorageVersion.V2_0)
+    case t: TableChange.UpdateColumnType if t.fieldNames().length == 1 =>
+      snapshot.schema.field(t.fieldNames().head).exists(f => f.children.isEmpty && f.arrowItemType.isEmpty &&
+        sparklance.format.table.Widening.refusal(f.arrowType,
+          SparkTypes.toArrow(org.apache.spark.sql.types.StructField(f.name, t.newDataType()), tableName).getType).isEmpty)
+    case _ => false
+  }
 
   override def properties(): util.Map[String, String] = TableProperties.describe(snapshot).asJava
 

@@ -150,6 +150,25 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     }
   }
 
+  test("MERGE WITH SCHEMA EVOLUTION and appends withSchemaEvolution add the source's new columns and widen types") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
+    sql("CREATE TABLE lance.alt.evo (id BIGINT, n INT) TBLPROPERTIES ('enable_stable_row_ids' = 'true')")
+    sql("INSERT INTO lance.alt.evo VALUES (1, 10), (2, 20)")
+    spark.createDataFrame(java.util.List.of(Row(2L, 2000000000000L, "two"), Row(3L, 3L, "three")),
+      org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, n BIGINT, label STRING")).createOrReplaceTempView("evo_src")
+    sql("MERGE WITH SCHEMA EVOLUTION INTO lance.alt.evo t USING evo_src s ON t.id = s.id " +
+      "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    assert(spark.table("lance.alt.evo").schema.map(f => f.name -> f.dataType.sql) == Seq("id" -> "BIGINT", "n" -> "BIGINT", "label" -> "STRING"))
+    assert(rows("SELECT id, n, label FROM lance.alt.evo ORDER BY id") ==
+      Seq(Row(1L, 10L, null), Row(2L, 2000000000000L, "two"), Row(3L, 3L, "three")))
+    spark.createDataFrame(java.util.List.of(Row(4L, 4L, "four", true)),
+      org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, n BIGINT, label STRING, flag BOOLEAN"))
+      .writeTo("lance.alt.evo").withSchemaEvolution().append()
+    assert(rows("SELECT id, flag FROM lance.alt.evo ORDER BY id") == Seq(Row(1L, null), Row(2L, null), Row(3L, null), Row(4L, true)))
+    assert(pylance("evo", "t = ds.to_table().sort_by('id'); print(t.schema.names, t.column('label').to_pylist())") ==
+      "['id', 'n', 'label', 'flag'] [None, 'two', 'three', 'four']")
+  }
+
   test("errors name the column and leave the table as it was") {
     newTable("err")
     sql("ALTER TABLE lance.alt.err ADD COLUMN extra INT")
