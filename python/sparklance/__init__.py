@@ -8,7 +8,7 @@ from pathlib import Path
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "CATALOG_CLASS"]
+           "tags", "add_columns", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -131,6 +131,21 @@ def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=N
                  materialize_deletions=materialize_deletions,
                  materialize_deletions_threshold=materialize_deletions_threshold,
                  max_source_fragments=max_source_fragments, where=where)
+
+
+def add_columns(spark, table, expressions=None, source=None, on=None):
+    """Adds columns with values to `table`, writing only the new columns (pylance's ``add_columns`` / ``merge``).
+
+    Either `expressions`, a dict of new column name -> Spark SQL expression over the table's
+    columns (``{"twice": "id * 2"}``), or `source` (a table or view name) joined on the key column
+    `on`: its other columns become the new ones (NULL where no row matches). One commit; per
+    fragment one new file holding only the new columns. Returns the row (version, columns,
+    files_written, bytes_written).
+    """
+    mapping = None
+    if expressions is not None:
+        mapping = _Sql("map(" + ", ".join(f"{_sql_literal(k)}, {_sql_literal(v)}" for k, v in expressions.items()) + ")")
+    return _call(spark, "add_columns", table, expressions=mapping, source=source, on=on)
 
 
 def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, delete_unverified=None,

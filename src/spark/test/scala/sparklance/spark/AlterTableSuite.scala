@@ -4,6 +4,7 @@ import java.nio.file.Files
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.connector.catalog.Identifier
 import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
 import sparklance.format.{Pylance, SchemaChangeException}
 import sparklance.format.commit.Transactions
 import sparklance.format.table.Dataset
@@ -167,6 +168,41 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     assert(rows("SELECT id, flag FROM lance.alt.evo ORDER BY id") == Seq(Row(1L, null), Row(2L, null), Row(3L, null), Row(4L, true)))
     assert(pylance("evo", "t = ds.to_table().sort_by('id'); print(t.schema.names, t.column('label').to_pylist())") ==
       "['id', 'n', 'label', 'flag'] [None, 'two', 'three', 'four']")
+  }
+
+  test("add_columns writes only the new columns: one file per fragment, for every row; pylance reads them") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
+    sql("CREATE TABLE lance.alt.addv (id BIGINT, v STRING) " +
+      "TBLPROPERTIES ('enable_stable_row_ids' = 'true', 'max_rows_per_file' = '4', 'optimize_write' = 'false')")
+    sql("INSERT INTO lance.alt.addv SELECT /*+ COALESCE(1) */ id, concat('v', id) FROM range(10)")
+    sql("DELETE FROM lance.alt.addv WHERE id IN (1, 5)")
+    val before = dataset("addv").snapshot()
+    val row = sql("CALL lance.system.add_columns(table => 'alt.addv', expressions => map('twice', 'id * 2', 'tag', 'upper(v)'))")
+      .collect().head
+    assert(row.getAs[scala.collection.Seq[String]]("columns") == Seq("twice", "tag") && row.getAs[Long]("files_written") == before.fragments.size)
+    val after = dataset("addv").snapshot()
+    assert(txn("addv").hasMerge && txn("addv").getMerge.getPreservesNullability)
+    assert(after.fragments.map(_.getFilesCount) == before.fragments.map(_.getFilesCount + 1))
+    val newIds = after.schema.fields.filter(f => Set("twice", "tag")(f.name)).map(_.id).toSet
+    assert(after.fragments.forall(f => f.getFiles(f.getFilesCount - 1).getFieldsList.asScala.map(_.intValue).toSet == newIds))
+    assert(rows("SELECT id, twice, tag FROM lance.alt.addv WHERE id IN (0, 9) ORDER BY id") == Seq(Row(0L, 0L, "V0"), Row(9L, 18L, "V9")))
+    assert(rows("SELECT DISTINCT _row_last_updated_at_version FROM lance.alt.addv").map(_.getLong(0)) == Seq(after.version))
+
+    spark.createDataFrame(java.util.List.of(Row(2L, "two"), Row(3L, "three"), Row(99L, "none")),
+      org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, word STRING")).createOrReplaceTempView("words")
+    sql("CALL lance.system.add_columns(table => 'alt.addv', source => 'words', on => 'id')")
+    assert(rows("SELECT id, word FROM lance.alt.addv WHERE id < 5 ORDER BY id") ==
+      Seq(Row(0L, null), Row(2L, "two"), Row(3L, "three"), Row(4L, null)))
+    assert(pylance("addv", """t = ds.to_table().sort_by("id")
+        |print(t.schema.names, t.column("twice").to_pylist()[:3], t.column("word").to_pylist()[:3])""".stripMargin) ==
+      "['id', 'v', 'twice', 'tag', 'word'] [0, 4, 6] [None, 'two', 'three']")
+
+    spark.createDataFrame(java.util.List.of(Row(2L, 1), Row(2L, 2)),
+      org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, dup INT")).createOrReplaceTempView("dups")
+    val version = dataset("addv").latestVersion
+    val e = intercept[Exception](sql("CALL lance.system.add_columns(table => 'alt.addv', source => 'dups', on => 'id')").collect())
+    assert(causes(e).exists(_.getMessage.contains("several rows")), e.getMessage)
+    assert(dataset("addv").latestVersion == version)
   }
 
   test("errors name the column and leave the table as it was") {

@@ -21,13 +21,17 @@ object SchemaEvolution {
   final case class Evolved(schema: LanceSchema, operation: Operation, tightened: Seq[Seq[String]],
       retyped: Seq[Retyped] = Nil) {
     /**
-     * With columns whose type changed, the operation needs their values written anew: `files`
-     * holds, per fragment id, the file with the new columns for all its rows ([[ColumnFile]]).
+     * The operation with column values written: `files` holds, per fragment id, the file with
+     * new columns for all its rows ([[ColumnFile]]). Columns whose type changed need one in every
+     * fragment; added columns read NULL in a fragment without one.
      */
     def withFiles(files: Map[Long, sparklance.format.proto.TableProtos.DataFile]): Operation = operation match {
-      case m: Operation.Merge if retyped.nonEmpty => m.copy(fragments = m.fragments.map { f =>
-        val file = files.getOrElse(f.getId, throw new IllegalArgumentException(s"no file with the new columns of fragment ${f.getId}"))
-        f.toBuilder.addFiles(file).build()
+      case m: Operation.Merge => m.copy(fragments = m.fragments.map { f =>
+        files.get(f.getId) match {
+          case Some(file) => f.toBuilder.addFiles(file).build()
+          case None if retyped.nonEmpty => throw new IllegalArgumentException(s"no file with the new columns of fragment ${f.getId}")
+          case None => f
+        }
       })
       case other => other
     }
