@@ -2,6 +2,8 @@
 drop_columns, alter_columns rename / nullability / type, merge) read identically by Spark, and
 DML and compaction from Spark on them read back by pylance; tables Spark evolved with ALTER TABLE
 read by pylance, schema and values, with lineage."""
+import os
+
 import lance
 import pyarrow as pa
 import pytest
@@ -97,3 +99,28 @@ def test_pylance_reads_what_spark_evolved(spark, warehouse, table_name, version)
     # pylance writes on top of our evolved schema, and we read that.
     lance.write_dataset(pa.table({"id": pa.array([200], pa.int64()), "label": ["py"]}), path, mode="append")
     assert spark.sql(f"SELECT label, score, s FROM {t} WHERE id = 200").collect()[0] == ("py", None, None)
+
+
+@pytest.mark.parametrize("version", FORMATS)
+def test_add_columns_from_python_on_a_pylance_table(spark, warehouse, table_name, version):
+    """Column-only writes on a table pylance wrote: only the new columns' bytes are written, and
+    pylance reads them (also its take of single rows, which reads the new files at row offsets)."""
+    t, path = table_name, table_path(warehouse, table_name)
+    for i in range(3):
+        lance.write_dataset(pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64()),
+                                      "payload": [f"p{k}" * 20 for k in range(i * 100, i * 100 + 100)]}),
+                            path, mode="append" if i else "create", data_storage_version=version)
+    lance.dataset(path).delete("id % 10 = 3")
+    before = {f.fragment_id: len(f.data_files()) for f in lance.dataset(path).get_fragments()}
+    row = sparklance.add_columns(spark, t, expressions={"half": "id / 2", "flag": "id % 2 = 0"})
+    assert list(row.columns) == ["half", "flag"] and row.files_written == 3
+    ds = lance.dataset(path)
+    assert {f.fragment_id: len(f.data_files()) for f in ds.get_fragments()} == {k: v + 1 for k, v in before.items()}
+    # The new files hold two small columns of 100 rows each, far less than the payload.
+    assert row.bytes_written < sum(os.path.getsize(os.path.join(path, "data", f.data_files()[0].path))
+                                   for f in ds.get_fragments()) / 3
+    t_all = ds.to_table(columns=["id", "half", "flag"])
+    assert sorted(zip(*(t_all.column(c).to_pylist() for c in ["id", "half", "flag"]))) == \
+        sorted((i, i / 2, i % 2 == 0) for i in range(300) if i % 10 != 3)
+    taken = ds.take([0, 150, 260], columns=["id", "half"]).to_pylist()
+    assert all(r["half"] == r["id"] / 2 for r in taken)
