@@ -178,3 +178,27 @@ def test_schema_changes_racing_writers_lose_nothing(spark, warehouse, table_name
     ds = lance.dataset(path)
     assert str(ds.schema.field("v").type) == "int64"
     assert sorted(zip(*(ds.to_table(columns=["id", "v"]).column(c).to_pylist() for c in ["id", "v"]))) == rows
+
+
+@pytest.mark.parametrize("version", FORMATS)
+def test_spark_reads_pylance_column_rewrites(spark, warehouse, table_name, version):
+    """pylance 14's in-place column update (LanceFragment.update_columns committed as an Update with
+    update_mode rewrite_columns): the old file keeps its place with a -2 tombstone for the column, a
+    new file holds the column for every row. Spark reads it, changes it, compacts it."""
+    from lance import LanceOperation
+    t, path = table_name, table_path(warehouse, table_name)
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64()), "a": pa.array(range(10), pa.int32()),
+                                  "b": [f"b{i}" for i in range(10)]}), path, data_storage_version=version)
+    lance.dataset(path).delete("id = 3")
+    ds = lance.dataset(path)
+    updated, modified = ds.get_fragment(0).update_columns(
+        pa.table({"id": pa.array([1, 2, 5], pa.int64()), "a": pa.array([100, 200, 500], pa.int32())}), left_on="id", right_on="id")
+    ds = lance.LanceDataset.commit(path, LanceOperation.Update(updated_fragments=[updated], fields_modified=modified,
+                                                               update_mode="rewrite_columns"), read_version=ds.version)
+    assert [f.fields for f in ds.get_fragment(0).data_files()] == [[0, -2, 2], [1]]
+    expected = sorted((i, {1: 100, 2: 200, 5: 500}.get(i, i), f"b{i}") for i in range(10) if i != 3)
+    assert _spark(spark, t, ["id", "a", "b"]) == expected == _pylance(path, ["id", "a", "b"])
+    spark.sql(f"UPDATE {t} SET a = a + 1 WHERE id IN (2, 4)")
+    sparklance.compact(spark, t, materialize_deletions_threshold=0.0)
+    after = sorted((i, a + (1 if i in (2, 4) else 0), b) for i, a, b in expected)
+    assert _spark(spark, t, ["id", "a", "b"]) == after == _pylance(path, ["id", "a", "b"])
