@@ -202,3 +202,19 @@ def test_spark_reads_pylance_column_rewrites(spark, warehouse, table_name, versi
     sparklance.compact(spark, t, materialize_deletions_threshold=0.0)
     after = sorted((i, a + (1 if i in (2, 4) else 0), b) for i, a, b in expected)
     assert _spark(spark, t, ["id", "a", "b"]) == after == _pylance(path, ["id", "a", "b"])
+
+
+def test_update_columns_from_python_pylance_reads(spark, warehouse, table_name):
+    t, path = table_name, table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, score DOUBLE, label STRING) TBLPROPERTIES ('enable_stable_row_ids' = 'true')")
+    spark.sql(f"INSERT INTO {t} SELECT id, id / 4, concat('l', id) FROM range(50)")
+    spark.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    ids_before = sorted(tuple(r) for r in spark.sql(f"SELECT id, _rowid, _rowaddr FROM {t}").collect())
+    row = sparklance.update_columns(spark, t, expressions={"score": "score * 2"})
+    assert list(row.columns) == ["score"]
+    ds = lance.dataset(path)
+    assert sorted(zip(*(ds.to_table(columns=["id", "score", "label"]).column(c).to_pylist() for c in ["id", "score", "label"]))) == \
+        sorted((i, i / 2, f"l{i}") for i in range(50) if i % 7)
+    tbl = ds.to_table(columns=["id", "_rowid", "_rowaddr", "_row_last_updated_at_version"])
+    assert sorted(zip(*(tbl.column(c).to_pylist() for c in ["id", "_rowid", "_rowaddr"]))) == ids_before
+    assert set(tbl.column("_row_last_updated_at_version").to_pylist()) == {ds.version}

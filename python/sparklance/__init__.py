@@ -8,7 +8,7 @@ from pathlib import Path
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "add_columns", "CATALOG_CLASS"]
+           "tags", "add_columns", "update_columns", "CATALOG_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 
@@ -111,6 +111,13 @@ def _call(spark, procedure, table, **arguments):
     return spark.sql(f"CALL `{catalog}`.system.{procedure}({', '.join(named)})").collect()[0]
 
 
+def _map_literal(mapping):
+    """A dict of strings as a Spark SQL ``map(...)`` argument; None stays None (not passed)."""
+    if mapping is None:
+        return None
+    return _Sql("map(" + ", ".join(f"{_sql_literal(k)}, {_sql_literal(v)}" for k, v in mapping.items()) + ")")
+
+
 class _Sql:
     """A procedure argument written as SQL, such as a TIMESTAMP literal."""
     def __init__(self, text):
@@ -142,10 +149,19 @@ def add_columns(spark, table, expressions=None, source=None, on=None):
     fragment one new file holding only the new columns. Returns the row (version, columns,
     files_written, bytes_written).
     """
-    mapping = None
-    if expressions is not None:
-        mapping = _Sql("map(" + ", ".join(f"{_sql_literal(k)}, {_sql_literal(v)}" for k, v in expressions.items()) + ")")
-    return _call(spark, "add_columns", table, expressions=mapping, source=source, on=on)
+    return _call(spark, "add_columns", table, expressions=_map_literal(expressions), source=source, on=on)
+
+
+def update_columns(spark, table, expressions=None, source=None, on=None):
+    """Rewrites existing columns of every row of `table`, writing only those columns (pylance's ``update_columns``).
+
+    `expressions` maps column names to Spark SQL expressions over the table's columns
+    (``{"score": "score * 2"}``); or `source` joined on the key column `on` gives the new values
+    (NULL where no row matches). Per fragment one file holds the rewritten columns for all rows;
+    rows keep their addresses and ids and are stamped as updated. Returns the row (version,
+    columns, files_written, bytes_written).
+    """
+    return _call(spark, "update_columns", table, expressions=_map_literal(expressions), source=source, on=on)
 
 
 def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, delete_unverified=None,

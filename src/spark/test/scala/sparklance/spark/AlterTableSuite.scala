@@ -205,6 +205,34 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     assert(dataset("addv").latestVersion == version)
   }
 
+  test("update_columns rewrites existing columns in place: one file per fragment, rows keep addresses and ids") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
+    sql("CREATE TABLE lance.alt.upc (id BIGINT NOT NULL, v STRING, n INT NOT NULL) " +
+      "TBLPROPERTIES ('enable_stable_row_ids' = 'true', 'max_rows_per_file' = '4', 'optimize_write' = 'false')")
+    sql("INSERT INTO lance.alt.upc SELECT /*+ COALESCE(1) */ id, concat('v', id), CAST(id AS INT) FROM range(10)")
+    sql("DELETE FROM lance.alt.upc WHERE id IN (1, 6)")
+    val lineage = "SELECT id, _rowaddr, _rowid, _row_created_at_version FROM lance.alt.upc ORDER BY id"
+    val before = rows(lineage)
+    val beforeSnap = dataset("upc").snapshot()
+    sql("CALL lance.system.update_columns(table => 'alt.upc', expressions => map('v', \"concat(v, '!')\", 'n', 'n * 10'))").collect()
+    val update = txn("upc").getUpdate
+    assert(update.getUpdateMode.name == "REWRITE_COLUMNS" && update.getFieldsModifiedList.asScala.map(_.intValue).toSet == Set(1, 2))
+    val after = dataset("upc").snapshot()
+    assert(rows(lineage) == before, "addresses, ids and creation versions stay")
+    assert(after.fragments.map(_.getFilesCount) == beforeSnap.fragments.map(_.getFilesCount + 1))
+    assert(after.fragments.forall(f => f.getFiles(0).getFieldsList.asScala.map(_.intValue) == Seq(0, -2, -2)))
+    assert(rows("SELECT id, v, n FROM lance.alt.upc WHERE id IN (0, 9) ORDER BY id") == Seq(Row(0L, "v0!", 0), Row(9L, "v9!", 90)))
+    assert(rows("SELECT DISTINCT _row_last_updated_at_version FROM lance.alt.upc").map(_.getLong(0)) == Seq(after.version))
+    val changes = rows(s"SELECT id, v, _change_type FROM lance.alt.upc CHANGES FROM VERSION ${after.version} TO VERSION ${after.version} " +
+      "WITH (computeUpdates = 'true') ORDER BY id, _change_type")
+    assert(changes.take(2) == Seq(Row(0L, "v0!", "update_postimage"), Row(0L, "v0", "update_preimage")) && changes.size == 16)
+    sql("UPDATE lance.alt.upc SET n = n + 1 WHERE id = 9")
+    sql("CALL lance.system.compact(table => 'alt.upc')")
+    assert(pylance("upc", """t = ds.to_table().sort_by("id")
+        |print(t.column("v").to_pylist()[:2], t.column("n").to_pylist()[-1], ds.count_rows())""".stripMargin) ==
+      "['v0!', 'v2!'] 91 8")
+  }
+
   test("errors name the column and leave the table as it was") {
     newTable("err")
     sql("ALTER TABLE lance.alt.err ADD COLUMN extra INT")

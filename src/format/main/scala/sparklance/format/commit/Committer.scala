@@ -121,6 +121,11 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
           txn = t; txnName = n; ourTransactionFiles += n
         }
         current match {
+          // Rows of a fragment whose columns we rewrite changed: our file no longer matches them.
+          case _: Operation.UpdateColumns if touching.nonEmpty || compaction.isDefined =>
+            val (v, t) = touching.headOption.map { case (v, t) => v -> Some(t) }
+              .getOrElse(compaction.get.version -> Some(compaction.get.txn))
+            conflict(v, t, "it changed rows of fragments whose columns this commit rewrites")
           case _: Operation.Delete | _: Operation.Update if base.isDefined =>
             adopt(RowLevelRebase.rebase(dataset, current, base.get, upTo, touching, conflict(_, _, _)), upTo.version)
             compaction.foreach { c =>
@@ -253,6 +258,9 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
       case Operation.ReserveFragments(n) => nextId += n; existing
       case Operation.Rewrite(groups) => splice(existing, groups, stable)
+      case Operation.UpdateColumns(updated, _) =>
+        val version = prev.getVersion + 1
+        replace(existing, updated.map(f => if (stable) RowLineage.touched(f, version) else RowLineage.strip(f)), Nil)
       case Operation.Merge(fs, schema, _) =>
         b.clearFields().addAllFields(schema.toProto.asJava)
         val before = existing.map(f => f.getId -> f).toMap
@@ -313,6 +321,14 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     // An index on a column the new schema no longer has (dropped, or superseded by a type change) goes.
     case Operation.Merge(_, schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
+    // Lance: an index on a rewritten column no longer covers the fragments rewritten.
+    case Operation.UpdateColumns(updated, fields) => base.flatMap(_.file.indexSection.map { bytes =>
+      val ids = updated.map(_.getId.toInt)
+      Indices.encode(Indices.parse(Some(bytes), dataset.path).map { i =>
+        if (!i.getFieldsList.asScala.exists(f => fields.contains(f.intValue))) i
+        else Indices.coverage(i).fold(i) { c => val left = c.clone(); ids.foreach(left.remove); Indices.withCoverage(i, left) }
+      })
+    })
     case Operation.Rewrite(groups) => base.flatMap(b => b.file.indexSection.map { bytes =>
       val indices = Indices.parse(Some(bytes), s"${b.tablePath} version ${b.version}")
       Indices.encode(RewriteIndexRules.afterRewrite(indices,

@@ -45,6 +45,16 @@ object Operation {
     extends Operation { def name = "Update" }
 
   /**
+   * Existing columns written anew in place (Lance's Update with update_mode REWRITE_COLUMNS):
+   * each of `updated` keeps its rows, its old files list the rewritten field ids as -2, and a new
+   * file holds those columns for all its rows. Every row of those fragments was last updated by
+   * this commit; indices on the rewritten fields stop covering them.
+   */
+  final case class UpdateColumns(updated: Seq[DataFragment], fieldsModified: Seq[Int]) extends Operation {
+    def name = "Update"
+  }
+
+  /**
    * Raises the table's fragment id high-water mark by `count` without changing its rows, so that
    * a compaction can name its new fragments before committing them (Lance commits one before
    * every Rewrite: index coverage is computed from the ids in the Rewrite).

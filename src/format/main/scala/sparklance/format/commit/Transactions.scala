@@ -23,6 +23,16 @@ object Transactions {
         b.setUpdate(Transaction.Update.newBuilder().addAllRemovedFragmentIds(removed.map(Long.box).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(created.asJava)
           .setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS))
+      case Operation.UpdateColumns(updated, fields) =>
+        // Every row of the rewritten fragments changed: the offsets tell Lance to stamp them all.
+        val offsets = updated.map { f =>
+          val all = new org.roaringbitmap.RoaringBitmap()
+          all.add(0L, f.getPhysicalRows)
+          Long.box(f.getId) -> com.google.protobuf.ByteString.copyFrom(sparklance.format.deletion.PortableBitmaps.toBytes(all))
+        }.toMap
+        b.setUpdate(Transaction.Update.newBuilder().addAllUpdatedFragments(updated.asJava)
+          .addAllFieldsModified(fields.map(Int.box).asJava).setUpdateMode(Transaction.UpdateMode.REWRITE_COLUMNS)
+          .putAllUpdatedFragmentOffsetBitmaps(offsets.asJava))
       case Operation.Restore(target) => b.setRestore(Transaction.Restore.newBuilder().setVersion(target.version))
       case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
       case Operation.Merge(fs, schema, pn) =>

@@ -36,6 +36,10 @@ object CommitChanges {
 
     // New side: fragments holding rows the commit wrote.
     val updatedIds = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+    // Rows whose columns were rewritten in place (same fragment, new files): their old image is at
+    // the same offset of the fragment as it was.
+    val inPlace = scala.collection.mutable.Map.empty[Long, RoaringBitmap]
+    val beforeById = before.map(_.fragments.map(f => f.getId -> f).toMap).getOrElse(Map.empty)
     val newSide = after.fragments.flatMap { f =>
       val touched = RowLineage.lastUpdatedAt(storage, path, f).filter(_.contains(version))
       touched.map { lastUpdated =>
@@ -48,7 +52,11 @@ object CommitChanges {
         while (i < lastUpdated.length) {
           if (lastUpdated(i) == version && !deleted.contains(i)) {
             rows.add(i)
-            if (created(i) < version) { updated.add(i); updatedIds.addLong(ids(i)) }
+            if (created(i) < version) {
+              updated.add(i); updatedIds.addLong(ids(i))
+              if (beforeById.get(f.getId).exists(_.getFilesList != f.getFilesList))
+                inPlace.getOrElseUpdate(f.getId, new RoaringBitmap()).add(i)
+            }
           }
           i += 1
         }
@@ -87,7 +95,10 @@ object CommitChanges {
         }
       }
     }
-    oldSide ++ newSide
+    val rewrittenInPlace = before.toSeq.flatMap(prev => inPlace.toSeq.map { case (id, rows) =>
+      ChangedRows(beforeById(id), prev.version, newSide = false, rows, rows.clone())
+    })
+    oldSide ++ rewrittenInPlace ++ newSide
   }
 
   /**

@@ -12,8 +12,9 @@ import sparklance.spark.write.ArrowRowWriter
 /**
  * Writes one column-only data file of a fragment from Spark rows that arrive in row offset order:
  * the values of `schema`'s columns for each of the fragment's physical rows. Offsets no row
- * arrives for (deleted rows) are NULL, which no reader sees. Nothing references the file until a
- * commit does; `abort` removes it.
+ * arrives for (deleted rows, which no reader sees) repeat a neighbour's values, as pylance does,
+ * so that NOT NULL columns stay valid. Nothing references the file until a commit does; `abort`
+ * removes it.
  */
 final class ColumnFileSink(tableName: String, storage: Storage, tablePath: String, schema: LanceSchema,
     version: StorageVersion, physicalRows: Long, inputTypes: Seq[DataType], allocator: BufferAllocator) extends AutoCloseable {
@@ -21,15 +22,17 @@ final class ColumnFileSink(tableName: String, storage: Storage, tablePath: Strin
   private val rows = new ArrowRowWriter(tableName, schema.fields, inputTypes, allocator)
   private val files = Resources.closeOnFailure(Seq(rows))(
     new FragmentWriter(storage, tablePath, schema, version, allocator, physicalRows, Seq(physicalRows)))
-  private val blank = InternalRow.fromSeq(Seq.fill(inputTypes.size)(null))
+  private var filler: InternalRow = _
   private var next = 0L
 
   /** The values of the row at `offset` (above every offset given before). */
   def append(offset: Long, values: InternalRow): Unit = {
     if (offset < next || offset >= physicalRows) throw new LanceException(
       s"Column values of $tableName arrive for row offset $offset out of order or beyond the fragment's $physicalRows rows")
-    while (next < offset) put(blank)
+    if (filler == null) filler = values
+    while (next < offset) put(filler)
     put(values)
+    filler = values
   }
 
   private def put(values: InternalRow): Unit = {
@@ -41,7 +44,7 @@ final class ColumnFileSink(tableName: String, storage: Storage, tablePath: Strin
   private def flush(): Unit = if (rows.count > 0) { files.write(rows.seal()); rows.reset() }
 
   def finish(): DataFile = {
-    while (next < physicalRows) put(blank)
+    while (next < physicalRows) put(filler)
     flush()
     files.finish().head.getFiles(0)
   }

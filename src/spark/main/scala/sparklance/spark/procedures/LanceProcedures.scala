@@ -9,6 +9,7 @@ object LanceProcedures {
   private val builders: Map[String, LanceCatalog => LanceProcedure] = Map(
     CompactProcedure.Name -> (new CompactProcedure(_)),
     AddColumnsProcedure.Name -> (new AddColumnsProcedure(_)),
+    UpdateColumnsProcedure.Name -> (new UpdateColumnsProcedure(_)),
     VacuumProcedure.Name -> (new VacuumProcedure(_)),
     RestoreProcedure.Name -> (new RestoreProcedure(_)),
     CreateTagProcedure.Name -> (new CreateTagProcedure(_)),
