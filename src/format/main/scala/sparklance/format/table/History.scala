@@ -37,9 +37,10 @@ object History {
           (Some(added), Some(before.countRows(dataset.storage) + added - rows))
         case None => (None, None)
       }
+      val schemaChanges = comparable.filter(_.version == v - 1).map(before => schemaParameters(before.schema, s.schema)).getOrElse(Map.empty)
       previous = Some(s)
       HistoryEntry(v, s.commitMicros, txn.map(Transactions.operationName).getOrElse("unknown transaction"),
-        txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty),
+        txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty) ++ schemaChanges,
         tagsByVersion.getOrElse(v, Nil))
     }
   }
@@ -47,6 +48,28 @@ object History {
   /** The table before its first version: no fragments. */
   private def empty(first: Snapshot): Snapshot =
     first.copy(file = first.file.copy(manifest = first.manifest.toBuilder.clearFragments().build()))
+
+  /**
+   * How the schema changed, by field id: columns added, dropped, renamed (`old->new`), and whose
+   * type changed (a new id under the same name); nested fields by their dotted path.
+   */
+  private def schemaParameters(before: LanceSchema, after: LanceSchema): Map[String, String] = {
+    def paths(schema: LanceSchema): Map[Int, (String, String)] = {
+      def walk(f: LanceField, prefix: String): Seq[(Int, (String, String))] = {
+        val path = prefix + f.name
+        (f.id -> (path, f.logicalType)) +: f.children.flatMap(walk(_, path + "."))
+      }
+      schema.fields.flatMap(walk(_, "")).toMap
+    }
+    val (was, now) = (paths(before), paths(after))
+    val retyped = now.collect { case (id, (path, _)) if !was.contains(id) && was.values.exists(_._1 == path) => path }.toSet
+    val entries = Seq(
+      "columns_added" -> now.collect { case (id, (path, _)) if !was.contains(id) && !retyped(path) => path },
+      "columns_dropped" -> was.collect { case (id, (path, _)) if !now.contains(id) && !retyped(path) => path },
+      "columns_renamed" -> now.collect { case (id, (path, _)) if was.get(id).exists(_._1 != path) => s"${was(id)._1}->$path" },
+      "columns_retyped" -> retyped)
+    entries.collect { case (k, v) if v.nonEmpty => k -> v.toSeq.sorted.mkString(",") }.toMap
+  }
 
   /** What the operation did, in its own terms; keys as Lance's option and field names. */
   def parameters(txn: Transaction): Map[String, String] = txn.getOperationCase match {
@@ -58,7 +81,13 @@ object History {
     case OperationCase.UPDATE =>
       val u = txn.getUpdate
       Map("fragments_updated" -> u.getUpdatedFragmentsCount.toString, "fragments_removed" -> u.getRemovedFragmentIdsCount.toString,
-        "fragments_added" -> u.getNewFragmentsCount.toString)
+        "fragments_added" -> u.getNewFragmentsCount.toString,
+        "update_mode" -> u.getUpdateMode.name.toLowerCase(java.util.Locale.ROOT)) ++
+        (if (u.getFieldsModifiedCount == 0) Map.empty else Map("fields_modified" -> u.getFieldsModifiedList.asScala.mkString(",")))
+    case OperationCase.MERGE =>
+      val m = txn.getMerge
+      Map("fragments" -> m.getFragmentsCount.toString, "preserves_nullability" -> m.getPreservesNullability.toString)
+    case OperationCase.PROJECT => Map("preserves_nullability" -> txn.getProject.getPreservesNullability.toString)
     case OperationCase.OVERWRITE => Map("fragments_added" -> txn.getOverwrite.getFragmentsCount.toString)
     case OperationCase.REWRITE =>
       val groups = txn.getRewrite.getGroupsList.asScala
