@@ -43,12 +43,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
    * ALTER COLUMN ... TYPE takes. Spark commits them through the catalog before the statement's data.
    */
   override def supportsColumnChange(change: TableChange.ColumnChange): Boolean = change match {
-    case a: TableChange.AddColumn => a.isNullable && a.defaultValue() == null &&
-      (a.fieldNames().length == 1 || snapshot.storageVersion != sparklance.format.table.StorageVersion.V2_0)
-    case t: TableChange.UpdateColumnType if t.fieldNames().length == 1 =>
-      snapshot.schema.field(t.fieldNames().head).exists(f => f.children.isEmpty && f.arrowItemType.isEmpty &&
-        sparklance.format.table.Widening.refusal(f.arrowType,
-          SparkTypes.toArrow(org.apache.spark.sql.types.StructField(f.name, t.newDataType()), tableName).getType).isEmpty)
+    case _: TableChange.AddColumn | _: TableChange.UpdateColumnType =>
+      new TableAlteration(tableName, dataset, settings).accepts(snapshot, change)
     case _ => false
   }
 
@@ -100,7 +96,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
           val committed = committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
-          AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot.version, committed.version, compact = !overwrite)
+          AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite)
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 

@@ -7,8 +7,8 @@ import org.apache.spark.sql.types.StructField
 import sparklance.format.{CommitConflictException, SchemaChangeException}
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
-import sparklance.spark.evolution.ColumnWriteJob
+import sparklance.format.table.{Dataset, LanceSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
+import sparklance.spark.evolution.{ColumnValues, ColumnWriteJob}
 
 /**
  * ALTER TABLE on a sparklance table, each statement one commit, as pylance records it: column
@@ -35,13 +35,23 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
         evolved.tightened.foreach(requireNoNulls(snapshot, _))
         if (evolved.retyped.isEmpty) (evolved.operation, Nil)
         else {
-          // Values written anew: a column-only file per fragment, then one Merge.
-          val files = ColumnWriteJob.retype(SparkSession.active, table, dataset, snapshot, evolved.retyped, settings)
+          // Values written anew, cast by Spark (exactly: only widenings are planned): a column-only
+          // file per fragment, then one Merge.
+          val casts = evolved.retyped.map(r => r.to.name ->
+            s"CAST(`${r.from.name.replace("`", "``")}` AS ${SparkTypes.toSparkField(r.to, table).dataType.sql})")
+          val frame = ColumnValues.fromExpressions(SparkSession.active, table, snapshot, casts)
+          val files = ColumnWriteJob.fromRows(SparkSession.active, table, dataset, snapshot, frame,
+            LanceSchema(evolved.retyped.map(_.to)), settings)
           (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
         }
       }
     }
   }
+
+  /** Whether `change` alone could be made to `snapshot` (planned, not committed). */
+  def accepts(snapshot: Snapshot, change: TableChange): Boolean =
+    try { schemaChange(snapshot, change).foreach(c => SchemaEvolution.plan(table, snapshot, Seq(c))); true }
+    catch { case _: SchemaChangeException | _: UnsupportedOperationException | _: UnsupportedTypeException => false }
 
   /** Plans (returning the operation and the data it wrote) and commits, planning again after a lost race. */
   private def retrying(plan: Snapshot => (Operation, Seq[DataFragment])): Unit = {

@@ -12,7 +12,7 @@ import sparklance.format.table.{Dataset, Tags}
  */
 final class TagsTable(tableName: String, dataset: Dataset) extends MetadataTable(tableName, TagsTable.Name, TagsTable.Schema) {
   override def rows(): Array[InternalRow] = new Tags(dataset).list.map { t =>
-    def micros(i: java.time.Instant) = Math.addExact(Math.multiplyExact(i.getEpochSecond, 1000000L), i.getNano / 1000L)
+    def micros(i: java.time.Instant) = org.apache.spark.sql.catalyst.util.DateTimeUtils.instantToMicros(i)
     InternalRow(UTF8String.fromString(t.name), t.version, t.branch.map(UTF8String.fromString).orNull,
       micros(t.createdAt), micros(t.updatedAt), t.manifestSize)
   }.toArray

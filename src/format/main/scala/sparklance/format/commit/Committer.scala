@@ -268,15 +268,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         if (unknown.nonEmpty) throw new LanceException(s"Merge into ${dataset.path} names fragments ${unknown.mkString(", ")} it does not have")
         // Lance stamps every row of a fragment that got new column data as updated by this commit.
         fs.map(f => if (stable && before(f.getId).getFilesList != f.getFilesList) RowLineage.touched(f, prev.getVersion + 1) else f)
+          .map(withFilesOf(schema, _))
       case Operation.Project(schema, _) =>
         b.clearFields().addAllFields(schema.toProto.asJava)
-        val ids = schema.allFields.map(_.id).toSet
-        existing.map { f =>
-          val kept = f.getFilesList.asScala.filter(_.getFieldsList.asScala.exists(id => ids(id.intValue)))
-          if (kept.isEmpty) throw new LanceException(s"The new schema of ${dataset.path} leaves fragment ${f.getId} without " +
-            "any data file (all its columns would be dropped); a fragment needs one, so keep a column it holds")
-          if (kept.size == f.getFilesCount) f else f.toBuilder.clearFiles().addAllFiles(kept.asJava).build()
-        }
+        existing.map(withFilesOf(schema, _))
       case Operation.UpdateConfig(config, removedConfig, metadata, removedMetadata) =>
         b.putAllConfig(config.asJava)
         removedConfig.foreach(b.removeConfig)
@@ -335,6 +330,14 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         groups.map(g => g.oldFragments.map(_.getId) -> g.newFragments.map(_.getId)), b.stableRowIds))
     })
     case _ => base.flatMap(_.file.indexSection)
+  }
+
+  /** The fragment without the data files that hold no field of `schema`; it must keep one. */
+  private def withFilesOf(schema: LanceSchema, f: DataFragment): DataFragment = {
+    val kept = schema.filesOf(f)
+    if (kept.isEmpty) throw new LanceException(s"The new schema of ${dataset.path} leaves fragment ${f.getId} without " +
+      "any data file (all its columns would be dropped); a fragment needs one, so keep a column it holds")
+    if (kept.size == f.getFilesCount) f else f.toBuilder.clearFiles().addAllFiles(kept.asJava).build()
   }
 
   private def withoutDroppedFields(base: Snapshot, schema: LanceSchema): Option[Array[Byte]] =

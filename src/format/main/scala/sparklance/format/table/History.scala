@@ -23,31 +23,28 @@ final case class HistoryEntry(version: Long, commitMicros: Long, operation: Stri
 object History {
   def of(dataset: Dataset): Seq[HistoryEntry] = {
     val tagsByVersion = new Tags(dataset).list.filter(_.branch.isEmpty).groupBy(_.version).map { case (v, ts) => v -> ts.map(_.name) }
-    var previous: Option[Snapshot] = None
+    // The version before (its snapshot and live rows, counted once); None when cleanup removed it.
+    var previous: Option[(Snapshot, Long)] = None
     dataset.versions.map { v =>
       val s = dataset.snapshot(Some(v))
       val txn = Transactions.committed(dataset, v, Some(s.naming))
       val rows = s.countRows(dataset.storage)
-      val comparable = previous.filter(_.version == v - 1).orElse(if (v == 1) Some(empty(s)) else None)
-      val (added, deleted) = comparable match {
-        case _ if txn.exists(_.getOperationCase == OperationCase.REWRITE) => (Some(0L), Some(0L))
-        case Some(before) =>
-          val known = before.fragments.map(_.getId).toSet
+      val before = previous.filter(_._1.version == v - 1)
+      val (added, deleted) =
+        if (txn.exists(_.getOperationCase == OperationCase.REWRITE)) (Some(0L), Some(0L))
+        else if (v == 1) (Some(s.fragments.map(_.getPhysicalRows).sum), Some(s.fragments.map(_.getPhysicalRows).sum - rows))
+        else before.fold((Option.empty[Long], Option.empty[Long])) { case (b, bRows) =>
+          val known = b.fragments.map(_.getId).toSet
           val added = s.fragments.filterNot(f => known.contains(f.getId)).map(_.getPhysicalRows).sum
-          (Some(added), Some(before.countRows(dataset.storage) + added - rows))
-        case None => (None, None)
-      }
-      val schemaChanges = comparable.filter(_.version == v - 1).map(before => schemaParameters(before.schema, s.schema)).getOrElse(Map.empty)
-      previous = Some(s)
+          (Some(added), Some(bRows + added - rows))
+        }
+      val schemaChanges = before.map { case (b, _) => schemaParameters(b.schema, s.schema) }.getOrElse(Map.empty)
+      previous = Some(s -> rows)
       HistoryEntry(v, s.commitMicros, txn.map(Transactions.operationName).getOrElse("unknown transaction"),
         txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty) ++ schemaChanges,
         tagsByVersion.getOrElse(v, Nil))
     }
   }
-
-  /** The table before its first version: no fragments. */
-  private def empty(first: Snapshot): Snapshot =
-    first.copy(file = first.file.copy(manifest = first.manifest.toBuilder.clearFragments().build()))
 
   /**
    * How the schema changed, by field id: columns added, dropped, renamed (`old->new`), and whose

@@ -45,6 +45,15 @@ final case class LanceSchema(fields: Seq[LanceField], metadata: Map[String, Arra
   def maxFieldId: Int = if (allFields.isEmpty) -1 else allFields.map(_.id).max
   def field(name: String): Option[LanceField] = fields.find(_.name == name)
 
+  /**
+   * The data files of `fragment` that hold at least one field of this schema; the others (all of
+   * whose columns were dropped or superseded by a type change) are no longer read.
+   */
+  def filesOf(fragment: sparklance.format.proto.TableProtos.DataFragment): Seq[sparklance.format.proto.TableProtos.DataFile] = {
+    val ids = allFields.map(_.id).toSet
+    fragment.getFilesList.asScala.toSeq.filter(_.getFieldsList.asScala.exists(id => ids(id.intValue)))
+  }
+
   def toArrow: Schema = new Schema(fields.map(_.toArrow).asJava,
     metadata.map { case (k, v) => k -> new String(v, UTF_8) }.asJava)
 

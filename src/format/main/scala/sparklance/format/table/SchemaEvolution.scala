@@ -21,18 +21,12 @@ object SchemaEvolution {
   final case class Evolved(schema: LanceSchema, operation: Operation, tightened: Seq[Seq[String]],
       retyped: Seq[Retyped] = Nil) {
     /**
-     * The operation with column values written: `files` holds, per fragment id, the file with
-     * new columns for all its rows ([[ColumnFile]]). Columns whose type changed need one in every
-     * fragment; added columns read NULL in a fragment without one.
+     * The operation with column values written: `files` holds, per fragment id, a column-only file
+     * with the new (or retyped) columns for all its rows. A fragment without one (no live rows)
+     * reads them as NULL.
      */
     def withFiles(files: Map[Long, sparklance.format.proto.TableProtos.DataFile]): Operation = operation match {
-      case m: Operation.Merge => m.copy(fragments = m.fragments.map { f =>
-        files.get(f.getId) match {
-          case Some(file) => f.toBuilder.addFiles(file).build()
-          case None if retyped.nonEmpty => throw new IllegalArgumentException(s"no file with the new columns of fragment ${f.getId}")
-          case None => f
-        }
-      })
+      case m: Operation.Merge => m.copy(fragments = m.fragments.map(f => files.get(f.getId).fold(f)(f.toBuilder.addFiles(_).build())))
       case other => other
     }
   }
@@ -108,25 +102,19 @@ object SchemaEvolution {
 
     val schema = snapshot.schema.copy(fields = fields)
     val made = tightened.result()
-    val ids = schema.allFields.map(_.id).toSet
     val rewritten = retyped.result()
     // Pylance would write a fragment without data files, which no reader can open: refuse instead.
     // (A type change gives every fragment a new file.)
-    if (rewritten.isEmpty) snapshot.fragments.find(f => f.getFilesCount > 0 && !f.getFilesList.asScala.exists(_.getFieldsList.asScala.exists(id => ids(id.intValue))))
+    if (rewritten.isEmpty) snapshot.fragments.find(f => f.getFilesCount > 0 && schema.filesOf(f).isEmpty)
       .foreach(f => fail(changes.collect { case d: DropField => d.path }.headOption.getOrElse(Nil),
         s"it is the last column with data in fragment ${f.getId}; a fragment needs one, so drop it together with a column added since or keep it"))
     // A type change must not let a concurrent writer's old values slip in under the old field id,
     // where they would read as NULL (pylance allows it): its Merge does not preserve nullability.
     val op =
-      if (adds || rewritten.nonEmpty) Operation.Merge(snapshot.fragments.map(f => withoutUnusedFiles(f, ids)), schema,
+      if (adds || rewritten.nonEmpty) Operation.Merge(snapshot.fragments, schema,
         preservesNullability = made.isEmpty && rewritten.isEmpty)
       else Operation.Project(schema, preservesNullability = made.isEmpty)
     Evolved(schema, op, made, rewritten)
-  }
-
-  private def withoutUnusedFiles(f: sparklance.format.proto.TableProtos.DataFragment, ids: Set[Int]) = {
-    val kept = f.getFilesList.asScala.filter(_.getFieldsList.asScala.exists(id => ids(id.intValue)))
-    if (kept.size == f.getFilesCount) f else f.toBuilder.clearFiles().addAllFiles(kept.asJava).build()
   }
 
   private def place(siblings: Seq[LanceField], field: LanceField, position: Position, path: Seq[String],

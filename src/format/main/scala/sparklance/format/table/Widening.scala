@@ -1,10 +1,7 @@
 package sparklance.format.table
 
-import java.math.{BigDecimal => JBigDecimal}
-import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector._
 import org.apache.arrow.vector.types.FloatingPointPrecision
-import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
+import org.apache.arrow.vector.types.pojo.ArrowType
 
 /**
  * The type changes ALTER COLUMN ... TYPE may make to a column's stored values: those that keep
@@ -29,30 +26,5 @@ object Widening {
     case _ if from == to => Some("the column has this type already")
     case _ => Some(s"values of ${LogicalTypes.toLogical(from, None)} would change meaning as ${LogicalTypes.toLogical(to, None)} " +
       "(types change within a family only: integers, floating point, decimals)")
-  }
-
-  /** `v`'s values as `to` (a type [[refusal]] allows), in a new vector named and nullable as given. */
-  def cast(v: FieldVector, name: String, nullable: Boolean, to: ArrowType, allocator: BufferAllocator): FieldVector = {
-    val out = new FieldType(nullable, to, null).createNewSingleVector(name, allocator, null)
-    val n = v.getValueCount
-    try {
-      out.setInitialCapacity(n)
-      out.allocateNew()
-      var i = 0
-      (v, out) match {
-        case (src: BaseIntVector, dst: BaseIntVector) =>
-          while (i < n) { if (src.isNull(i)) dst.setNull(i) else dst.setWithPossibleTruncate(i, src.getValueAsLong(i)); i += 1 }
-        case (src: Float4Vector, dst: Float8Vector) =>
-          while (i < n) { if (src.isNull(i)) dst.setNull(i) else dst.set(i, src.get(i).toDouble); i += 1 }
-        case (src: DecimalVector, dst: DecimalVector) =>
-          while (i < n) {
-            if (src.isNull(i)) dst.setNull(i) else dst.set(i, src.getObject(i).setScale(dst.getScale, java.math.RoundingMode.UNNECESSARY): JBigDecimal)
-            i += 1
-          }
-        case _ => throw new IllegalArgumentException(s"no widening from ${v.getField.getType} to $to")
-      }
-      out.setValueCount(n)
-      out
-    } catch { case e: Throwable => out.close(); throw e }
   }
 }

@@ -14,10 +14,13 @@ import sparklance.format.table.Dataset
 object AutoCleanup {
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** After `commits` (read version, committed version) of one statement: one cleanup if any is due. */
-  def afterCommits(dataset: Dataset, tableName: String, commits: Seq[(Long, Long)]): Option[CleanupResult] =
+  /**
+   * After `commits` (read version, committed version) of one statement on a table with `config`
+   * (as the statement read it: no manifest is read again for tables without automatic cleanup):
+   * one cleanup if any is due.
+   */
+  def afterCommits(dataset: Dataset, tableName: String, config: Map[String, String], commits: Seq[(Long, Long)]): Option[CleanupResult] =
     try {
-      val config = dataset.snapshot().config
       commits.iterator.flatMap { case (read, version) => CleanupPolicy.automatic(config, version).map(read -> _) }
         .nextOption().map { case (read, policy) =>
           // Like Lance's hook, which cleans with the dataset its commit read: that version stays too.

@@ -1,6 +1,6 @@
 package sparklance.spark.maintenance
 
-import sparklance.format.table.Dataset
+import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
 /**
@@ -9,11 +9,11 @@ import sparklance.spark.CatalogSettings
  * fails the statement.
  */
 object AutoMaintenance {
-  /** After a statement that read version `read` committed `committed`; `compact`: whether auto compaction applies. */
-  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Long, committed: Long,
+  /** After a statement that read `read` committed version `committed`; `compact`: whether auto compaction applies. */
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Long,
       compact: Boolean = true): Unit = {
     val compaction = if (compact) AutoCompaction.afterCommit(dataset, tableName, settings) else None
-    AutoCleanup.afterCommits(dataset, tableName,
-      (read -> committed) +: compaction.toSeq.flatMap(r => r.version.map(r.readVersion -> _)))
+    AutoCleanup.afterCommits(dataset, tableName, read.config,
+      (read.version -> committed) +: compaction.toSeq.flatMap(r => r.version.map(r.readVersion -> _)))
   }
 }

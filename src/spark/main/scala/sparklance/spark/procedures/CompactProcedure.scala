@@ -43,7 +43,7 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     }
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks))
       .run(scoped)
-    AutoCleanup.afterCommits(target.dataset, target.quotedName, result.version.map(result.readVersion -> _).toSeq)
+    AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq)
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,
       result.replanned.toLong, new GenericArrayData(result.leftAlone.map(l => UTF8String.fromString(s"fragment ${l.fragmentId}: ${l.reason}")).toArray))

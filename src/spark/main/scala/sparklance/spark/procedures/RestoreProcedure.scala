@@ -38,7 +38,7 @@ final class RestoreProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val restored = chosen.asInstanceOf[LanceTable].snapshot
     val read = target.dataset.snapshot(forWrite = true)
     val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(read), Operation.Restore(restored))
-    AutoCleanup.afterCommits(target.dataset, target.quotedName, Seq(read.version -> committed.version))
+    AutoCleanup.afterCommits(target.dataset, target.quotedName, read.config, Seq(read.version -> committed.version))
     InternalRow(restored.version, committed.version)
   }
 }

@@ -45,7 +45,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     }
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
-      AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot.version, r.version)
+      AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot, r.version)
     }
   }
 
