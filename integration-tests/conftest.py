@@ -41,3 +41,20 @@ def table_name(request):
 def table_path(warehouse, ident):
     _, ns, name = ident.split(".")
     return str(warehouse / ns / f"{name}.lance")
+
+
+def pylance_append_retrying(path, table, errors, attempts=50, pause=0.02):
+    """Appends `table` with pylance as a racing writer does: a commit conflict is retried after a
+    pause, any other error is recorded in `errors`. Returns whether the append landed."""
+    import time
+    import lance
+    for _ in range(attempts):
+        try:
+            lance.write_dataset(table, path, mode="append")
+            return True
+        except OSError as e:
+            if "conflict" not in str(e).lower():
+                errors.append(e)
+                return False
+            time.sleep(pause)
+    return False

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import sparklance
-from conftest import table_path
+from conftest import pylance_append_retrying, table_path
 
 FORMATS = ["2.0", "2.2"]
 
@@ -177,6 +177,68 @@ def test_schema_changes_racing_writers_lose_nothing(spark, warehouse, table_name
     assert rows == sorted((i, i) for i in committed), "a committed value went missing or NULL"
     ds = lance.dataset(path)
     assert str(ds.schema.field("v").type) == "int64"
+    assert sorted(zip(*(ds.to_table(columns=["id", "v"]).column(c).to_pylist() for c in ["id", "v"]))) == rows
+
+
+def test_schema_evolving_merges_race_appends(spark, warehouse, table_name):
+    """MERGE WITH SCHEMA EVOLUTION (each adds a column and updates and inserts rows) races Spark
+    INSERTs and pylance appends: the column and the rows of a MERGE land together in one version
+    or not at all, and every committed row is there with its values, read alike by pylance."""
+    import threading
+    t, path = table_name, table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v BIGINT) "
+              "TBLPROPERTIES ('optimize_write' = 'false', 'isolation_level' = 'snapshot')")
+    spark.sql(f"INSERT INTO {t} VALUES (0, 0)")
+    expected, merged, failed, errors = {0: 0}, [], [], []
+    lock = threading.Lock()
+
+    def merges():
+        for k in range(4):
+            src = spark.createDataFrame([(0, k + 1, f"c{k}")] + [(1000 * (k + 1) + j, j, f"c{k}") for j in range(3)],
+                                        f"id bigint, v bigint, col{k} string")
+            src.createOrReplaceTempView(f"evo_src_{k}")
+            try:
+                spark.sql(f"MERGE WITH SCHEMA EVOLUTION INTO {t} t USING evo_src_{k} s ON t.id = s.id "
+                          "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+                with lock:
+                    merged.append(k)
+                    expected.update({0: k + 1, **{1000 * (k + 1) + j: j for j in range(3)}})
+            except Exception as e:  # a retryable conflict fails the statement and changes nothing
+                if "CommitConflictException" not in str(e) and "conflicts with" not in str(e):
+                    errors.append(e)
+                failed.append(k)
+
+    def spark_inserts():
+        for i in range(1, 9):
+            try:
+                spark.sql(f"INSERT INTO {t} (id, v) VALUES ({i}, {i})")
+                with lock:
+                    expected[i] = i
+            except Exception as e:
+                if "conflicts with" not in str(e):
+                    errors.append(e)
+
+    def pylance_appends():
+        for i in range(100, 108):
+            if pylance_append_retrying(path, pa.table({"id": pa.array([i], pa.int64()), "v": pa.array([i], pa.int64())}), errors):
+                with lock:
+                    expected[i] = i
+
+    threads = [threading.Thread(target=f) for f in (merges, spark_inserts, pylance_appends)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert merged, "no schema-evolving MERGE landed"
+    assert spark.table(t).columns == ["id", "v"] + [f"col{k}" for k in sorted(merged)], (merged, failed)
+    rows = sorted((r.id, r.v) for r in spark.sql(f"SELECT id, v FROM {t}").collect())
+    assert rows == sorted(expected.items())
+    for k in merged:  # a merge's column holds its values exactly in the rows it wrote last
+        got = {r.id for r in spark.sql(f"SELECT id FROM {t} WHERE col{k} = 'c{k}'").collect()}
+        assert {1000 * (k + 1) + j for j in range(3)} <= got <= {1000 * (k + 1) + j for j in range(3)} | {0}
+    ds = lance.dataset(path)
+    assert ds.schema.names == spark.table(t).columns
     assert sorted(zip(*(ds.to_table(columns=["id", "v"]).column(c).to_pylist() for c in ["id", "v"]))) == rows
 
 

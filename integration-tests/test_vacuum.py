@@ -21,7 +21,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 import sparklance
-from conftest import table_path
+from conftest import pylance_append_retrying, table_path
 
 DAY = 24 * 3600
 
@@ -218,17 +218,9 @@ def test_writers_racing_a_vacuum_lose_nothing(spark, warehouse, table_name):
 
     def pylance_writer():
         for i in range(12):
-            for attempt in range(20):
-                try:
-                    lance.write_dataset(pa.table({"id": pa.array(range(10000 + i * 10, 10000 + i * 10 + 10), pa.int64()),
-                                                  "writer": ["pylance"] * 10}), path, mode="append")
-                    committed["pylance"].append(i)
-                    break
-                except OSError as e:
-                    if "conflict" not in str(e).lower():
-                        errors.append(e)
-                        break
-                    time.sleep(0.05)
+            if pylance_append_retrying(path, pa.table({"id": pa.array(range(10000 + i * 10, 10000 + i * 10 + 10), pa.int64()),
+                                                      "writer": ["pylance"] * 10}), errors, attempts=20, pause=0.05):
+                committed["pylance"].append(i)
 
     def vacuumer():
         while not stop.is_set():

@@ -10,7 +10,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.io.Storage
-import sparklance.format.table.{Dataset, Snapshot, Tags}
+import sparklance.format.table.{Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
 import sparklance.spark.procedures.LanceProcedures
@@ -250,12 +250,38 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       properties: util.Map[String, String]): Table =
     createTable(ident, Columns.fromStruct(schema), partitions, properties)
 
-  /** ALTER TABLE: see [[TableAlteration]]; each statement is one commit. */
+  /**
+   * ALTER TABLE: see [[TableAlteration]]; each statement is one commit. The column changes of
+   * Spark's automatic schema evolution are not committed here but staged: Spark loads the table
+   * again right after (on this thread), gets it with the pending schema, and the statement's
+   * write commits the schema change together with its data (see [[PendingSchema]]).
+   */
   override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    pendingSchema.remove()
     val ds = dataset(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
-    new TableAlteration(quoted(ident), ds, settings).apply(changes)
-    loadTable(ident)
+    val alteration = new TableAlteration(quoted(ident), ds, settings)
+    if (LanceCatalog.calledBySchemaEvolution()) {
+      val pending = alteration.stage(changes)
+      pendingSchema.set(ident -> pending)
+      new LanceTable(quoted(ident), ds, pending.view, settings, Some(pending))
+    } else {
+      alteration.apply(changes)
+      loadTable(ident)
+    }
+  }
+
+  /** The schema change staged by the last alterTable on this thread, until Spark loads the table for its write. */
+  private val pendingSchema = new ThreadLocal[(Identifier, PendingSchema)]
+
+  override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
+    val staged = Option(pendingSchema.get())
+    pendingSchema.remove()
+    staged match {
+      case Some((id, pending)) if id == ident =>
+        new LanceTable(quoted(ident), dataset(ident), pending.view, settings, Some(pending))
+      case _ => loadTable(ident)
+    }
   }
 
   /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */
@@ -279,4 +305,16 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     if (!namespaceExists(newIdent.namespace())) throw new NoSuchNamespaceException(newIdent.namespace())
     storage.rename(tablePath(oldIdent), tablePath(newIdent))
   }
+}
+
+object LanceCatalog {
+  /**
+   * Whether Spark's automatic schema evolution is calling (its analyzer rule, which alters the
+   * table and then loads it for the write). Spark passes no other sign of it to alterTable, and an
+   * explicit ALTER TABLE must still commit on its own.
+   */
+  private def calledBySchemaEvolution(): Boolean =
+    Thread.currentThread().getStackTrace.exists(_.getClassName.startsWith(SchemaEvolutionRule))
+
+  private val SchemaEvolutionRule = "org.apache.spark.sql.catalyst.analysis.ResolveSchemaEvolution"
 }

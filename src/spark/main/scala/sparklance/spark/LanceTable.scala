@@ -9,15 +9,19 @@ import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation, ReadSet}
-import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
 import sparklance.spark.maintenance.AutoMaintenance
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
-/** A Lance table at one version, as Spark sees it. Writes commit on top of the latest version. */
+/**
+ * A Lance table at one version, as Spark sees it. Writes commit on top of the latest version.
+ * With a `pending` schema change (automatic schema evolution), `snapshot` is its view and the
+ * statement's write commits the change with its data.
+ */
 class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
-    val settings: CatalogSettings = CatalogSettings())
+    val settings: CatalogSettings = CatalogSettings(), val pending: Option[PendingSchema] = None)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
     with SupportsRowLevelOperations with SupportsDeleteV2 with SupportsSchemaEvolution {
 
@@ -88,14 +92,17 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, overwrite) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments =>
+      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments =>
         // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
-        // so it commits nothing, like the row-level statements.
-        if (overwrite || fragments.nonEmpty) {
-          val op = if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments)
+        // so it commits nothing, like the row-level statements, unless it changes the schema.
+        if (overwrite || fragments.nonEmpty || pending.isDefined) {
+          val (read, op) = pending match {
+            case Some(p) if !overwrite => (p.base, Operation.Evolving(Operation.Append(fragments), p))
+            case _ => (snapshot, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
+          }
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
-          val committed = committer(info.options().asScala.toMap).commit(Some(snapshot), op, reads = Some(reads.readSet))
+          val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(reads.readSet))
           AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite)
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))

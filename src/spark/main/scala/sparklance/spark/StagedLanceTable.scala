@@ -32,7 +32,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     new LanceWriteBuilder(info, (inputSchema, _) => {
       val target = WriteTarget(tableName, dataset.path, schema,
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, fragments => staged = fragments)
+      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, fragments => staged = fragments)
     }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))
 
   override def commitStagedChanges(): Unit = {

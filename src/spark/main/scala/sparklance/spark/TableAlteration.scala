@@ -6,8 +6,8 @@ import org.apache.spark.sql.connector.catalog.TableChange._
 import org.apache.spark.sql.types.StructField
 import sparklance.format.{CommitConflictException, SchemaChangeException}
 import sparklance.format.commit.{Committer, Operation}
-import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, LanceSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.table.{Dataset, LanceSchema, PendingSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
 import sparklance.spark.evolution.{ColumnValues, ColumnWriteJob}
 
 /**
@@ -31,20 +31,40 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     retrying { snapshot =>
       if (properties.nonEmpty) (TableProperties.change(table, set, unset), Nil)
       else {
-        val evolved = SchemaEvolution.plan(table, snapshot, columns.flatMap(schemaChange(snapshot, _)))
-        evolved.tightened.foreach(requireNoNulls(snapshot, _))
-        if (evolved.retyped.isEmpty) (evolved.operation, Nil)
-        else {
-          // Values written anew, cast by Spark (exactly: only widenings are planned): a column-only
-          // file per fragment, then one Merge.
-          val casts = evolved.retyped.map(r => r.to.name ->
-            s"CAST(`${r.from.name.replace("`", "``")}` AS ${SparkTypes.toSparkField(r.to, table).dataType.sql})")
-          val frame = ColumnValues.fromExpressions(SparkSession.active, table, snapshot, casts)
-          val files = ColumnWriteJob.fromRows(SparkSession.active, table, dataset, snapshot, frame,
-            LanceSchema(evolved.retyped.map(_.to)), settings)
-          (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
-        }
+        val (evolved, files) = planColumns(snapshot, columns)
+        (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
       }
+    }
+  }
+
+  /**
+   * Plans column changes Spark's automatic schema evolution asks for (added columns, widenings)
+   * on the latest version without committing them: the statement's write commits them with its
+   * data. Retyped columns' values are written now, as for ALTER COLUMN ... TYPE.
+   */
+  def stage(changes: Seq[TableChange]): PendingSchema = {
+    val snapshot = dataset.snapshot(forWrite = true)
+    val (evolved, files) = planColumns(snapshot, changes)
+    if (evolved.tightened.nonEmpty || !evolved.operation.isInstanceOf[Operation.Merge])
+      throw new UnsupportedOperationException(s"$table: a write adds columns or widens types, nothing else")
+    PendingSchema(snapshot, evolved.schema, files, retypes = evolved.retyped.nonEmpty,
+      preservesNullability = evolved.operation.asInstanceOf[Operation.Merge].preservesNullability)
+  }
+
+  /**
+   * The planned change on `snapshot` and, for retyped columns, their values written anew, cast by
+   * Spark (exactly: only widenings are planned): a column-only file per fragment, not committed.
+   */
+  private def planColumns(snapshot: Snapshot, columns: Seq[TableChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) = {
+    val evolved = SchemaEvolution.plan(table, snapshot, columns.flatMap(schemaChange(snapshot, _)))
+    evolved.tightened.foreach(requireNoNulls(snapshot, _))
+    if (evolved.retyped.isEmpty) (evolved, Map.empty)
+    else {
+      val casts = evolved.retyped.map(r => r.to.name ->
+        s"CAST(`${r.from.name.replace("`", "``")}` AS ${SparkTypes.toSparkField(r.to, table).dataType.sql})")
+      val frame = ColumnValues.fromExpressions(SparkSession.active, table, snapshot, casts)
+      (evolved, ColumnWriteJob.fromRows(SparkSession.active, table, dataset, snapshot, frame,
+        LanceSchema(evolved.retyped.map(_.to)), settings))
     }
   }
 

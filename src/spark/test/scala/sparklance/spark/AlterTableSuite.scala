@@ -166,17 +166,44 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     sql("INSERT INTO lance.alt.evo VALUES (1, 10), (2, 20)")
     spark.createDataFrame(java.util.List.of(Row(2L, 2000000000000L, "two"), Row(3L, 3L, "three")),
       org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, n BIGINT, label STRING")).createOrReplaceTempView("evo_src")
-    sql("MERGE WITH SCHEMA EVOLUTION INTO lance.alt.evo t USING evo_src s ON t.id = s.id " +
-      "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    val merge = "MERGE WITH SCHEMA EVOLUTION INTO lance.alt.evo t USING evo_src s ON t.id = s.id " +
+      "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    val before = dataset("evo").latestVersion
+    // Planning alone (EXPLAIN) changes nothing: the schema change waits for the statement's write.
+    sql(s"EXPLAIN $merge").collect()
+    assert(dataset("evo").latestVersion == before && spark.table("lance.alt.evo").columns.toSeq == Seq("id", "n"))
+    sql(merge)
+    // One commit holds the widened and the added column and the rows: a Merge of every fragment.
+    assert(dataset("evo").latestVersion == before + 1)
+    assert(txn("evo").hasMerge && txn("evo").getMerge.getSchemaCount == 3)
     assert(spark.table("lance.alt.evo").schema.map(f => f.name -> f.dataType.sql) == Seq("id" -> "BIGINT", "n" -> "BIGINT", "label" -> "STRING"))
     assert(rows("SELECT id, n, label FROM lance.alt.evo ORDER BY id") ==
       Seq(Row(1L, 10L, null), Row(2L, 2000000000000L, "two"), Row(3L, 3L, "three")))
+    // The updated row's new image and the inserted row carry the commit's version; row 1 kept its
+    // (its fragment got the widened column's file, which Lance counts as an update of every row).
+    assert(rows("SELECT id, _row_created_at_version FROM lance.alt.evo ORDER BY id") ==
+      Seq(Row(1L, before), Row(2L, before), Row(3L, before + 1)))
     spark.createDataFrame(java.util.List.of(Row(4L, 4L, "four", true)),
       org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, n BIGINT, label STRING, flag BOOLEAN"))
       .writeTo("lance.alt.evo").withSchemaEvolution().append()
+    assert(dataset("evo").latestVersion == before + 2 && txn("evo").hasMerge)
     assert(rows("SELECT id, flag FROM lance.alt.evo ORDER BY id") == Seq(Row(1L, null), Row(2L, null), Row(3L, null), Row(4L, true)))
+    def dataFiles = new java.io.File(dataset("evo").path, "data").list().toSet
+    val committedFiles = dataFiles
+    // A statement that fails changes neither the schema nor the rows: two source rows match one target row.
+    spark.createDataFrame(java.util.List.of(Row(1L, "x", 1.5), Row(1L, "y", 2.5)),
+      org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, label STRING, score DOUBLE")).createOrReplaceTempView("evo_dup")
+    val failed = intercept[Exception](sql("MERGE WITH SCHEMA EVOLUTION INTO lance.alt.evo t USING evo_dup s ON t.id = s.id " +
+      "WHEN MATCHED THEN UPDATE SET *"))
+    assert(causes(failed).exists(_.getMessage.contains("MERGE_CARDINALITY_VIOLATION")), failed)
+    assert(dataset("evo").latestVersion == before + 2 && !spark.table("lance.alt.evo").columns.contains("score"))
+    assert(dataFiles == committedFiles, "the failed statement's files are gone")
+    // An append of no rows still makes the change it asks for.
+    spark.createDataFrame(java.util.List.of[Row](), org.apache.spark.sql.types.StructType.fromDDL("id BIGINT, note STRING"))
+      .writeTo("lance.alt.evo").withSchemaEvolution().append()
+    assert(dataset("evo").latestVersion == before + 3 && spark.table("lance.alt.evo").columns.last == "note")
     assert(pylance("evo", "t = ds.to_table().sort_by('id'); print(t.schema.names, t.column('label').to_pylist())") ==
-      "['id', 'n', 'label', 'flag'] [None, 'two', 'three', 'four']")
+      "['id', 'n', 'label', 'flag', 'note'] [None, 'two', 'three', 'four']")
   }
 
   test("add_columns writes only the new columns: one file per fragment, for every row; pylance reads them") {

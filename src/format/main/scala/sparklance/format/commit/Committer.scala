@@ -40,10 +40,16 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       reads: Option[ReadSet] = None): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
-    val statementReads = reads.getOrElse(ReadSet.assumedFor(op))
+    val pending = op match { case e: Operation.Evolving => Some(e.pending); case _ => None }
+    pending.foreach(p => require(read.contains(p.base), "a write that changes the schema is committed on the version its change was planned on"))
+    val statementReads = reads.getOrElse(ReadSet.assumedFor(Committer.changeOf(op)))
     val readVersion = read.map(_.version).getOrElse(0L)
     val uuid = UUID.randomUUID().toString
-    var (txn, txnName) = writeTransaction(readVersion, uuid, op, properties)
+    // Checked against concurrent commits: the operation, or the write that carries a schema change.
+    var txn = Transactions.build(readVersion, uuid, Committer.changeOf(op), properties)
+    var txnName = s"$readVersion-$uuid.txn"
+    // A schema change's Merge names the final fragment list, so it is written with each manifest.
+    if (pending.isEmpty) writeTransaction(txnName, txn)
     val ourTransactionFiles = scala.collection.mutable.Set(txnName)
 
     var current = op
@@ -60,10 +66,17 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     }
     while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
+      if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
       val manifest = nextManifest(base, current, txnName)
       val version = manifest.getVersion
       val index = indexSectionAfter(base, current)
-      val bytes = ManifestFile.encode(manifest, index, Some(txn))
+      val recorded = pending.fold(txn) { p =>
+        val merge = Transactions.build(base.get.version, uuid,
+          Operation.Merge(manifest.getFragmentsList.asScala.toSeq, p.schema, p.preservesNullability), properties)
+        writeTransaction(txnName, merge, replace = true)
+        merge
+      }
+      val bytes = ManifestFile.encode(manifest, index, Some(recorded))
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
       // Cleanup removes old manifests, so with a stale base the put of a version below the newest
       // could succeed and leave a dead branch no reader follows: look first, and lose the race.
@@ -107,29 +120,32 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         if (attempt >= maxRetries)
           conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
             s"gave up after $maxRetries retries against concurrent commits")
-        val (touching, compaction) = check(txn, base, newer, statementReads, conflict)
+        val (touching, compaction) = check(txn, pending, base, newer, statementReads, conflict)
         // A compaction of fragments we change stops the check there: our change is rebased onto
         // the version before it, carried through it, and checked against later versions next round.
         val upTo = compaction.fold(latest)(c => dataset.snapshot(Some(c.version - 1)))
-        def adopt(rebased: RowLevelRebase.Rebased, readVersion: Long): Unit = if (rebased.op ne current) {
+        def adopt(rebased: RowLevelRebase.Rebased, readVersion: Long): Unit = if (rebased.op ne Committer.changeOf(current)) {
           val stillLive = live(rebased.op).toSet
           val superseded = ownFiles.filterNot(stillLive)
           dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
           ownFiles ++= rebased.written
-          current = rebased.op
-          val (t, n) = writeTransaction(readVersion, uuid, current, properties)
-          txn = t; txnName = n; ourTransactionFiles += n
+          current = current match { case e: Operation.Evolving => e.copy(change = rebased.op); case _ => rebased.op }
+          txn = Transactions.build(readVersion, uuid, rebased.op, properties)
+          if (pending.isEmpty) {
+            txnName = s"$readVersion-$uuid.txn"
+            writeTransaction(txnName, txn); ourTransactionFiles += txnName
+          }
         }
-        current match {
+        Committer.changeOf(current) match {
           // Rows of a fragment whose columns we rewrite changed: our file no longer matches them.
           case _: Operation.UpdateColumns if touching.nonEmpty || compaction.isDefined =>
             val (v, t) = touching.headOption.map { case (v, t) => v -> Some(t) }
               .getOrElse(compaction.get.version -> Some(compaction.get.txn))
             conflict(v, t, "it changed rows of fragments whose columns this commit rewrites")
-          case _: Operation.Delete | _: Operation.Update if base.isDefined =>
-            adopt(RowLevelRebase.rebase(dataset, current, base.get, upTo, touching, conflict(_, _, _)), upTo.version)
+          case change @ (_: Operation.Delete | _: Operation.Update) if base.isDefined =>
+            adopt(RowLevelRebase.rebase(dataset, change, base.get, upTo, touching, conflict(_, _, _)), upTo.version)
             compaction.foreach { c =>
-              adopt(RewriteTranslation.translate(dataset, current, c.txn.getRewrite, c.version, c.snapshot,
+              adopt(RewriteTranslation.translate(dataset, Committer.changeOf(current), c.txn.getRewrite, c.version, c.snapshot,
                 conflict(_, _, _), c.txn), c.version)
             }
           case _ =>
@@ -147,7 +163,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
    * conflict wins) and returns those whose row-level changes ours must be rebased over, up to a
    * compaction ours must be carried through, where it stops.
    */
-  private def check(ours: Transaction, base: Option[Snapshot], newer: Seq[(Long, VersionLookup)], reads: ReadSet,
+  private def check(ours: Transaction, pending: Option[PendingSchema], base: Option[Snapshot], newer: Seq[(Long, VersionLookup)], reads: ReadSet,
       conflict: (Long, Option[Transaction], String, Boolean) => Nothing): (Seq[(Long, Transaction)], Option[Committer.CompactedUnder]) = {
     var previous = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
     val touching = Seq.newBuilder[(Long, Transaction)]
@@ -159,7 +175,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       case VersionLookup.Committed(_, None) =>
         conflict(v, None, "its transaction cannot be read, so the commits cannot be reconciled", true)
       case VersionLookup.Committed(snapshot, Some(theirs)) =>
-        val ruling = ConflictRules.check(ours, theirs)
+        val ruling = pending.fold(ConflictRules.check(ours, theirs))(p => ConflictRules.checkEvolving(ours, p.retypes, theirs))
         ruling match {
           case Ruling.Retryable(reason) => conflict(v, Some(theirs), reason, true)
           case Ruling.Incompatible(reason) => conflict(v, Some(theirs), reason, false)
@@ -185,12 +201,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     (touching.result(), None)
   }
 
-  private def writeTransaction(readVersion: Long, uuid: String, op: Operation,
-      properties: Map[String, String]): (Transaction, String) = {
-    val txn = Transactions.build(readVersion, uuid, op, properties)
-    val name = s"$readVersion-$uuid.txn"
-    Using.resource(storage.create(Storage.join(dataset.path, s"_transactions/$name")))(_.write(txn.toByteArray))
-    (txn, name)
+  private def writeTransaction(name: String, txn: Transaction, replace: Boolean = false): Unit = {
+    val path = Storage.join(dataset.path, s"_transactions/$name")
+    if (replace) storage.overwrite(path, txn.toByteArray)
+    else Using.resource(storage.create(path))(_.write(txn.toByteArray))
   }
 
   /** Whether a version above `version` exists (one that cannot be read counts as not: the put then decides). */
@@ -203,7 +217,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     catch { case NonFatal(_) => }
 
   /** The deletion files an operation's updated fragments reference. */
-  private def live(op: Operation): Seq[(Long, DeletionFile)] = (op match {
+  private def live(op: Operation): Seq[(Long, DeletionFile)] = (Committer.changeOf(op) match {
     case d: Operation.Delete => d.updated
     case u: Operation.Update => u.updated
     case _ => Nil
@@ -242,7 +256,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       else { val (lined, next) = RowLineage.assign(withId, nextRowId, prev.getVersion + 1); nextRowId = next; lined }
     }
     val existing = prev.getFragmentsList.asScala.toSeq
-    val fragments = op match {
+    def after(op: Operation): Seq[DataFragment] = op match {
       case Operation.Append(fs) => existing ++ assign(fs)
       case Operation.Overwrite(fs, schema, config, definesTable, metadata) =>
         // CREATE / REPLACE define a new table (stableRowIds is set): it keeps none of the old
@@ -283,7 +297,17 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         b.clearFields().addAllFields(m.getFieldsList).clearSchemaMetadata().putAllSchemaMetadata(m.getSchemaMetadataMap)
           .clearConfig().putAllConfig(m.getConfigMap).setDataFormat(m.getDataFormat)
         target.fragments
+      case Operation.Evolving(change, pending) =>
+        b.clearFields().addAllFields(pending.schema.toProto.asJava)
+        val known = existing.map(_.getId).toSet
+        // New fragments were written under the new schema; the others gain the staged column
+        // files, and Lance stamps every row of a fragment that got new column data.
+        after(change).map { f =>
+          val g = if (known(f.getId)) pending.withColumnFiles(f) else f
+          if (stable && g.getFilesList != f.getFilesList) RowLineage.touched(g, prev.getVersion + 1) else g
+        }.map(withFilesOf(pending.schema, _))
     }
+    val fragments = after(op)
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
       b.setMaxFragmentId((nextId - 1).toInt)
@@ -316,6 +340,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     // An index on a column the new schema no longer has (dropped, or superseded by a type change) goes.
     case Operation.Merge(_, schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
+    case Operation.Evolving(_, pending) => base.flatMap(b => withoutDroppedFields(b, pending.schema))
     // Lance: an index on a rewritten column no longer covers the fragments rewritten.
     case Operation.UpdateColumns(updated, fields) => base.flatMap(_.file.indexSection.map { bytes =>
       val ids = updated.map(_.getId.toInt)
@@ -374,6 +399,12 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 }
 
 object Committer {
+  /** The write an operation carries: itself, or the write a schema change lands with. */
+  private[commit] def changeOf(op: Operation): Operation = op match {
+    case e: Operation.Evolving => e.change
+    case other => other
+  }
+
   /**
    * Columns the new fragments of `op` hold under field ids that `latest` gives to another field
    * of the same name (a type change rewrote them): written against `read`, they would be lost.

@@ -37,6 +37,32 @@ object ConflictRules {
     })
   }
 
+  /**
+   * A write that lands with a schema change (see Operation.Evolving): `change` is the write's own
+   * transaction, checked by its rules, except that the schema it extends must not have changed
+   * meanwhile, and that when it retypes a column no rows may have arrived or changed without the
+   * new column: their values would be held under the old field id and read as NULL. (Lance
+   * records it as a Merge, which retries against any concurrent write; pylance writers committing
+   * after it see that Merge.)
+   */
+  def checkEvolving(change: Transaction, retypes: Boolean, theirs: Transaction): Ruling = {
+    val they = theirs.getOperationCase
+    val schemaChanged = they match {
+      case MERGE | PROJECT => true
+      case UPDATE_CONFIG => changesSchemaMetadata(theirs)
+      case _ => false
+    }
+    val wroteValues = they match {
+      case APPEND | UPDATE | REWRITE | DATA_REPLACEMENT | DATA_OVERLAY => true
+      case _ => false
+    }
+    if (they == OPERATION_NOT_SET) check(change, theirs)
+    else if (schemaChanged) Ruling.Retryable("it changed the schema this statement evolves")
+    else if (retypes && wroteValues)
+      Ruling.Retryable("it wrote rows without the new type of the column this statement changes")
+    else check(change, theirs)
+  }
+
   private val incompatibleMemWal = Ruling.Incompatible("it changed the MemWAL state, which this commit would overwrite")
 
   private def append(they: OperationCase): Ruling = they match {
@@ -147,15 +173,17 @@ object ConflictRules {
 
   /** Lance's second barrier, in both directions: a Merge cannot pass a change of schema or field metadata. */
   private def schemaMetadataBarrier(ours: Transaction, theirs: Transaction): Option[Ruling] = {
-    def changesMetadata(t: Transaction) = t.hasUpdateConfig && {
-      val c = t.getUpdateConfig
-      def touches(m: Transaction.UpdateMap) = m.getReplace || m.getUpdateEntriesCount > 0
-      (c.hasSchemaMetadataUpdates && touches(c.getSchemaMetadataUpdates)) ||
-        c.getFieldMetadataUpdatesMap.values().asScala.exists(touches)
-    }
-    if ((ours.hasMerge && changesMetadata(theirs)) || (changesMetadata(ours) && theirs.hasMerge))
+    if ((ours.hasMerge && changesSchemaMetadata(theirs)) || (changesSchemaMetadata(ours) && theirs.hasMerge))
       Some(Ruling.Retryable("one adds columns while the other changed schema or field metadata"))
     else None
+  }
+
+  /** Whether an UpdateConfig changes schema or field metadata. */
+  private def changesSchemaMetadata(t: Transaction): Boolean = t.hasUpdateConfig && {
+    val c = t.getUpdateConfig
+    def touches(m: Transaction.UpdateMap) = m.getReplace || m.getUpdateEntriesCount > 0
+    (c.hasSchemaMetadataUpdates && touches(c.getSchemaMetadataUpdates)) ||
+      c.getFieldMetadataUpdatesMap.values().asScala.exists(touches)
   }
 
   /** The fragments a transaction changes in place or removes (Lance's `modified_fragment_ids`). */

@@ -78,6 +78,18 @@ object Operation {
     extends Operation { def name = "Merge" }
 
   /**
+   * `change` (an Append, Delete or Update, its fragments as in `pending.base`) together with the
+   * schema change it needs, in one commit: recorded as a Lance Merge of the whole resulting
+   * fragment list (new fragments hold the new columns, existing ones gain the staged column
+   * files), so pylance sees one schema change with data. Commit it on `pending.base`.
+   */
+  final case class Evolving(change: Operation, pending: sparklance.format.table.PendingSchema) extends Operation {
+    require(change.isInstanceOf[Append] || change.isInstanceOf[Delete] || change.isInstanceOf[Update],
+      s"a schema change lands with an Append, Delete or Update, not a ${change.name}")
+    def name = "Merge"
+  }
+
+  /**
    * A new schema over the same fragments: columns dropped, renamed, nullability, comments or
    * order changed. Data files left without any field of the schema leave their fragments.
    * `preservesNullability` is false when a column becomes NOT NULL, which makes concurrent

@@ -5,16 +5,18 @@ import scala.collection.mutable
 import sparklance.format.LanceException
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, RowAddress, Snapshot}
+import sparklance.format.table.{Dataset, PendingSchema, RowAddress, Snapshot}
 
 /**
  * One DELETE, UPDATE or MERGE against the version it read, gathered and committed as one Lance
  * transaction: the rows it removes (by row address, or by offsets per fragment), the fragments
  * holding the rows it inserted or rewrote, then `commit`, which writes a deletion file per touched
  * fragment (or drops a fragment whose rows are all gone) and commits a Delete or an Update with
- * conflict resolution (see [[Committer]]). Not thread-safe: one statement's driver fills it.
+ * conflict resolution (see [[Committer]]). With a `pending` schema change (whose base is `read`)
+ * both land in one commit, also when no row changed. Not thread-safe: one statement's driver fills it.
  */
-final class RowLevelCommit(dataset: Dataset, read: Snapshot) {
+final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[PendingSchema] = None) {
+  pending.foreach(p => require(p.base eq read, "a pending schema change must be planned on the version the statement read"))
   private val deleted = mutable.Map.empty[Long, RoaringBitmap]
   private val added = mutable.ArrayBuffer.empty[DataFragment]
 
@@ -34,7 +36,7 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot) {
   def add(fragments: Seq[DataFragment]): this.type = { added ++= fragments; this }
 
   /** Whether the statement changed nothing, and so commits nothing. */
-  def isEmpty: Boolean = added.isEmpty && deleted.values.forall(_.isEmpty)
+  def isEmpty: Boolean = added.isEmpty && deleted.values.forall(_.isEmpty) && pending.isEmpty
 
   /**
    * Commits the change: a Delete when `kind` is a delete and nothing was added, else an Update.
@@ -45,9 +47,12 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot) {
       maxRetries: Int = 20, predicate: String = ""): Option[RowLevelCommit.Result] =
     if (isEmpty) None
     else {
-      val op = RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate)
+      val rows = added.nonEmpty || deleted.values.exists(!_.isEmpty)
+      val change = if (!rows) Operation.Append(Nil)
+        else RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate)
+      val op = pending.fold(change)(Operation.Evolving(change, _))
       val result = new Committer(dataset, maxRetries, isolation).commit(Some(read), op, reads = reads)
-      val deletionFiles = op match {
+      val deletionFiles = change match {
         case d: Operation.Delete => d.updated.size
         case u: Operation.Update => u.updated.size
         case _ => 0

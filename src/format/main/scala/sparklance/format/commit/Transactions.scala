@@ -49,6 +49,8 @@ object Transactions {
         if (config.nonEmpty || removedConfig.nonEmpty) u.setConfigUpdates(updates(config, removedConfig))
         if (metadata.nonEmpty || removedMetadata.nonEmpty) u.setTableMetadataUpdates(updates(metadata, removedMetadata))
         b.setUpdateConfig(u)
+      case _: Operation.Evolving =>
+        throw new IllegalArgumentException("a write with a schema change is recorded as a Merge of the fragments its manifest lists")
       case Operation.Rewrite(groups) =>
         // Only the groups: Lance no longer writes the deprecated flat old/new fragment lists.
         b.setRewrite(Transaction.Rewrite.newBuilder().addAllGroups(groups.map(g => Transaction.Rewrite.RewriteGroup.newBuilder()

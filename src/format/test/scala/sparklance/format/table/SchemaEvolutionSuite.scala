@@ -5,7 +5,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CommitConflictException, SchemaChangeException}
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{Committer, Operation, Transactions}
 import sparklance.format.io.LocalStorage
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.SchemaChange._
@@ -73,5 +73,54 @@ class SchemaEvolutionSuite extends AnyFunSuite {
       .addFiles(DataFile.newBuilder().setPath("late.lance").addFields(0).addFields(2).addColumnIndices(0).addColumnIndices(1)).build()
     val e = intercept[CommitConflictException](new Committer(ds).commit(Some(read), Operation.Append(Seq(staged))))
     assert(e.retryable && e.getMessage.contains("the type of a changed"), e.getMessage)
+  }
+
+  test("a write and its schema change are one Merge; concurrent writers pass it or make it retry as the change requires") {
+    def pending(read: Snapshot, changes: SchemaChange*): PendingSchema = {
+      val e = SchemaEvolution.plan("t", read, changes)
+      val files = e.retyped.headOption.fold(Map.empty[Long, DataFile])(r => read.fragments.map(f => f.getId ->
+        DataFile.newBuilder().setPath(s"cast-${f.getId}.lance").addFields(r.to.id).addColumnIndices(0).build()).toMap)
+      PendingSchema(read, e.schema, files, e.retyped.nonEmpty, e.operation.asInstanceOf[Operation.Merge].preservesNullability)
+    }
+    def rows(path: String, fields: Int*) = DataFragment.newBuilder().setPhysicalRows(2)
+      .addFiles(DataFile.newBuilder().setPath(path).addAllFields(fields.map(Int.box).asJava)
+        .addAllColumnIndices(fields.indices.map(Int.box).asJava)).build()
+
+    // An added column passes a concurrent append: its rows read the new column as NULL.
+    val ds = table()
+    val read = ds.snapshot()
+    val add = pending(read, AddField(Seq("b"), field("b")))
+    assert(add.view.schema.field("b").isDefined && add.view.version == read.version)
+    new Committer(ds).commit(Some(read), Operation.Append(Seq(rows("theirs.lance", 0, 2))))
+    val landed = new Committer(ds).commit(Some(read), Operation.Evolving(Operation.Append(Seq(rows("ours.lance", 0, 2, 6))), add)).snapshot
+    assert(landed.version == read.version + 2 && landed.schema.field("b").map(_.id).contains(6))
+    assert(landed.fragments.map(_.getFilesList.asScala.map(_.getPath).mkString("+")) == Seq("f.lance", "theirs.lance", "ours.lance"))
+    val recorded = Transactions.committed(ds, landed.version).get
+    assert(recorded.hasMerge && recorded.getMerge.getFragmentsCount == 3 && recorded.getMerge.getPreservesNullability &&
+      recorded.getReadVersion == read.version + 1, "recorded as pylance's Merge of the whole list, read at the version it rebased on")
+
+    // A retyped column does not: the concurrent rows hold the old type under the old id.
+    val ds2 = table()
+    val read2 = ds2.snapshot()
+    val retype = pending(read2, ChangeType(Seq("a"), new ArrowType.Int(64, true)))
+    new Committer(ds2).commit(Some(read2), Operation.Append(Seq(rows("theirs.lance", 0, 2))))
+    val e = intercept[CommitConflictException](new Committer(ds2).commit(Some(read2),
+      Operation.Evolving(Operation.Append(Seq(rows("ours.lance", 6, 2))), retype)))
+    assert(e.retryable && e.getMessage.contains("without the new type"), e.getMessage)
+    assert(ds2.latestVersion == read2.version + 1)
+    // Without a concurrent writer it lands: the old fragment gains its column file.
+    val read3 = ds2.snapshot()
+    val retyped = new Committer(ds2).commit(Some(read3), Operation.Evolving(Operation.Append(Nil),
+      pending(read3, ChangeType(Seq("a"), new ArrowType.Int(64, true))))).snapshot
+    assert(retyped.fragments.map(_.getFilesList.asScala.map(_.getPath).mkString("+")) ==
+      Seq("f.lance+cast-0.lance", "theirs.lance+cast-1.lance"))
+
+    // Nor does any change passed a concurrent schema change.
+    val ds3 = table()
+    val read4 = ds3.snapshot()
+    new Committer(ds3).commit(Some(read4), SchemaEvolution.plan("t", read4, Seq(AddField(Seq("c"), field("c")))).operation)
+    val e2 = intercept[CommitConflictException](new Committer(ds3).commit(Some(read4),
+      Operation.Evolving(Operation.Append(Nil), pending(read4, AddField(Seq("b"), field("b"))))))
+    assert(e2.retryable && e2.getMessage.contains("changed the schema"), e2.getMessage)
   }
 }

@@ -31,8 +31,10 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
     val fragments = deltas.flatMap(_.newFragments)
-    val committed = uncommitted.commit(fragments) {
-      val change = new RowLevelCommit(table.dataset, snapshot).add(fragments)
+    val staged = table.pending.toSeq.flatMap(_.stagedFragments)
+    val committed = uncommitted.commit(fragments ++ staged) {
+      // With a pending schema change the statement's rows and the change land in one commit.
+      val change = new RowLevelCommit(table.dataset, table.pending.fold(snapshot)(_.base), table.pending).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
       // A row-level statement always scanned its target; no recorded scan means an unknown one.
       val reads = table.reads.readSet match {
@@ -50,5 +52,6 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
-    uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments }.flatten)
+    uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments }.flatten ++
+      table.pending.toSeq.flatMap(_.stagedFragments))
 }

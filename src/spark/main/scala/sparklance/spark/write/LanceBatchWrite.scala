@@ -9,9 +9,11 @@ import sparklance.format.table.UncommittedFiles
 /**
  * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
  * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE.
+ * `staged` are files written before the job for the same commit (a pending schema change's
+ * column files), deleted with the job's if it fails.
  */
 final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
-    commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
+    staged: Seq[DataFragment], commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
 
   private val uncommitted = new UncommittedFiles(storage, target.tablePath)
 
@@ -24,9 +26,9 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
       case null => Nil
       case other => throw new IllegalStateException(s"Unexpected commit message $other")
     }
-    uncommitted.commit(fragments)(commitFragments(fragments))
+    uncommitted.commit(fragments ++ staged)(commitFragments(fragments))
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
-    uncommitted.discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
+    uncommitted.discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten ++ staged)
 }
