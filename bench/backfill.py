@@ -1,10 +1,14 @@
 """Backfill benchmark: add a column to a wide table and fill it with an expression of `id`.
 
 A table of ROWS rows (id BIGINT, a 128-dim FLOAT vector, a 64-byte string) gets a column
-`c = id * 3 + 1` three ways, each on a fresh copy, in one Spark process:
+`c = id * 3 + 1` four ways, each on a fresh copy, in one Spark process:
   column-only   CALL lance.system.add_columns: per fragment one file holding only `c`
-  whole rows    ALTER TABLE ADD COLUMN + UPDATE SET c = ...: every row rewritten (merge-on-read)
+  UPDATE, auto  ALTER TABLE ADD COLUMN + UPDATE SET c = ...: sparklance sees that every row of
+                every fragment changes and only `c` is assigned, and rewrites `c` in place
+  whole rows    the same with rewrite_mode = rows: every row rewritten (merge-on-read)
   Delta         ALTER TABLE ADD COLUMN + UPDATE on a Delta table (deletion vectors) of the same data
+Then an UPDATE of 1% of the rows (spread over all fragments) of an existing column, auto against
+rows: auto must choose whole rows there and cost no more.
 Printed: seconds (median of --runs after a warm-up, each on a fresh copy), bytes written (growth
 of the table directory), and the ratio of bytes written to the new column's own encoded size (the
 size of a one-column Lance table holding just `c`; goal <= 1.2 for column-only), and time
@@ -37,7 +41,7 @@ def main():
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
     print(f"{args.rows} rows, load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
 
-    from pyspark.sql.functions import col, expr
+    from pyspark.sql.functions import expr
     df = (spark.range(args.rows)
           .withColumn("vec", expr("transform(sequence(1, 128), x -> CAST(rand() AS FLOAT))")
                       .alias("vec", metadata={"lance.vector_dim": 128}))
@@ -58,7 +62,7 @@ def main():
 
     results = {}
 
-    def measure(name, run, prepare, directory):
+    def measure(name, run, prepare, directory, into=results):
         grown = []
 
         def once():
@@ -66,14 +70,22 @@ def main():
             run()
             grown.append(tree_bytes(directory) - before)
         seconds, _ = timed(once, prepare=prepare, runs=args.runs)
-        results[name] = (seconds, grown[-1])
+        into[name] = (seconds, grown[-1])
+
+    def with_mode(mode, *statements):
+        spark.conf.set("spark.sparklance.rewrite_mode", mode)
+        try:
+            for statement in statements:
+                spark.sql(statement)
+        finally:
+            spark.conf.unset("spark.sparklance.rewrite_mode")
 
     measure("column-only (add_columns)",
             lambda: spark.sql(f"CALL lance.system.add_columns(table => 'bench.work', expressions => map('c', '{fill}'))").collect(),
             lambda: restore(base, work), work)
-    measure("whole rows (ADD COLUMN + UPDATE)",
-            lambda: (spark.sql("ALTER TABLE lance.bench.work ADD COLUMN c BIGINT"),
-                     spark.sql(f"UPDATE lance.bench.work SET c = {fill}")),
+    add_and_update = ["ALTER TABLE lance.bench.work ADD COLUMN c BIGINT", f"UPDATE lance.bench.work SET c = {fill}"]
+    measure("UPDATE, auto (ADD COLUMN + UPDATE)", lambda: with_mode("auto", *add_and_update), lambda: restore(base, work), work)
+    measure("whole rows (ADD COLUMN + UPDATE, rows)", lambda: with_mode("rows", *add_and_update),
             lambda: restore(base, work), work)
     if "delta" in systems:
         measure("Delta (ADD COLUMN + UPDATE)",
@@ -86,6 +98,15 @@ def main():
                 ["way", "seconds", "column-only / this", "MiB written", "written / column"],
                 [[name, f"{s:.2f}", f"{ours / s:.2f}", f"{b / 2**20:.1f}", f"{b / column_bytes:.2f}"]
                  for name, (s, b) in results.items()])
+
+    # Few rows: 1% spread over every fragment, an existing column; auto must not lose to rows.
+    few = {}
+    for mode in ["auto", "rows"]:
+        measure(mode, lambda m=mode: with_mode(m, "UPDATE lance.bench.work SET s = upper(s) WHERE id % 100 = 7"),
+                lambda: restore(base, work), work, into=few)
+    print_table("UPDATE of 1% of the rows, spread (median seconds; bytes written)",
+                ["rewrite_mode", "seconds", "auto / this", "MiB written"],
+                [[m, f"{s:.2f}", f"{few['auto'][0] / s:.2f}", f"{b / 2**20:.1f}"] for m, (s, b) in few.items()])
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     spark.stop()
     shutil.rmtree(root, ignore_errors=True)

@@ -34,13 +34,14 @@ def spark_session(warehouse, with_delta=False, memory="8g"):
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", memory)
                .config("spark.sql.shuffle.partitions", "8"))
-    builder = sparklance.configure(builder, warehouse=str(warehouse))
     if with_delta:
         from delta import configure_spark_with_delta_pip
         builder = (builder
                    .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
                    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"))
         builder = configure_spark_with_delta_pip(builder)
+    # After Delta's settings: sparklance adds its jar and session extension to theirs.
+    builder = sparklance.configure(builder, warehouse=str(warehouse))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -42,11 +42,13 @@ def _refresh_source(r, spark, con, next_id):
     return next_id + 10
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed):
+# rewrite_mode auto chooses per fragment between moving updated rows and rewriting the assigned
+# columns in place; columns forces the latter for every fragment an UPDATE or MERGE updates.
+@pytest.mark.parametrize("seed,mode", [(1, "auto"), (2, "auto"), (3, "columns"), (4, "columns")])
+def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed, mode):
     r = random.Random(seed)
     spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, a INT, b STRING, c DOUBLE) "
-              "TBLPROPERTIES ('max_rows_per_file' = '40')")
+              f"TBLPROPERTIES ('max_rows_per_file' = '40', 'rewrite_mode' = '{mode}')")
     initial = random_rows(r, range(150))
     spark.createDataFrame(initial, "id BIGINT, a INT, b STRING, c DOUBLE").coalesce(2).writeTo(table_name).append()
     con = duckdb.connect()
@@ -66,3 +68,6 @@ def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed):
         if i % 10 == 9:
             assert _rows_lance(path) == want, f"pylance after statement {i}: {template}"
     assert _rows_lance(path) == _rows_duck(con)
+    in_place = [h.operation_parameters for h in spark.sql(f"SELECT * FROM {table_name}.history").collect()
+                if "rows_updated_in_place" in h.operation_parameters]
+    assert in_place, f"no statement of {mode} mode updated rows in place"

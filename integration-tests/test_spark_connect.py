@@ -48,6 +48,7 @@ def server(tmp_path_factory):
     env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOG_DIR=str(logs), SPARK_PID_DIR=str(root))
     subprocess.run([str(SPARK_HOME / "sbin" / "start-connect-server.sh"),
                     "--jars", sparklance.jar_path(),
+                    "--conf", f"spark.sql.extensions={sparklance.EXTENSIONS_CLASS}",
                     "--conf", f"spark.sql.catalog.lance={sparklance.CATALOG_CLASS}",
                     "--conf", f"spark.sql.catalog.lance.warehouse={warehouse}",
                     "--conf", "spark.connect.grpc.binding.address=127.0.0.1",

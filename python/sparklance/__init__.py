@@ -8,9 +8,10 @@ from pathlib import Path
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "add_columns", "update_columns", "CATALOG_CLASS"]
+           "tags", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
+EXTENSIONS_CLASS = "sparklance.spark.LanceSparkSessionExtensions"
 
 
 def jar_path() -> str:
@@ -32,22 +33,26 @@ def configure(builder, warehouse, name="lance"):
 
     `warehouse` is a local directory (made absolute) or a URI kept as given: ``file:``,
     ``hdfs://namenode:8020/warehouse``, ``s3a://bucket/warehouse`` ... The jar is added to any
-    ``spark.jars`` the builder already has. Tables of the catalog live at
-    ``<warehouse>/<namespace>/<table>.lance``, where pylance's ``lance.dataset(path)`` opens them too.
+    ``spark.jars`` the builder already has, and sparklance's session extension (which lets UPDATE
+    and MERGE rewrite only the columns they assign) to any ``spark.sql.extensions``. Tables of the
+    catalog live at ``<warehouse>/<namespace>/<table>.lance``, where pylance's
+    ``lance.dataset(path)`` opens them too.
     """
     warehouse = str(warehouse)
     if not _SCHEME.match(warehouse):
         warehouse = str(Path(warehouse).expanduser().resolve())
+    options = getattr(builder, "_options", {})
     return (builder
-            .config("spark.jars", _with_jar(getattr(builder, "_options", {}).get("spark.jars"), jar_path()))
+            .config("spark.jars", _appended(options.get("spark.jars"), jar_path()))
+            .config("spark.sql.extensions", _appended(options.get("spark.sql.extensions"), EXTENSIONS_CLASS))
             .config(f"spark.sql.catalog.{name}", CATALOG_CLASS)
             .config(f"spark.sql.catalog.{name}.warehouse", warehouse))
 
 
-def _with_jar(jars, jar):
-    """The comma-separated `jars` (None or empty: none) with `jar` appended unless already there."""
-    listed = [j.strip() for j in (jars or "").split(",") if j.strip()]
-    return ",".join(listed if jar in listed else listed + [jar])
+def _appended(items, item):
+    """The comma-separated `items` (None or empty: none) with `item` appended unless already there."""
+    listed = [j.strip() for j in (items or "").split(",") if j.strip()]
+    return ",".join(listed if item in listed else listed + [item])
 
 
 def history(spark, table):

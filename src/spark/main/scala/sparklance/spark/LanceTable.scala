@@ -30,6 +30,12 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   /** What the statement using this instance scanned of it (see TableReads). */
   val reads = new TableReads(this)
 
+  /**
+   * The columns the UPDATE or MERGE using this instance assigns, recorded while Spark analyses it
+   * (see [[rowlevel.AssignedColumnsRule]]); None without sparklance's session extension.
+   */
+  @volatile private[spark] var assignments: Option[rowlevel.RowLevelAssignments] = None
+
   private def committer(options: Map[String, String] = Map.empty): Committer =
     new Committer(dataset, settings.commitRetries, TableProperties.isolation(snapshot, options))
 

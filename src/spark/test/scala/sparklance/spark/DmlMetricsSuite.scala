@@ -31,7 +31,8 @@ class DmlMetricsSuite extends AnyFunSuite with LocalSpark {
   }
 
   private val dmlMetricNames = Set("number of rows deleted", "number of rows updated", "number of rows inserted",
-    "number of deletion files written", "number of data files written")
+    "number of deletion files written", "number of data files written",
+    "number of rows updated in place (columns rewritten)", "number of fragments whose columns were rewritten")
 
   /** The metrics of the SQL execution of `statement`, by description, once the UI has recorded them. */
   private def metricsOf(statement: String): Map[String, Long] = {
@@ -62,15 +63,18 @@ class DmlMetricsSuite extends AnyFunSuite with LocalSpark {
     var delete, update, merge = Map.empty[String, Long]
     val errors = errorsDuring {
       delete = metricsOf("DELETE FROM lance.m.t WHERE id < 5")
-      update = metricsOf("UPDATE lance.m.t SET v = 1 WHERE id >= 35")
+      update = metricsOf("UPDATE lance.m.t SET v = 1 WHERE id >= 35 OR id = 12")
       merge = metricsOf("MERGE INTO lance.m.t t USING (SELECT id FROM range(30, 45)) s ON t.id = s.id " +
         "WHEN MATCHED THEN UPDATE SET v = 2 WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, 3)")
     }
     assert(errors.isEmpty, errors.mkString("\n"))
     assert(delete("number of rows deleted") == 5 && delete("number of rows updated") == 0)
     assert(delete("number of deletion files written") == 1 && delete("number of data files written") == 0)
-    assert(update("number of rows updated") == 5 && update("number of rows inserted") == 0)
-    assert(update("number of data files written") == 1)
+    // Half of fragment 3 changes: its column v is rewritten in place; the row of fragment 1 moves.
+    assert(update("number of rows updated") == 6 && update("number of rows inserted") == 0)
+    assert(update("number of rows updated in place (columns rewritten)") == 5)
+    assert(update("number of fragments whose columns were rewritten") == 1)
+    assert(update("number of data files written") == 2 && update("number of deletion files written") == 1)
     assert(merge("number of rows updated") == 10 && merge("number of rows inserted") == 5)
     assert(merge("number of rows deleted") == 0)
     assert(sql("SELECT count(*) FROM lance.m.t").first().getLong(0) == 40)

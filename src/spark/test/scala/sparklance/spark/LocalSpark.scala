@@ -13,6 +13,7 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
     .config("spark.sql.shuffle.partitions", "2")
     .config("spark.sql.catalog.lance", classOf[LanceCatalog].getName)
     .config("spark.sql.catalog.lance.warehouse", warehouse.toString)
+    .config("spark.sql.extensions", classOf[LanceSparkSessionExtensions].getName)
     .getOrCreate()
 
   def sql(q: String) = spark.sql(q)

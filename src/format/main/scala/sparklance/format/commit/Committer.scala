@@ -138,7 +138,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         }
         Committer.changeOf(current) match {
           // Rows of a fragment whose columns we rewrite changed: our file no longer matches them.
-          case _: Operation.UpdateColumns if touching.nonEmpty || compaction.isDefined =>
+          case u: Operation.Update if u.inPlace.isDefined && (touching.nonEmpty || compaction.isDefined) =>
             val (v, t) = touching.headOption.map { case (v, t) => v -> Some(t) }
               .getOrElse(compaction.get.version -> Some(compaction.get.txn))
             conflict(v, t, "it changed rows of fragments whose columns this commit rewrites")
@@ -269,12 +269,17 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
             .setVersion(config.getOrElse(Committer.StorageVersionKey, dataFormat(prev))))
         assign(fs)
       case Operation.Delete(updated, deletedIds, _, _) => replace(existing, updated, deletedIds)
-      case Operation.Update(removedIds, updated, newFragments, _) => replace(existing, updated, removedIds) ++ assign(newFragments)
+      case Operation.Update(removedIds, updated, newFragments, _, inPlace) =>
+        val version = prev.getVersion + 1
+        // Rows updated in place were last updated by this commit.
+        val stamped = updated.map(f => inPlace.flatMap(_.rows.get(f.getId)) match {
+          case Some(rows) if stable => RowLineage.updatedAt(storage, dataset.path, f, rows, version)
+          case Some(_) => RowLineage.strip(f)
+          case None => f
+        })
+        replace(existing, stamped, removedIds) ++ assign(newFragments)
       case Operation.ReserveFragments(n) => nextId += n; existing
       case Operation.Rewrite(groups) => splice(existing, groups, stable)
-      case Operation.UpdateColumns(updated, _) =>
-        val version = prev.getVersion + 1
-        replace(existing, updated.map(f => if (stable) RowLineage.touched(f, version) else RowLineage.strip(f)), Nil)
       case Operation.Merge(fs, schema, _) =>
         b.clearFields().addAllFields(schema.toProto.asJava)
         val before = existing.map(f => f.getId -> f).toMap
@@ -342,10 +347,10 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Evolving(_, pending) => base.flatMap(b => withoutDroppedFields(b, pending.schema))
     // Lance: an index on a rewritten column no longer covers the fragments rewritten.
-    case Operation.UpdateColumns(updated, fields) => base.flatMap(_.file.indexSection.map { bytes =>
-      val ids = updated.map(_.getId.toInt)
+    case Operation.Update(_, _, _, _, Some(inPlace)) => base.flatMap(_.file.indexSection.map { bytes =>
+      val ids = inPlace.fragmentIds.toSeq.map(_.toInt)
       Indices.encode(Indices.parse(Some(bytes), dataset.path).map { i =>
-        if (!i.getFieldsList.asScala.exists(f => fields.contains(f.intValue))) i
+        if (!i.getFieldsList.asScala.exists(f => inPlace.fields.contains(f.intValue))) i
         else Indices.coverage(i).fold(i) { c => val left = c.clone(); ids.foreach(left.remove); Indices.withCoverage(i, left) }
       })
     })

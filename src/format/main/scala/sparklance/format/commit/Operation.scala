@@ -39,19 +39,33 @@ object Operation {
    * On a table with stable row ids a new fragment may start with the ids and created-at versions
    * of the rows it rewrites; its other rows are new (see RowLineage.assign).
    * `deletedOffsets` as for [[Delete]]: the offsets this statement tombstoned, per fragment id.
+   *
+   * With `inPlace`, some rows were instead updated where they are (Lance's REWRITE_COLUMNS): those
+   * fragments of `updated` hold a new file with the rewritten columns for all their rows (see
+   * [[sparklance.format.table.ColumnFiles]]).
    */
   final case class Update(removedIds: Seq[Long], updated: Seq[DataFragment], newFragments: Seq[DataFragment],
-      deletedOffsets: Map[Long, RoaringBitmap] = Map.empty)
+      deletedOffsets: Map[Long, RoaringBitmap] = Map.empty, inPlace: Option[InPlace] = None)
     extends Operation { def name = "Update" }
 
+  object Update {
+    /**
+     * Columns rewritten for every row of `updated` (pylance's `update_columns`): each fragment keeps
+     * its rows and gains a file holding `fields` for all of them.
+     */
+    def columns(updated: Seq[DataFragment], fields: Seq[Int]): Update = {
+      val all = updated.map { f => val rows = new RoaringBitmap(); rows.add(0L, f.getPhysicalRows); f.getId -> rows }.toMap
+      Update(Nil, updated, Nil, inPlace = Some(InPlace(fields, all)))
+    }
+  }
+
   /**
-   * Existing columns written anew in place (Lance's Update with update_mode REWRITE_COLUMNS):
-   * each of `updated` keeps its rows, its old files list the rewritten field ids as -2, and a new
-   * file holds those columns for all its rows. Every row of those fragments was last updated by
-   * this commit; indices on the rewritten fields stop covering them.
+   * Rows updated in place: the field ids whose values were written anew as column files, and per
+   * fragment id the row offsets whose values changed. Those rows were last updated by the commit;
+   * indices on the fields stop covering the fragments.
    */
-  final case class UpdateColumns(updated: Seq[DataFragment], fieldsModified: Seq[Int]) extends Operation {
-    def name = "Update"
+  final case class InPlace(fields: Seq[Int], rows: Map[Long, RoaringBitmap]) {
+    def fragmentIds: Set[Long] = rows.keySet
   }
 
   /**

@@ -26,7 +26,7 @@ object ReadSet {
 
   /** What an operation read when its committer is not told: a row-level change read everything. */
   def assumedFor(op: Operation): ReadSet = op match {
-    case _: Operation.Delete | _: Operation.Update | _: Operation.UpdateColumns => Everything
+    case _: Operation.Delete | _: Operation.Update => Everything
     case _ => Blind
   }
 }

@@ -4,8 +4,8 @@ import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import sparklance.format.LanceException
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, PendingSchema, RowAddress, Snapshot}
+import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.table.{ColumnFiles, Dataset, PendingSchema, RowAddress, Snapshot}
 
 /**
  * One DELETE, UPDATE or MERGE against the version it read, gathered and committed as one Lance
@@ -19,6 +19,8 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
   pending.foreach(p => require(p.base eq read, "a pending schema change must be planned on the version the statement read"))
   private val deleted = mutable.Map.empty[Long, RoaringBitmap]
   private val added = mutable.ArrayBuffer.empty[DataFragment]
+  private val inPlace = mutable.Map.empty[Long, (DataFile, RoaringBitmap)]
+  private var inPlaceFields = Seq.empty[Int]
 
   /** Removes the row at `address` (fragment id and offset, see [[RowAddress]]). */
   def delete(address: Long): this.type = {
@@ -35,8 +37,19 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
   /** Adds fragments holding inserted rows, or rewritten ones (which may carry their lineage). */
   def add(fragments: Seq[DataFragment]): this.type = { added ++= fragments; this }
 
+  /**
+   * Updates `rows` of fragment `fragmentId` in place: `file` holds the new values of `fields`
+   * (the same for every fragment of the statement) for all the fragment's rows.
+   */
+  def updateInPlace(fields: Seq[Int], fragmentId: Long, file: DataFile, rows: RoaringBitmap): this.type = {
+    require(inPlace.isEmpty || fields == inPlaceFields, "one statement rewrites the same columns of every fragment")
+    inPlaceFields = fields
+    inPlace(fragmentId) = file -> rows
+    this
+  }
+
   /** Whether the statement changed nothing, and so commits nothing. */
-  def isEmpty: Boolean = added.isEmpty && deleted.values.forall(_.isEmpty) && pending.isEmpty
+  def isEmpty: Boolean = added.isEmpty && deleted.values.forall(_.isEmpty) && inPlace.isEmpty && pending.isEmpty
 
   /**
    * Commits the change: a Delete when `kind` is a delete and nothing was added, else an Update.
@@ -47,17 +60,18 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
       maxRetries: Int = 20, predicate: String = ""): Option[RowLevelCommit.Result] =
     if (isEmpty) None
     else {
-      val rows = added.nonEmpty || deleted.values.exists(!_.isEmpty)
+      val rows = added.nonEmpty || deleted.values.exists(!_.isEmpty) || inPlace.nonEmpty
       val change = if (!rows) Operation.Append(Nil)
-        else RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate)
+        else RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate,
+          inPlace.toMap, inPlaceFields)
       val op = pending.fold(change)(Operation.Evolving(change, _))
       val result = new Committer(dataset, maxRetries, isolation).commit(Some(read), op, reads = reads)
       val deletionFiles = change match {
         case d: Operation.Delete => d.updated.size
-        case u: Operation.Update => u.updated.size
+        case u: Operation.Update => u.updated.count(f => u.deletedOffsets.contains(f.getId))
         case _ => 0
       }
-      Some(RowLevelCommit.Result(result.version, deletionFiles, added.map(_.getFilesCount.toLong).sum))
+      Some(RowLevelCommit.Result(result.version, deletionFiles, added.map(_.getFilesCount.toLong).sum + inPlace.size))
     }
 }
 
@@ -75,30 +89,40 @@ object RowLevelCommit {
   final case class Result(version: Long, deletionFilesWritten: Long, dataFilesWritten: Long)
 
   /**
-   * The operation for `deleted` offsets (per fragment id) and `newFragments` on `read`: each
-   * touched fragment gets one new deletion file holding its old and new deletions, and a fragment
-   * whose rows are all gone is dropped instead. The operation also carries the newly deleted
-   * offsets, so that the committer can rebase it onto concurrent row-level commits.
+   * The operation for `deleted` offsets (per fragment id), `newFragments` and fragments updated
+   * in place (their column file of `fields` and the rows updated) on `read`: each fragment with
+   * deletions gets one new deletion file holding its old and new deletions, and a fragment whose
+   * rows are all gone is dropped instead; a fragment updated in place gets its column file (see
+   * [[ColumnFiles]]). The operation also carries the newly deleted offsets, so that the committer
+   * can rebase it onto concurrent row-level commits.
    */
   private[commit] def operation(dataset: Dataset, read: Snapshot, deleted: Map[Long, RoaringBitmap],
-      newFragments: Seq[DataFragment], isDelete: Boolean, predicate: String): Operation = {
+      newFragments: Seq[DataFragment], isDelete: Boolean, predicate: String,
+      inPlace: Map[Long, (DataFile, RoaringBitmap)] = Map.empty, fields: Seq[Int] = Nil): Operation = {
     val byId = read.fragments.map(f => f.getId -> f).toMap
-    val touched = deleted.toSeq.filter(!_._2.isEmpty).sortBy(_._1).map { case (id, offsets) =>
+    val none = new RoaringBitmap()
+    val ids = (deleted.collect { case (id, offsets) if !offsets.isEmpty => id } ++ inPlace.keys).toSeq.distinct.sorted
+    val touched = ids.map { id =>
+      val offsets = deleted.getOrElse(id, none)
       val fragment = byId.getOrElse(id, throw new LanceException(
-        s"Rows of fragment $id were deleted, but version ${read.version} of ${dataset.path} has no such fragment"))
-      val last = Integer.toUnsignedLong(offsets.last())
+        s"Rows of fragment $id were deleted or updated, but version ${read.version} of ${dataset.path} has no such fragment"))
+      val last = if (offsets.isEmpty) -1L else Integer.toUnsignedLong(offsets.last())
       if (last >= fragment.getPhysicalRows)
         throw new LanceException(s"Row offset $last is beyond fragment $id of ${dataset.path} (${fragment.getPhysicalRows} rows)")
-      val before = DeletionFiles.read(dataset.storage, dataset.path, fragment)
+      val before = if (offsets.isEmpty) none else DeletionFiles.read(dataset.storage, dataset.path, fragment)
       (fragment, RoaringBitmap.or(before, offsets), RoaringBitmap.andNot(offsets, before))
     }
     val (emptied, partial) = touched.partition { case (f, all, _) => all.getLongCardinality == f.getPhysicalRows }
-    val updated = partial.map { case (f, all, _) =>
-      f.toBuilder.setDeletionFile(DeletionFiles.write(dataset.storage, dataset.path, f.getId, read.version, all)).build()
+    val updated = partial.map { case (f, all, ours) =>
+      val columns = inPlace.get(f.getId).fold(f)(c => ColumnFiles.replaced(f, c._1))
+      if (ours.isEmpty) columns
+      else columns.toBuilder.setDeletionFile(DeletionFiles.write(dataset.storage, dataset.path, f.getId, read.version, all)).build()
     }
     val removed = emptied.map(_._1.getId)
-    val fresh = touched.map { case (f, _, ours) => f.getId -> ours }.toMap
-    if (isDelete && newFragments.isEmpty) Operation.Delete(updated, removed, predicate, fresh)
-    else Operation.Update(removed, updated, newFragments, fresh)
+    val fresh = touched.collect { case (f, _, ours) if !ours.isEmpty => f.getId -> ours }.toMap
+    val inPlaceRows = inPlace.collect { case (id, (_, rows)) if !removed.contains(id) => id -> rows }
+    if (isDelete && newFragments.isEmpty && inPlaceRows.isEmpty) Operation.Delete(updated, removed, predicate, fresh)
+    else Operation.Update(removed, updated, newFragments, fresh,
+      if (inPlaceRows.isEmpty) None else Some(Operation.InPlace(fields, inPlaceRows)))
   }
 }

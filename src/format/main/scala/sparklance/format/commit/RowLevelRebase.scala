@@ -29,7 +29,7 @@ private[commit] object RowLevelRebase {
       touching: Seq[(Long, Transaction)], conflict: Conflict): Rebased = {
     val (updated, removed, offsets) = op match {
       case Operation.Delete(u, r, _, o) => (u, r, o)
-      case Operation.Update(r, u, _, o) => (u, r, o)
+      case Operation.Update(r, u, _, o, _) => (u, r, o)
       case other => throw new IllegalArgumentException(s"not a row-level operation: ${other.name}")
     }
     val touched = updated.map(_.getId).toSet ++ removed

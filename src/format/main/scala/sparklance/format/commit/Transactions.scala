@@ -19,20 +19,20 @@ object Transactions {
       case Operation.Delete(updated, deletedIds, predicate, _) =>
         b.setDelete(Transaction.Delete.newBuilder().addAllUpdatedFragments(updated.asJava)
           .addAllDeletedFragmentIds(deletedIds.map(Long.box).asJava).setPredicate(predicate))
-      case Operation.Update(removed, updated, created, _) =>
-        b.setUpdate(Transaction.Update.newBuilder().addAllRemovedFragmentIds(removed.map(Long.box).asJava)
+      case Operation.Update(removed, updated, created, _, inPlace) =>
+        val u = Transaction.Update.newBuilder().addAllRemovedFragmentIds(removed.map(Long.box).asJava)
           .addAllUpdatedFragments(updated.asJava).addAllNewFragments(created.asJava)
-          .setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS))
-      case Operation.UpdateColumns(updated, fields) =>
-        // Every row of the rewritten fragments changed: the offsets tell Lance to stamp them all.
-        val offsets = updated.map { f =>
-          val all = new org.roaringbitmap.RoaringBitmap()
-          all.add(0L, f.getPhysicalRows)
-          Long.box(f.getId) -> com.google.protobuf.ByteString.copyFrom(sparklance.format.deletion.PortableBitmaps.toBytes(all))
-        }.toMap
-        b.setUpdate(Transaction.Update.newBuilder().addAllUpdatedFragments(updated.asJava)
-          .addAllFieldsModified(fields.map(Int.box).asJava).setUpdateMode(Transaction.UpdateMode.REWRITE_COLUMNS)
-          .putAllUpdatedFragmentOffsetBitmaps(offsets.asJava))
+        inPlace match {
+          case None => u.setUpdateMode(Transaction.UpdateMode.REWRITE_ROWS)
+          case Some(p) =>
+            // The offsets tell Lance which rows of the rewritten fragments changed, to stamp them.
+            val offsets = p.rows.map { case (id, rows) =>
+              Long.box(id) -> com.google.protobuf.ByteString.copyFrom(sparklance.format.deletion.PortableBitmaps.toBytes(rows))
+            }
+            u.addAllFieldsModified(p.fields.map(Int.box).asJava).setUpdateMode(Transaction.UpdateMode.REWRITE_COLUMNS)
+              .putAllUpdatedFragmentOffsetBitmaps(offsets.asJava)
+        }
+        b.setUpdate(u)
       case Operation.Restore(target) => b.setRestore(Transaction.Restore.newBuilder().setVersion(target.version))
       case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
       case Operation.Merge(fs, schema, pn) =>

@@ -84,6 +84,19 @@ object RowLineage {
     fragment.toBuilder.clearExternalLastUpdatedAtVersions()
       .setInlineLastUpdatedAtVersions(ByteString.copyFrom(VersionSequences.uniform(fragment.getPhysicalRows, version))).build()
 
+  /**
+   * A fragment some of whose rows (`offsets`) `version` updated in place: their last-updated
+   * version becomes `version`, the other rows keep theirs (1 where the fragment has no sequence,
+   * as readers assume).
+   */
+  def updatedAt(storage: Storage, tablePath: String, fragment: DataFragment, offsets: org.roaringbitmap.RoaringBitmap,
+      version: Long): DataFragment = {
+    val versions = lastUpdatedAt(storage, tablePath, fragment).getOrElse(Array.fill(fragment.getPhysicalRows.toInt)(1L))
+    offsets.forEach((o: Int) => versions(o) = version)
+    fragment.toBuilder.clearExternalLastUpdatedAtVersions()
+      .setInlineLastUpdatedAtVersions(ByteString.copyFrom(VersionSequences.encode(versions))).build()
+  }
+
   /** A fragment as a table without stable row ids stores it: no lineage fields. */
   def strip(fragment: DataFragment): DataFragment =
     if (!fragment.hasInlineRowIds && !fragment.hasInlineCreatedAtVersions && !fragment.hasInlineLastUpdatedAtVersions) fragment

@@ -17,7 +17,8 @@ final case class HistoryEntry(version: Long, commitMicros: Long, operation: Stri
 /**
  * A table's versions with what each commit did, from manifests and transactions alone: rows
  * added are the physical rows of fragments the commit created; rows deleted are the live rows
- * it removed (tombstoned, or dropped with their fragments), so an update counts in both. A
+ * it removed (tombstoned, or dropped with their fragments), so an update counts in both, also
+ * one made in place. A
  * compaction (Rewrite) moves rows without changing any, so it adds and deletes none.
  */
 object History {
@@ -36,7 +37,8 @@ object History {
         else before.fold((Option.empty[Long], Option.empty[Long])) { case (b, bRows) =>
           val known = b.fragments.map(_.getId).toSet
           val added = s.fragments.filterNot(f => known.contains(f.getId)).map(_.getPhysicalRows).sum
-          (Some(added), Some(bRows + added - rows))
+          val inPlace = txn.fold(0L)(updatedInPlace(dataset, s, _))
+          (Some(added + inPlace), Some(bRows + added - rows + inPlace))
         }
       val schemaChanges = before.map { case (b, _) => schemaParameters(b.schema, s.schema) }.getOrElse(Map.empty)
       previous = Some(s -> rows)
@@ -45,6 +47,21 @@ object History {
         tagsByVersion.getOrElse(v, Nil))
     }
   }
+
+  /**
+   * Live rows an Update rewrote in place (their columns written anew): like rows moved to new
+   * fragments, each counts as deleted and added.
+   */
+  private def updatedInPlace(dataset: Dataset, s: Snapshot, txn: Transaction): Long =
+    if (!txn.hasUpdate) 0L
+    else {
+      val byId = s.fragments.map(f => f.getId -> f).toMap
+      txn.getUpdate.getUpdatedFragmentOffsetBitmapsMap.asScala.toSeq.map { case (id, bytes) =>
+        val rows = sparklance.format.deletion.PortableBitmaps.fromBytes(bytes.toByteArray)
+        byId.get(id).fold(0L)(f => org.roaringbitmap.RoaringBitmap.andNot(rows,
+          sparklance.format.deletion.DeletionFiles.read(dataset.storage, dataset.path, f)).getLongCardinality)
+      }.sum
+    }
 
   /**
    * How the schema changed, by field id: columns added, dropped, renamed (`old->new`), and whose
@@ -80,7 +97,12 @@ object History {
       Map("fragments_updated" -> u.getUpdatedFragmentsCount.toString, "fragments_removed" -> u.getRemovedFragmentIdsCount.toString,
         "fragments_added" -> u.getNewFragmentsCount.toString,
         "update_mode" -> u.getUpdateMode.name.toLowerCase(java.util.Locale.ROOT)) ++
-        (if (u.getFieldsModifiedCount == 0) Map.empty else Map("fields_modified" -> u.getFieldsModifiedList.asScala.mkString(",")))
+        (if (u.getFieldsModifiedCount == 0) Map.empty else Map("fields_modified" -> u.getFieldsModifiedList.asScala.mkString(","))) ++
+        // Rows updated where they are (their columns written anew) rather than moved to new fragments.
+        (if (u.getUpdatedFragmentOffsetBitmapsCount == 0) Map.empty else Map(
+          "fragments_updated_in_place" -> u.getUpdatedFragmentOffsetBitmapsCount.toString,
+          "rows_updated_in_place" -> u.getUpdatedFragmentOffsetBitmapsMap.values.asScala
+            .map(b => sparklance.format.deletion.PortableBitmaps.fromBytes(b.toByteArray).getLongCardinality).sum.toString))
     case OperationCase.MERGE =>
       val m = txn.getMerge
       Map("fragments" -> m.getFragmentsCount.toString, "preserves_nullability" -> m.getPreservesNullability.toString)

@@ -3,11 +3,10 @@ package sparklance.spark.procedures
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types._
-import scala.jdk.CollectionConverters._
 import sparklance.format.SchemaChangeException
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{LanceSchema, UncommittedFiles}
+import sparklance.format.table.{ColumnFiles, LanceSchema, UncommittedFiles}
 import sparklance.spark.{LanceCatalog, LanceTable, SparkTypes}
 import sparklance.spark.evolution.ColumnWriteJob
 
@@ -35,18 +34,11 @@ final class UpdateColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesPr
       col(s"`${f.name}`").cast(SparkTypes.toSparkField(f, target.quotedName).dataType).as(f.name)): _*)
     val files = ColumnWriteJob.fromRows(spark, target.quotedName, target.dataset, snapshot, typed, LanceSchema(fields),
       catalog.settingsForTasks)
-    val ids = fields.flatMap(_.preOrder.map(_.id)).toSet
-    val updated = snapshot.fragments.flatMap { f =>
-      files.get(f.getId).map { file =>
-        val old = f.getFilesList.asScala.map(d => d.toBuilder.clearFields()
-          .addAllFields(d.getFieldsList.asScala.map(id => if (ids(id.intValue)) Int.box(-2) else id).asJava).build())
-        f.toBuilder.clearFiles().addAllFiles(old.asJava).addFiles(file).build()
-      }
-    }
+    val updated = snapshot.fragments.flatMap(f => files.get(f.getId).map(ColumnFiles.replaced(f, _)))
     val written = files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq
     val committed = new UncommittedFiles(target.dataset.storage, target.dataset.path).commit(written)(
       new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(snapshot),
-        Operation.UpdateColumns(updated, fields.flatMap(_.preOrder.map(_.id)))))
+        Operation.Update.columns(updated, fields.flatMap(_.preOrder.map(_.id)))))
     result(committed.version, names, files)
   }
 }

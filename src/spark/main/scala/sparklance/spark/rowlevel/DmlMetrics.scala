@@ -16,6 +16,10 @@ final class RowsUpdatedMetric extends DmlMetric(DmlMetrics.RowsUpdated, "number 
 final class RowsInsertedMetric extends DmlMetric(DmlMetrics.RowsInserted, "number of rows inserted")
 final class DeletionFilesMetric extends DmlMetric(DmlMetrics.DeletionFiles, "number of deletion files written")
 final class DataFilesMetric extends DmlMetric(DmlMetrics.DataFiles, "number of data files written")
+final class RowsUpdatedInPlaceMetric extends DmlMetric(DmlMetrics.RowsUpdatedInPlace,
+  "number of rows updated in place (columns rewritten)")
+final class FragmentsUpdatedInPlaceMetric extends DmlMetric(DmlMetrics.FragmentsUpdatedInPlace,
+  "number of fragments whose columns were rewritten")
 
 object DmlMetrics {
   private final case class Value(name: String, value: Long) extends CustomTaskMetric
@@ -25,12 +29,16 @@ object DmlMetrics {
   val RowsInserted = "rowsInserted"
   val DeletionFiles = "deletionFilesWritten"
   val DataFiles = "dataFilesWritten"
+  val RowsUpdatedInPlace = "rowsUpdatedInPlace"
+  val FragmentsUpdatedInPlace = "fragmentsUpdatedInPlace"
 
   def supported: Array[CustomMetric] = Array(new RowsDeletedMetric, new RowsUpdatedMetric, new RowsInsertedMetric,
-    new DeletionFilesMetric, new DataFilesMetric)
+    new DeletionFilesMetric, new DataFilesMetric, new RowsUpdatedInPlaceMetric, new FragmentsUpdatedInPlaceMetric)
 
-  def task(deleted: Long, updated: Long, inserted: Long): Array[CustomTaskMetric] =
-    Array(Value(RowsDeleted, deleted), Value(RowsUpdated, updated), Value(RowsInserted, inserted))
+  /** A task's counts; `updated` includes the rows `updatedInPlace`. */
+  def task(deleted: Long, updated: Long, inserted: Long, updatedInPlace: Long = 0, fragmentsInPlace: Long = 0): Array[CustomTaskMetric] =
+    Array(Value(RowsDeleted, deleted), Value(RowsUpdated, updated), Value(RowsInserted, inserted),
+      Value(RowsUpdatedInPlace, updatedInPlace), Value(FragmentsUpdatedInPlace, fragmentsInPlace))
 
   def driver(deletionFiles: Long, dataFiles: Long): Array[CustomTaskMetric] =
     Array(Value(DeletionFiles, deletionFiles), Value(DataFiles, dataFiles))

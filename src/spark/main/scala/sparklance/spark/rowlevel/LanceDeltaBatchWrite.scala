@@ -3,6 +3,7 @@ package sparklance.spark.rowlevel
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{ReadSet, RowLevelCommit}
+import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
 import sparklance.spark.maintenance.AutoMaintenance
@@ -16,14 +17,14 @@ import sparklance.spark.write.WriteTarget
  * `reportFiles(deletionFiles, dataFiles)` receives what the commit wrote, for the UI.
  */
 final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.Command, info: LogicalWriteInfo,
-    reportFiles: (Long, Long) => Unit) extends DeltaBatchWrite {
+    inPlace: Option[InPlaceUpdates], reportFiles: (Long, Long) => Unit) extends DeltaBatchWrite {
   private val snapshot = table.snapshot
   private val target = WriteTarget.of(table.tableName, snapshot, table.settings)
   private val uncommitted = new UncommittedFiles(table.dataset.storage, table.dataset.path)
 
   override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
     new LanceDeltaWriterFactory(target, info.schema(),
-      if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None)
+      if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None, inPlace)
 
   // Retried or speculative tasks must not both report deletions: Spark's coordinator admits one.
   override def useCommitCoordinator(): Boolean = true
@@ -31,11 +32,14 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
     val fragments = deltas.flatMap(_.newFragments)
-    val staged = table.pending.toSeq.flatMap(_.stagedFragments)
+    val columnFiles = deltas.flatMap(_.columnFiles)
+    // Column files are files of no fragment until the commit lands; on failure they go with the rest.
+    val staged = table.pending.toSeq.flatMap(_.stagedFragments) ++ columnFiles.map(c => DataFragment.newBuilder().addFiles(c._2._1).build())
     val committed = uncommitted.commit(fragments ++ staged) {
       // With a pending schema change the statement's rows and the change land in one commit.
       val change = new RowLevelCommit(table.dataset, table.pending.fold(snapshot)(_.base), table.pending).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
+      for (plan <- inPlace; (fragmentId, (file, rows)) <- columnFiles) change.updateInPlace(plan.fieldIds, fragmentId, file, rows)
       // A row-level statement always scanned its target; no recorded scan means an unknown one.
       val reads = table.reads.readSet match {
         case ReadSet.Blind => ReadSet.Everything
@@ -52,6 +56,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
-    uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments }.flatten ++
+    uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments ++
+      m.columnFiles.values.map(c => DataFragment.newBuilder().addFiles(c._1).build()) }.flatten ++
       table.pending.toSeq.flatMap(_.stagedFragments))
 }

@@ -10,20 +10,24 @@ import sparklance.spark.write.OptimizedWrite
 
 /**
  * The write side of a row-level operation. Rows are clustered by fragment and sorted by address
- * so each task sees a fragment's deletions together; the clustering is not strict, so adaptive
- * execution may split large groups (such as the inserted rows, whose fragment is null).
+ * so each task sees a fragment's deletions together. The clustering is not strict, so adaptive
+ * execution may split large groups (such as the inserted rows, whose fragment is null), unless
+ * updated rows may stay in place ([[InPlaceUpdates]]): a fragment's column file needs all its
+ * updated rows in one task.
  */
 final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Command, info: LogicalWriteInfo)
     extends DeltaWrite with RequiresDistributionAndOrdering {
 
   @volatile private var driverMetrics = DmlMetrics.driver(0, 0)
 
+  private val inPlace = InPlaceUpdates.plan(table, command, info.schema(), info.options().asScala.toMap)
+
   override def description(): String = s"lance ${command.toString.toLowerCase} ${table.tableName}"
 
   override def requiredDistribution(): Distribution =
     Distributions.clustered(Array[Expression](Expressions.column(LanceTable.FragmentId)))
 
-  override def distributionStrictlyRequired(): Boolean = false
+  override def distributionStrictlyRequired(): Boolean = inPlace.isDefined
 
   // About one fragment's bytes per task (see OptimizedWrite), so a statement's new rows land in few fragments.
   override def advisoryPartitionSizeInBytes(): Long =
@@ -38,5 +42,6 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
   override def reportDriverMetrics(): Array[CustomTaskMetric] = driverMetrics
 
   override def toBatch: DeltaBatchWrite =
-    new LanceDeltaBatchWrite(table, command, info, (deletionFiles, dataFiles) => driverMetrics = DmlMetrics.driver(deletionFiles, dataFiles))
+    new LanceDeltaBatchWrite(table, command, info, inPlace,
+      (deletionFiles, dataFiles) => driverMetrics = DmlMetrics.driver(deletionFiles, dataFiles))
 }

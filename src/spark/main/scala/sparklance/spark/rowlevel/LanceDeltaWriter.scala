@@ -7,6 +7,7 @@ import org.apache.spark.sql.types.StructType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import sparklance.format.Resources
+import sparklance.format.proto.TableProtos.DataFile
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.RowAddress
@@ -18,10 +19,11 @@ import sparklance.spark.write.{FragmentSink, WriteTarget}
  * bitmap per fragment, new and updated rows into new data files. Rows arrive clustered by
  * fragment and ordered by address, so bitmap inserts are appends. With stable row ids, updated
  * rows go to their own fragments, which carry each row's id and created-at version; inserted
- * rows go to fragments whose ids the commit assigns.
+ * rows go to fragments whose ids the commit assigns. With `inPlace`, a fragment's updated rows
+ * may instead stay where they are, their assigned columns written anew (see [[InPlaceFragment]]).
  */
-final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)], name: String)
-    extends DeltaWriter[InternalRow] {
+final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)], name: String,
+    inPlace: Option[InPlaceUpdates] = None) extends DeltaWriter[InternalRow] {
 
   private val deleted = mutable.HashMap.empty[Long, RoaringBitmap]
   private var deletes, updates, inserts = 0L
@@ -30,6 +32,10 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
   private var kept: FragmentSink = _
   private val keptIds = new mutable.ArrayBuilder.ofLong
   private val keptCreated = new mutable.ArrayBuilder.ofLong
+  private val rowTypes = rowSchema.fields.map(_.dataType).toSeq
+  private var fragmentUpdates: InPlaceFragment = _
+  private val columnFiles = mutable.LinkedHashMap.empty[Long, (DataFile, RoaringBitmap)]
+  private var updatedInPlace = 0L
 
   private def sink(): FragmentSink = {
     if (allocator == null) allocator = Allocators.child(name)
@@ -44,6 +50,33 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
   override def delete(metadata: InternalRow, id: InternalRow): Unit = { markDeleted(id); deletes += 1 }
 
   override def update(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit = {
+    inPlace match {
+      case None => rewrite(metadata, id, row)
+      case Some(plan) =>
+        val fragment = RowAddress.fragmentId(id.getLong(0))
+        if (fragmentUpdates == null || fragmentUpdates.fragmentId != fragment) {
+          finishFragment()
+          if (allocator == null) allocator = Allocators.child(name)
+          fragmentUpdates = new InPlaceFragment(fragment, plan, target, rowTypes, allocator, rewrite)
+        }
+        fragmentUpdates.update(metadata, id, row)
+    }
+    updates += 1
+  }
+
+  /** Closes the fragment whose updates came last: its column file, or its rows rewritten whole. */
+  private def finishFragment(): Unit = if (fragmentUpdates != null) {
+    val done = fragmentUpdates
+    done.finish().foreach { file =>
+      columnFiles(done.fragmentId) = file -> done.rows
+      updatedInPlace += done.rows.getLongCardinality
+    }
+    done.close()
+    fragmentUpdates = null
+  }
+
+  /** Tombstones the row and writes it whole into a new fragment. */
+  private def rewrite(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit = {
     markDeleted(id)
     lineage match {
       case Some((idAt, createdAt)) =>
@@ -53,7 +86,6 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
         kept.append(row)
       case None => insertRow(row)
     }
-    updates += 1
   }
 
   override def insert(row: InternalRow): Unit = { insertRow(row); inserts += 1 }
@@ -64,15 +96,30 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
   }
 
   override def commit(): WriterCommitMessage = {
+    finishFragment()
     val rewritten = if (kept == null) Nil else RowLineage.carry(kept.finish(), keptIds.result(), keptCreated.result())
     val added = if (fresh == null) Nil else fresh.finish()
     DeltaMessage(deleted.map { case (id, b) => id -> PortableBitmaps.toBytes(b) }.toMap,
-      (rewritten ++ added).map(_.toByteArray).toArray, deletes, updates, inserts)
+      (rewritten ++ added).map(_.toByteArray).toArray, deletes, updates, inserts,
+      columnFiles.map { case (id, (file, rows)) => id -> (file.toByteArray, PortableBitmaps.toBytes(rows)) }.toMap)
   }
 
-  override def abort(): Unit = Seq(kept, fresh).filter(_ != null).foreach(_.abort())
+  override def abort(): Unit = {
+    Seq(kept, fresh).filter(_ != null).foreach(_.abort())
+    if (fragmentUpdates != null) fragmentUpdates.abort()
+    // Column files of fragments already finished: nothing references them.
+    columnFiles.values.foreach { case (file, _) =>
+      try target.storage.delete(sparklance.format.io.Storage.join(target.tablePath, s"data/${file.getPath}"))
+      catch { case scala.util.control.NonFatal(_) => }
+    }
+  }
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = DmlMetrics.task(deletes, updates, inserts)
+  // Spark may read the metrics for the last time before commit() closes the last fragment.
+  override def currentMetricsValues(): Array[CustomTaskMetric] = {
+    val open = Option(fragmentUpdates).filter(_.inPlace)
+    DmlMetrics.task(deletes, updates, inserts, updatedInPlace + open.fold(0L)(_.rows.getLongCardinality),
+      columnFiles.size + open.size)
+  }
 
-  override def close(): Unit = Resources.closeAll(Seq(kept, fresh, allocator))
+  override def close(): Unit = Resources.closeAll(Seq(fragmentUpdates, kept, fresh, allocator))
 }

@@ -8,12 +8,12 @@ import sparklance.spark.write.WriteTarget
 
 /**
  * `lineage` holds, on a table with stable row ids, where `_rowid` and `_row_created_at_version`
- * sit in the metadata row Spark hands to `update`.
+ * sit in the metadata row Spark hands to `update`; `inPlace` how updated rows may stay where they are.
  */
-final class LanceDeltaWriterFactory(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)])
-    extends DeltaWriterFactory {
+final class LanceDeltaWriterFactory(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)],
+    inPlace: Option[InPlaceUpdates]) extends DeltaWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DeltaWriter[InternalRow] =
-    new LanceDeltaWriter(target, rowSchema, lineage, s"delta-$partitionId-$taskId")
+    new LanceDeltaWriter(target, rowSchema, lineage, s"delta-$partitionId-$taskId", inPlace)
 }
 
 object LanceDeltaWriterFactory {
