@@ -110,4 +110,23 @@ class InPlaceUpdateSuite extends AnyFunSuite with LocalSpark {
     assert(pylanceSum("merge") == s"399 ${(0 until 100).filter(_ != 50).map(_ * 2).sum + 300 * 7} " +
       s"${dataset("merge").snapshot().fragments.size}")
   }
+
+  test("a struct column is rewritten in place on file format 2.2, and moves rows on 2.0, where Lance cannot") {
+    for (version <- Seq("2.2", "2.0")) {
+      val name = s"nested_${version.replace('.', '_')}"
+      sql("CREATE NAMESPACE IF NOT EXISTS lance.inplace")
+      sql(s"CREATE TABLE lance.inplace.$name (id BIGINT NOT NULL, st STRUCT<x: INT, y: STRING>, payload STRING) " +
+        s"TBLPROPERTIES ('max_rows_per_file' = '50', 'optimize_write' = 'false', 'data_storage_version' = '$version')")
+      sql(s"INSERT INTO lance.inplace.$name SELECT /*+ COALESCE(1) */ id, named_struct('x', CAST(id AS INT), 'y', 'a'), " +
+        s"repeat('p', 300) FROM range(100)")
+      sql(s"UPDATE lance.inplace.$name SET st.x = st.x + 1 WHERE id < 50")
+      val mode = txn(name).getUpdate.getUpdateMode
+      assert(mode == (if (version == "2.2") Transaction.UpdateMode.REWRITE_COLUMNS else Transaction.UpdateMode.REWRITE_ROWS), version)
+      assert(rows(s"SELECT sum(st.x), count(DISTINCT st.y) FROM lance.inplace.$name") == Seq(Row((0 until 100).sum + 50L, 1L)))
+      val script = Files.createTempFile("inplace", ".py")
+      Files.writeString(script, "import sys, lance\nt = lance.dataset(sys.argv[1]).to_table()\n" +
+        "print(sum(r['x'] for r in t.column('st').to_pylist()), t.num_rows)\n")
+      assert(Pylance.run(script, dataset(name).path).trim.linesIterator.toSeq.last == s"${(0 until 100).sum + 50} 100")
+    }
+  }
 }
