@@ -54,7 +54,7 @@ class ArrowLeakSuite extends AnyFunSuite {
       writer.finish().head.toBuilder.setId(41).build()
     }
     Files.write(Paths.get(Storage.join(dir, s"data/${fragment.getFiles(0).getPath}")), Array.fill[Byte](64)(7))
-    val target = ReadTarget("t", dir, Seq(schema.fields.head), StructType(Seq(StructField("id", LongType))), Map.empty)
+    val target = ReadTarget("t", dir, Seq(schema.fields.head), StructType(Seq(StructField("id", LongType))), Map.empty, 32L << 20)
     def children = Allocators.root.getChildAllocators.asScala.count(_.getName.startsWith("scan-41-"))
     intercept[CorruptFileException](new LanceColumnarReader(target, LanceInputPartition(fragment.toByteArray, 0, 2)))
     assert(children == 0)

@@ -15,7 +15,7 @@ class RedactedSettingsSuite extends AnyFunSuite {
       "spark.hadoop.fs.azure.sas.token" -> "t0ken-value", "spark.hadoop.fs.defaultFS" -> "hdfs://nn-host:8020"))
     val shown = Seq(
       settings.toString,
-      ReadTarget("lance.db.t", "s3a://b/t.lance", Nil, StructType(Seq(StructField("id", LongType))), conf).toString,
+      ReadTarget("lance.db.t", "s3a://b/t.lance", Nil, StructType(Seq(StructField("id", LongType))), conf, 32L << 20).toString,
       WriteTarget("lance.db.t", "s3a://b/t.lance", Array.empty[Array[Byte]], StorageVersion.V2_2, 10L, conf).toString)
     shown.foreach { s =>
       Seq("s3cr3t-value", "t0ken-value", "nn-host").foreach(secret => assert(!s.contains(secret), s))

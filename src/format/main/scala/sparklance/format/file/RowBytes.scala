@@ -4,8 +4,12 @@ import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import scala.jdk.CollectionConverters._
 
-/** The Arrow data size of a row range, which decides where the writers cut pages. */
-private[file] object RowBytes {
+/**
+ * The Arrow data size of a row range, from the vectors' offsets (so also while they are being
+ * filled, before their value count is set): where writers cut pages and batches, and how many
+ * rows a reader decodes at once.
+ */
+object RowBytes {
   def apply(v: ValueVector, from: Int, until: Int): Long = if (until <= from) 0L else v match {
     case _: BitVector => (until - from + 7L) / 8
     case f: BaseFixedWidthVector => (until - from).toLong * f.getTypeWidth

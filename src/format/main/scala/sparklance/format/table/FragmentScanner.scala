@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.file.DataFileReader
+import sparklance.format.file.{DataFileReader, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -25,6 +25,11 @@ final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) ex
  * Reads the projected top-level `fields` of a fragment over physical rows [start, end), skipping
  * rows its deletion file marks (or all but the `only` rows). Only the data files holding a projected field are opened, and
  * fields absent from every data file (added later) read as nulls.
+ *
+ * A batch holds at most `batchRows` rows and about `batchBytes` of decoded data: the first batch
+ * is sized from the stored bytes per row of the files read, each later one from the decoded size
+ * of the batch before, so rows of a megabyte come a few dozen at a time and a single row larger
+ * than `batchBytes` is a batch of its own.
  */
 final class FragmentScanner(
     storage: Storage,
@@ -35,7 +40,8 @@ final class FragmentScanner(
     start: Long,
     end: Long,
     batchRows: Int = 8192,
-    only: Option[RoaringBitmap] = None) extends Iterator[ScanBatch] with AutoCloseable {
+    only: Option[RoaringBitmap] = None,
+    batchBytes: Long = FragmentScanner.DefaultBatchBytes) extends Iterator[ScanBatch] with AutoCloseable {
 
   // `only` names the rows to read (e.g. the rows a commit changed); every other row is skipped as
   // if deleted, so long unselected runs are never decoded.
@@ -57,8 +63,19 @@ final class FragmentScanner(
       })
     }
 
+  private val read = new java.util.concurrent.atomic.AtomicLong()
+
+  /** Bytes read from the fragment's data files so far. */
+  def bytesRead: Long = read.get
+
   private def open(f: DataFile): Source = {
-    val input: InputFile = storage.openInput(Storage.join(tablePath, s"data/${f.getPath}"))
+    val opened = storage.openInput(Storage.join(tablePath, s"data/${f.getPath}"))
+    val input: InputFile = new InputFile {
+      def path: String = opened.path
+      def length: Long = opened.length
+      def read(position: Long, length: Int): Array[Byte] = { FragmentScanner.this.read.addAndGet(length); opened.read(position, length) }
+      def close(): Unit = opened.close()
+    }
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
@@ -69,6 +86,15 @@ final class FragmentScanner(
   private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader))(fields.map(sourceFor))
   private var position = start
 
+  // Rows per batch; before anything is decoded, what the stored bytes of the files read suggest.
+  private var window: Int = rowsFor(
+    if (fragment.getPhysicalRows <= 0) 0.0
+    else files.filter(f => opened.contains(f.getPath)).map(_.getFileSizeBytes).sum.toDouble / fragment.getPhysicalRows)
+
+  private def rowsFor(bytesPerRow: Double): Int =
+    if (bytesPerRow <= 0) batchRows
+    else math.max(1L, math.min(batchRows.toLong, (batchBytes / bytesPerRow).toLong)).toInt
+
   // Skip whole batches of deleted rows without decoding them.
   private def advancePastDeleted(): Unit =
     while (position < end && deleted.contains(position.toInt)) {
@@ -78,25 +104,37 @@ final class FragmentScanner(
 
   def hasNext: Boolean = { advancePastDeleted(); position < end }
 
-  def next(): ScanBatch = {
-    if (!hasNext) throw new NoSuchElementException
-    val window = math.min(batchRows.toLong, end - position).toInt
+  /** The physical offset the next batch starts at or after. */
+  def nextOffset: Long = position
+
+  /** Moves on to physical row `offset` without decoding the rows before it. */
+  def skipTo(offset: Long): Unit = if (offset > position) position = math.min(offset, end)
+
+  def next(): ScanBatch = nextBelow(end)
+
+  /** The next batch, of rows below physical offset `limit` only (there must be a live one). */
+  def nextBelow(limit: Long): ScanBatch = {
+    if (!hasNext || position >= limit) throw new NoSuchElementException
+    val rows = math.min(window.toLong, math.min(end, limit) - position).toInt
     val from = position
     // A long run of live rows is read as its own batch, with no copy; only windows that mix many
     // short live runs with deletions are compacted row by row.
     val nextDeleted = deleted.nextValue(from.toInt)
-    val liveRun = if (nextDeleted < 0 || nextDeleted >= from + window) window else (nextDeleted - from).toInt
-    if (liveRun == window || liveRun >= batchRows / 4) {
-      position += liveRun
-      new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
-    } else {
-      position += window
-      val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
-      var i = 0
-      while (i < window) { if (!deleted.contains((from + i).toInt)) keeping += i; i += 1 }
-      val keep = keeping.result()
-      new ScanBatch(compact(readRows(from, window), keep), keep.map(i => (from + i).toInt))
-    }
+    val liveRun = if (nextDeleted < 0 || nextDeleted >= from + rows) rows else (nextDeleted - from).toInt
+    val batch =
+      if (liveRun == rows || liveRun >= rows / 4) {
+        position += liveRun
+        new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
+      } else {
+        position += rows
+        val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
+        var i = 0
+        while (i < rows) { if (!deleted.contains((from + i).toInt)) keeping += i; i += 1 }
+        val keep = keeping.result()
+        new ScanBatch(compact(readRows(from, rows), keep), keep.map(i => (from + i).toInt))
+      }
+    if (batch.numRows > 0) window = rowsFor(batch.vectors.map(v => RowBytes(v, 0, batch.numRows)).sum.toDouble / batch.numRows)
+    batch
   }
 
   private def readRows(from: Long, n: Int): Seq[FieldVector] = {
@@ -131,4 +169,9 @@ final class FragmentScanner(
   }
 
   def close(): Unit = Resources.closeAll(opened.values.map(_.reader))
+}
+
+object FragmentScanner {
+  /** Decoded bytes a batch aims at. */
+  val DefaultBatchBytes: Long = 32L << 20
 }

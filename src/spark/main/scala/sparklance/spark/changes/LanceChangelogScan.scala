@@ -14,6 +14,9 @@ import sparklance.spark.scan.{ChangeSlice, LanceInputPartition, LanceReaderFacto
  * changed rows of one fragment at the version that holds them.
  */
 final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) extends Scan with Batch {
+  override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] =
+    sparklance.spark.scan.ScanMetrics.supported
+
   override def readSchema(): StructType = required
   override def toBatch: Batch = this
   override def description(): String = changelog.name()
@@ -54,6 +57,6 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
     val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
     new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.dataset.path, lanceFields.toSeq, required,
-      changelog.settings.storageConf))
+      changelog.settings.storageConf, changelog.settings.readBatchBytes))
   }
 }

@@ -19,6 +19,7 @@ import sparklance.spark.write.ArrowRowWriter
 final class ColumnFileSink(tableName: String, storage: Storage, tablePath: String, schema: LanceSchema,
     version: StorageVersion, physicalRows: Long, inputTypes: Seq[DataType], allocator: BufferAllocator) extends AutoCloseable {
   private val BatchRows = 8192
+  private val BatchBytes = 16L << 20
   private val rows = new ArrowRowWriter(tableName, schema.fields, inputTypes, allocator)
   private val files = Resources.closeOnFailure(Seq(rows))(
     new FragmentWriter(storage, tablePath, schema, version, allocator, physicalRows, Seq(physicalRows)))
@@ -38,7 +39,7 @@ final class ColumnFileSink(tableName: String, storage: Storage, tablePath: Strin
   private def put(values: InternalRow): Unit = {
     rows.append(values)
     next += 1
-    if (rows.count >= BatchRows) flush()
+    if (rows.count >= BatchRows || rows.bufferedBytes >= BatchBytes) flush()
   }
 
   private def flush(): Unit = if (rows.count > 0) { files.write(rows.seal()); rows.reset() }

@@ -14,8 +14,9 @@ import sparklance.spark.write.WriteTarget
 /**
  * Writes the new column file of a fragment whose rows are updated in place: updated rows arrive
  * in offset order with their new values (`update`); every other live row keeps its current value,
- * read from the fragment as the statement read it and merged in by offset. The result holds
- * `fields` for all the fragment's physical rows (see [[ColumnFileSink]]).
+ * read from the fragment as the statement read it and merged in by offset. Only those rows are
+ * decoded: the scanner skips each updated row. The result holds `fields` for all the fragment's
+ * physical rows (see [[ColumnFileSink]]).
  */
 final class ColumnRewriter(target: WriteTarget, fragment: DataFragment, fields: LanceSchema, types: Seq[DataType],
     allocator: BufferAllocator) extends AutoCloseable {
@@ -32,7 +33,7 @@ final class ColumnRewriter(target: WriteTarget, fragment: DataFragment, fields: 
   /** The new values of the row at `offset`, above every offset given before. */
   def update(offset: Long, values: InternalRow): Unit = {
     keepCurrentBelow(offset)
-    if (peek().contains(offset)) at += 1
+    current.skipTo(offset + 1)
     sink.append(offset, values)
   }
 
@@ -46,19 +47,16 @@ final class ColumnRewriter(target: WriteTarget, fragment: DataFragment, fields: 
 
   /** Writes the current values of the live rows below `offset` that no update replaced. */
   private def keepCurrentBelow(offset: Long): Unit = {
-    var next = peek()
-    while (next.exists(_ < offset)) {
-      // The sink may hold on to a row between appends (to fill deleted offsets): give it a copy.
-      sink.append(next.get, rows.getRow(at).copy())
-      at += 1
-      next = peek()
+    var done = false
+    while (!done) {
+      if (batch != null && at < batch.numRows && Integer.toUnsignedLong(batch.offsets(at)) < offset) {
+        // The sink may hold on to a row between appends (to fill deleted offsets): give it a copy.
+        sink.append(Integer.toUnsignedLong(batch.offsets(at)), rows.getRow(at).copy())
+        at += 1
+      } else if (batch != null && at < batch.numRows) done = true // the rest of the batch lies at or above `offset`
+      else if (current.hasNext && current.nextOffset < offset) load(current.nextBelow(offset))
+      else done = true
     }
-  }
-
-  /** The offset of the next current row, loading batches as needed; None after the last. */
-  private def peek(): Option[Long] = {
-    while ((batch == null || at >= batch.numRows) && current.hasNext) load(current.next())
-    if (batch != null && at < batch.numRows) Some(Integer.toUnsignedLong(batch.offsets(at))) else None
   }
 
   private def load(next: ScanBatch): Unit = {

@@ -24,7 +24,8 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val fields = target.fields
   private val change = partition.change
   private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
-    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes)))
+    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes),
+    batchBytes = target.batchBytes))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
@@ -70,6 +71,9 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   }
 
   override def get(): ColumnarBatch = batch
+
+  override def currentMetricsValues(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
+    ScanMetrics.task(scanner.bytesRead)
 
   // Lineage is decoded once per partition, and only if a lineage column is read.
   private lazy val rowIds = RowLineage.rowIds(target.storage, target.tablePath, fragment)

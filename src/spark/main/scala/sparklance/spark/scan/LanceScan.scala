@@ -10,13 +10,15 @@ import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{LanceField, RowAddress, Snapshot}
+import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
 import sparklance.spark.LanceTable
 
 /**
  * A columnar scan of one snapshot: one input partition per fragment, or per row range of a large
- * fragment; `fragmentIds` restricts the fragments, and with a `limit` only as many fragments are
- * planned as hold that many live rows, each reader stopping after `limit` rows.
+ * fragment (at most `split_rows` rows, and about Spark's `spark.sql.files.maxPartitionBytes` of the
+ * columns read, so that a table of large rows spreads over many tasks); `fragmentIds` restricts
+ * the fragments, and with a `limit` only as many fragments are planned as hold that many live
+ * rows, each reader stopping after `limit` rows.
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None)
@@ -65,6 +67,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
+  override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
+
   override def planInputPartitions(): Array[InputPartition] =
     fragments.filter(liveRows(_) > 0).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
@@ -73,17 +77,31 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
           Seq(LanceInputPartition(f.toByteArray, start, end, limit, only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
         case None =>
           val rows = f.getPhysicalRows
-          (0L until rows by rowsPerSplit).map(start =>
-            LanceInputPartition(f.toByteArray, start, math.min(rows, start + rowsPerSplit), limit): InputPartition)
+          val split = splitRows(f)
+          (0L until rows by split).map(start =>
+            LanceInputPartition(f.toByteArray, start, math.min(rows, start + split), limit): InputPartition)
       }
     }.toArray
+
+  private lazy val readColumns: Set[String] =
+    required.fields.map(_.name).filterNot(LanceTable.MetadataNames.contains).toSet
+  private lazy val maxPartitionBytes: Long =
+    org.apache.spark.sql.internal.SQLConf.get.getConf(org.apache.spark.sql.internal.SQLConf.FILES_MAX_PARTITION_BYTES)
+
+  /** Rows per input partition of fragment `f`: by the stored bytes of the columns read, at most `split_rows`. */
+  private def splitRows(f: DataFragment): Long = {
+    val bytesPerRow = if (f.getPhysicalRows <= 0) 0.0
+      else f.getFilesList.asScala.map(_.getFileSizeBytes).sum.toDouble / f.getPhysicalRows
+    val read = bytesPerRow * ColumnShare.of(snapshot.schema, readColumns, bytesPerRow)
+    if (read <= 0) rowsPerSplit else math.max(1L, math.min(rowsPerSplit, (maxPartitionBytes / read).toLong))
+  }
 
   override def createReaderFactory(): PartitionReaderFactory = {
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
     new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required,
-      table.settings.storageConf))
+      table.settings.storageConf, table.settings.readBatchBytes))
   }
 
   override def estimateStatistics(): Statistics = {

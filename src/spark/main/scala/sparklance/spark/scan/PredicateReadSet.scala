@@ -43,7 +43,7 @@ final class PredicateReadSet(table: LanceTable, scans: Seq[Seq[Predicate]]) exte
     val tests = bound.flatten.map { e => val p = CatalystPredicate.createInterpreted(e); p.initialize(0); p }
     val target = ReadTarget(table.tableName, table.dataset.path,
       readSchema.fields.toSeq.filterNot(f => LanceTable.MetadataNames(f.name)).map(f => snapshot.schema.field(f.name).get),
-      readSchema, table.settings.storageConf)
+      readSchema, table.settings.storageConf, table.settings.readBatchBytes)
     live.exists { fragment =>
       val reader = new LanceColumnarReader(target, LanceInputPartition(fragment.toByteArray, 0, fragment.getPhysicalRows))
       try {

@@ -7,9 +7,12 @@ import sparklance.format.table.{LanceField, LanceSchema}
 import sparklance.hadoop.Storages
 import sparklance.spark.CatalogSettings
 
-/** What executors read: the table path, the projected Lance fields (as protobuf) and Spark's read schema. */
+/**
+ * What executors read: the table path, the projected Lance fields (as protobuf), Spark's read
+ * schema, and the decoded bytes a batch aims at.
+ */
 final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType,
-    storageConf: Map[String, String]) {
+    storageConf: Map[String, String], batchBytes: Long) {
   def storage: Storage = Storages.forPath(tablePath, storageConf)
 
   def fields: Seq[LanceField] =
@@ -21,6 +24,6 @@ final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Ar
 
 object ReadTarget {
   def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType,
-      storageConf: Map[String, String]): ReadTarget =
-    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf)
+      storageConf: Map[String, String], batchBytes: Long): ReadTarget =
+    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf, batchBytes)
 }

@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{LanceException, Resources}
+import sparklance.format.file.RowBytes
 import sparklance.format.table.LanceField
 import sparklance.spark.UnsupportedTypeException
 
@@ -29,7 +30,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
     val created = ArrayBuffer.empty[FieldVector]
     Resources.closeOnFailure(created) {
       fields.foreach { f => created += f.toArrow.createVector(allocator).asInstanceOf[FieldVector]; created.last.allocateNew() }
-      created.toSeq
+      created.toIndexedSeq
     }
   }
   private val setters: Array[Setter] = Resources.closeOnFailure(vectors) {
@@ -39,8 +40,16 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 
   def count: Int = rows
 
-  /** Bytes held by the vectors, to cut batches by size as well as by rows. */
-  def bufferedBytes: Long = vectors.map(_.getBufferSize.toLong).sum
+  /**
+   * Bytes of the rows appended so far, to cut batches by size as well as by rows. (Arrow's own
+   * buffer sizes count only up to the value count, which is set when the batch is sealed.)
+   */
+  def bufferedBytes: Long = {
+    var total = 0L
+    var c = 0
+    while (c < vectors.length) { total += RowBytes(vectors(c), 0, rows); c += 1 }
+    total
+  }
 
   def append(row: InternalRow): Unit = {
     var c = 0

@@ -9,7 +9,8 @@ import sparklance.format.table.FragmentWriter
 
 /**
  * Rows in, fragments out: buffers Spark rows into Arrow batches (by count, or by bytes for wide
- * rows) and streams them into new data files, in arrival order.
+ * rows, checked after every row so that a few huge values never pile up) and streams them into
+ * new data files, in arrival order.
  */
 final class FragmentSink(target: WriteTarget, inputTypes: Seq[DataType], allocator: BufferAllocator) extends AutoCloseable {
   private val BatchRows = 8192
@@ -24,7 +25,7 @@ final class FragmentSink(target: WriteTarget, inputTypes: Seq[DataType], allocat
   def append(row: InternalRow): Unit = {
     rows.append(row)
     written += 1
-    if (rows.count >= BatchRows || (rows.count % 1024 == 0 && rows.bufferedBytes >= BatchBytes)) flush()
+    if (rows.count >= BatchRows || rows.bufferedBytes >= BatchBytes) flush()
   }
 
   /** Rows appended so far. */

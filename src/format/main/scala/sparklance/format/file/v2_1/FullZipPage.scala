@@ -81,7 +81,9 @@ private[v2_1] object FullZipPage {
           case _ => throw ctx.unsupported(s"${Compressive.name(enc)} in a full-zip page")
         }
         val offsets = new Array[Long](math.max(visibleN, 0) + 1)
-        val out = new ByteSink()
+        // Uncompressed values are at most the page's bytes: one allocation, where growing by
+        // doubling would hold two copies of a page of large values at once.
+        val out = new ByteSink(if (fsst == null && general == null) data.length else 64)
         var count = 0
         for (i <- 0 until n) {
           val d = control(i)
