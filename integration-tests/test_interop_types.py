@@ -109,6 +109,9 @@ LEAF_TYPES = {
 }
 
 
+MAP_KEY_TYPES = ["INT", "BIGINT", "STRING"]
+
+
 def _random_type(r, depth=0):
     kind = r.random()
     if depth < 2 and kind < 0.15:
@@ -116,6 +119,8 @@ def _random_type(r, depth=0):
     if depth < 2 and kind < 0.25:
         fields = ", ".join(f"f{k}: {_random_type(r, depth + 1)}" for k in range(r.randint(1, 3)))
         return f"STRUCT<{fields}>"
+    if depth < 2 and kind < 0.35:  # maps: 2.2 tables (the default) store them
+        return f"MAP<{r.choice(MAP_KEY_TYPES)}, {_random_type(r, depth + 1)}>"
     return r.choice(sorted(LEAF_TYPES))
 
 
@@ -126,6 +131,14 @@ def _random_value_sql(r, t, null_rate):
         inner = t[6:-1]
         return f"array({', '.join(_random_value_sql(r, inner, null_rate) for _ in range(r.randint(0, 3)))})" \
             if r.random() < 0.9 else f"CAST(array() AS {t})"
+    if t.startswith("MAP<"):
+        key, value = _split_types(t[4:-1])
+        keys = r.sample(range(-50, 50), r.randint(0, 3))
+        if not keys:
+            return f"CAST(map() AS {t})"
+        key_sql = [f"'k{k}'" if key == "STRING" else f"CAST({k} AS {key})" for k in keys]
+        return (f"map_from_arrays(array({', '.join(key_sql)}), "
+                f"array({', '.join(_random_value_sql(r, value, null_rate) for _ in keys)}))")
     if t.startswith("STRUCT<"):
         parts = _split_fields(t[7:-1])
         return "named_struct(" + ", ".join(f"'{n}', {_random_value_sql(r, ft, null_rate)}" for n, ft in parts) + ")"
@@ -135,6 +148,16 @@ def _random_value_sql(r, t, null_rate):
         "DATE": f"date_add(DATE'2000-01-01', {v})", "TIMESTAMP": f"timestamp_micros({v * 1234567891})",
         "TIMESTAMP_NTZ": f"CAST(timestamp_micros({v * 987654321}) AS TIMESTAMP_NTZ)",
     }.get(t, f"CAST({v / 4 if t in ('FLOAT', 'DOUBLE') or t.startswith('DECIMAL') else v} AS {t})")
+
+
+def _split_types(body):
+    """The two types of a MAP<K, V>'s body."""
+    depth = 0
+    for i, ch in enumerate(body):
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            return body[:i].strip(), body[i + 1:].strip()
+    raise ValueError(body)
 
 
 def _split_fields(body):
@@ -151,7 +174,8 @@ def _split_fields(body):
     return out
 
 
-@pytest.mark.parametrize("seed", range(4))
+# Seeds 5, 9 and 12 draw map columns (with rows).
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 9, 12])
 def test_random_schemas_spark_to_pylance_and_back(spark, warehouse, table_name, seed):
     r = random.Random(seed)
     cols = [(f"c{k}", _random_type(r)) for k in range(r.randint(1, 6))]
@@ -184,9 +208,11 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
     for k in range(8):
         t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
                       pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.list_(pa.float32(), 768),
-                      pa.timestamp("ns"), pa.date32()])
+                      pa.timestamp("ns"), pa.date32()] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
         base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
-        if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        if pa.types.is_map(t):
+            arr = pa.array([[(f"k{j}", None if (x + j) % 7 == 0 else x * j) for j in range(x % 4)] for x in base.to_pylist()], t)
+        elif pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
             size = t.list_size if pa.types.is_fixed_size_list(t) else None
             vals = [[float(x)] * (size or int(x % 4)) for x in base.to_pylist()]
             arr = pa.array(vals, t if size else pa.list_(pa.float64())).cast(t)

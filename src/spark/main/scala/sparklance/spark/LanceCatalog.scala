@@ -218,7 +218,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val schema = Columns.toStruct(columns)
     val props = properties.asScala.toMap
     val stored = TableProperties.validate(quoted(ident), props)
-    (SparkTypes.toLance(schema, quoted(ident)), stored, TableProperties.stableRowIds(props))
+    val lance = SparkTypes.toLance(schema, quoted(ident))
+    sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
+      sparklance.format.table.StorageVersion.forWriting(quoted(ident), stored.config(sparklance.format.commit.Committer.StorageVersionKey)),
+      lance.fields)
+    (lance, stored, TableProperties.stableRowIds(props))
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],

@@ -4,7 +4,7 @@ import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 import org.apache.spark.sql.types._
 import scala.jdk.CollectionConverters._
-import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
 
 /** The type mapping between Spark and Lance (Arrow), in both directions; see the README's table. */
 object SparkTypes {
@@ -60,9 +60,12 @@ object SparkTypes {
       case StructType(fields) =>
         new Field(name, fieldType(ArrowType.Struct.INSTANCE),
           fields.toSeq.map(f => toArrowField(f.name, f.dataType, f.nullable, f.metadata, table, s"$path.${f.name}")).asJava)
-      case _: MapType =>
-        throw new UnsupportedTypeException(table, path, dataType,
-          "sparklance does not store maps yet; store an ARRAY<STRUCT<key, value>> instead")
+      case MapType(keyType, valueType, valueContainsNull) =>
+        // Arrow's (and pylance's) layout: a list of non-null `entries` structs of a non-null key and a value.
+        val key = toArrowField("key", keyType, nullable = false, Metadata.empty, table, s"$path.key")
+        val value = toArrowField("value", valueType, valueContainsNull, Metadata.empty, table, s"$path.value")
+        val entries = new Field("entries", new FieldType(false, ArrowType.Struct.INSTANCE, null), java.util.List.of(key, value))
+        new Field(name, fieldType(new ArrowType.Map(false)), java.util.List.of(entries))
       case other => throw new UnsupportedTypeException(table, path, other)
     }
   }
@@ -76,11 +79,15 @@ object SparkTypes {
     f.arrowType match {
       case fsl: ArrowType.FixedSizeList =>
         field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putLong(VectorDimension, fsl.getListSize).build())
+      case _ if f.blobEncoding.isDefined =>
+        field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putString(BlobEncoding.MetadataKey, "true").build())
       case _ => field
     }
   }
 
   def readType(f: LanceField, table: String): DataType = f.arrowType match {
+    // pylance's blob columns read as their bytes (fetched only when the column is read).
+    case _ if f.blobEncoding.isDefined => BinaryType
     case _: ArrowType.Bool => BooleanType
     case i: ArrowType.Int => (i.getBitWidth, i.getIsSigned) match {
       case (8, true) => ByteType
@@ -106,6 +113,10 @@ object SparkTypes {
       val item = f.children.head
       ArrayType(readType(item, table), item.nullable)
     case _: ArrowType.Struct => StructType(f.children.map(toSparkField(_, table)))
+    case _: ArrowType.Map =>
+      val entries = f.children.headOption.map(_.children).getOrElse(Nil)
+      if (entries.size != 2) throw new UnsupportedTypeException(table, f.name, f.logicalType, "a map whose entries are not a key and a value")
+      MapType(readType(entries(0), table), readType(entries(1), table), entries(1).nullable)
     case _ => throw new UnsupportedTypeException(table, f.name, f.logicalType)
   }
 }

@@ -127,8 +127,8 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     // Free keys are table metadata; sparklance's own namespace takes only its settings.
     val prop = intercept[Exception](sql("CREATE TABLE lance.db.v (id INT) TBLPROPERTIES ('sparklance.colour' = 'red')"))
     assert(prop.getMessage.contains("sparklance.colour"))
-    val tpe = intercept[Exception](sql("CREATE TABLE lance.db.v (m MAP<STRING, INT>)"))
-    assert(tpe.getMessage.contains("MAP"))
+    val tpe = intercept[Exception](sql("CREATE TABLE lance.db.v (m VARIANT)"))
+    assert(tpe.getMessage.contains("'m'") && tpe.getMessage.contains("VARIANT"), tpe.getMessage)
     val escape = intercept[Exception](sql("CREATE TABLE lance.db.`..` (id INT)"))
     assert(escape.getMessage.contains(".."))
     intercept[Exception](sql("CREATE TABLE lance.db.`a/b` (id INT)"))

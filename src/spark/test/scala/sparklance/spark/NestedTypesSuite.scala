@@ -54,8 +54,14 @@ class NestedTypesSuite extends AnyFunSuite with LocalSpark {
 
   test("types 2.0 cannot store are refused clearly") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
-    val map = intercept[Exception](sql("CREATE TABLE lance.nt.m (m MAP<STRING, INT>)"))
-    assert(map.getMessage.contains("maps"), map.getMessage)
+    for (version <- Seq("2.0", "2.1")) {
+      val map = intercept[Exception](sql(s"CREATE TABLE lance.nt.m (st STRUCT<m: MAP<STRING, INT>>) " +
+        s"TBLPROPERTIES ('data_storage_version' = '$version')"))
+      assert(map.getMessage.contains("'st'") && map.getMessage.contains("stores maps from data_storage_version 2.2"), map.getMessage)
+    }
+    sql("CREATE TABLE lance.nt.m20 (id INT) TBLPROPERTIES ('data_storage_version' = '2.0')")
+    val added = intercept[Exception](sql("ALTER TABLE lance.nt.m20 ADD COLUMN m MAP<STRING, INT>"))
+    assert(added.getMessage.contains("stores maps from data_storage_version 2.2"), added.getMessage)
     sql("CREATE TABLE lance.nt.s (id INT, st STRUCT<a: INT>) TBLPROPERTIES ('data_storage_version' = '2.0')")
     val nullStruct = intercept[Exception](sql("INSERT INTO lance.nt.s VALUES (1, NULL)").collect())
     assert(nullStruct.getMessage.contains("2.0"), nullStruct.getMessage)
@@ -64,5 +70,45 @@ class NestedTypesSuite extends AnyFunSuite with LocalSpark {
     sql("CREATE TABLE lance.nt.s22 (id INT, st STRUCT<a: INT>)")
     sql("INSERT INTO lance.nt.s22 VALUES (1, NULL), (2, named_struct('a', NULL)), (3, named_struct('a', 3))")
     assert(sql("SELECT * FROM lance.nt.s22 ORDER BY id").collect().toSeq == Seq(Row(1, null), Row(2, Row(null)), Row(3, Row(3))))
+  }
+
+  test("MAP columns on 2.2: nulls at every level, nested in structs and lists, read back by pylance and written by it") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.nt")
+    sql("""CREATE TABLE lance.nt.maps (id INT, m MAP<STRING, INT>, st STRUCT<a: INT, tags: MAP<INT, STRING>>,
+          lm ARRAY<MAP<STRING, STRUCT<x: DOUBLE, y: STRING>>>, big MAP<BIGINT, ARRAY<INT>>)""")
+    sql("""INSERT INTO lance.nt.maps VALUES
+          (1, map('a', 1, 'b', NULL), named_struct('a', 1, 'tags', map(1, 'one', 2, NULL)),
+           array(map('k', named_struct('x', 1.5, 'y', 'p')), NULL, map()), map(10L, array(1, NULL), 11L, NULL)),
+          (2, NULL, NULL, NULL, NULL),
+          (3, map(), named_struct('a', NULL, 'tags', NULL), array(), map()),
+          (4, map('z', 26), named_struct('a', 4, 'tags', map()), array(map('q', NULL)), map(-1L, array()))""")
+    val want = Seq(
+      Row(1, Map("a" -> 1, "b" -> null), Row(1, Map(1 -> "one", 2 -> null)), Seq(Map("k" -> Row(1.5, "p")), null, Map()),
+        Map(10L -> Seq(1, null), 11L -> null)),
+      Row(2, null, null, null, null),
+      Row(3, Map(), Row(null, null), Seq(), Map()),
+      Row(4, Map("z" -> 26), Row(4, Map()), Seq(Map("q" -> null)), Map(-1L -> Seq())))
+    assert(sql("SELECT * FROM lance.nt.maps ORDER BY id").collect().toSeq == want)
+    assert(sql("SELECT id, m['a'], st.tags[1], size(big) FROM lance.nt.maps ORDER BY id").collect().toSeq ==
+      Seq(Row(1, 1, "one", 2), Row(2, null, null, null), Row(3, null, null, 0), Row(4, null, null, 1)))
+    val path = new Dataset(LocalStorage, warehouse.resolve("nt/maps.lance").toString).path
+    val script = java.nio.file.Files.createTempFile("maps", ".py")
+    java.nio.file.Files.writeString(script, """import sys, lance, pyarrow as pa
+ds = lance.dataset(sys.argv[1])
+print(ds.schema.field("m").type, ds.schema.field("lm").type)
+print(ds.to_table().sort_by("id").to_pylist())
+t = pa.table({"id": pa.array([5], pa.int32()), "m": pa.array([[("w", 23)]], pa.map_(pa.string(), pa.int32()))})
+lance.write_dataset(t, sys.argv[1], mode="append")
+""")
+    val out = sparklance.format.Pylance.run(script, path).trim.linesIterator.toSeq.takeRight(2)
+    assert(out.head == "map<string, int32> list<item: map<string, struct<x: double, y: string>>>")
+    assert(out(1).startsWith("[{'id': 1, 'm': [('a', 1), ('b', None)], 'st': {'a': 1, 'tags': [(1, 'one'), (2, None)]}, " +
+      "'lm': [[('k', {'x': 1.5, 'y': 'p'})], None, []], 'big': [(10, [1, None]), (11, None)]}, " +
+      "{'id': 2, 'm': None, 'st': None, 'lm': None, 'big': None}"), out(1))
+    // pylance's own map (and an UPDATE of the other maps) read back.
+    sql("UPDATE lance.nt.maps SET m = map_concat(m, map('u', id)) WHERE id IN (1, 4)")
+    assert(sql("SELECT id, m FROM lance.nt.maps ORDER BY id").collect().toSeq == Seq(
+      Row(1, Map("a" -> 1, "b" -> null, "u" -> 1)), Row(2, null), Row(3, Map()), Row(4, Map("z" -> 26, "u" -> 4)),
+      Row(5, Map("w" -> 23))))
   }
 }

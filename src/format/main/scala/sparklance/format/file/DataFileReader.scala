@@ -19,6 +19,12 @@ trait DataFileReader extends Closeable {
    * some children) as a new vector owned by the caller; `columnOf` maps field ids to file columns.
    */
   def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector
+
+  /**
+   * The descriptors of rows [rowStart, rowStart + numRows) of the top-level blob field `field`
+   * (`field.blobEncoding` is defined), whose column is `column`: where the rows' bytes are.
+   */
+  def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): BlobDescriptors
 }
 
 object DataFileReader {

@@ -1,13 +1,13 @@
 package sparklance.format.table
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.FieldVector
+import org.apache.arrow.vector.{FieldVector, LargeVarBinaryVector}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.file.{DataFileReader, RowBytes}
+import sparklance.format.file.{BlobDescriptors, DataFileReader, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -50,7 +50,7 @@ final class FragmentScanner(
     case None => DeletionFiles.read(storage, tablePath, fragment)
   }
 
-  private case class Source(reader: DataFileReader, columnOf: Map[Int, Int])
+  private case class Source(reader: DataFileReader, columnOf: Map[Int, Int], input: InputFile, file: DataFile)
 
   private val files = fragment.getFilesList.asScala.toSeq
   private var opened = Map.empty[String, Source]
@@ -69,18 +69,85 @@ final class FragmentScanner(
   def bytesRead: Long = read.get
 
   private def open(f: DataFile): Source = {
-    val opened = storage.openInput(Storage.join(tablePath, s"data/${f.getPath}"))
-    val input: InputFile = new InputFile {
-      def path: String = opened.path
-      def length: Long = opened.length
-      def read(position: Long, length: Int): Array[Byte] = { FragmentScanner.this.read.addAndGet(length); opened.read(position, length) }
-      def close(): Unit = opened.close()
-    }
+    val input = counted(storage.openInput(Storage.join(tablePath, s"data/${f.getPath}")))
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
-    Source(DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion), columnOf)
+    Source(DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion), columnOf, input, f)
   }
+
+  /** `file`, with every byte read from it counted in `bytesRead`. */
+  private def counted(file: InputFile): InputFile = new InputFile {
+    def path: String = file.path
+    def length: Long = file.length
+    def read(position: Long, length: Int): Array[Byte] = { FragmentScanner.this.read.addAndGet(length); file.read(position, length) }
+    def close(): Unit = file.close()
+  }
+
+  // Sidecar files of blob columns (2.2 blob v2), opened as rows need them.
+  private var sidecars = Map.empty[String, InputFile]
+
+  private lazy val blobFields = fields.zip(sources).collect { case (f, Some(src)) if f.blobEncoding.isDefined => f -> src }
+
+  private def descriptors(field: LanceField, src: Source, from: Long, n: Int): BlobDescriptors =
+    src.reader.blobDescriptors(field, src.columnOf.getOrElse(field.id,
+      throw new UnsupportedFeatureException(s"Blob field '${field.name}' has no column in a data file of $tablePath")), from, n)
+
+  /**
+   * The values of a blob column as binary, fetched where the descriptors say: only the bytes of
+   * the rows read, and only when the column is read at all.
+   */
+  private def blobValues(field: LanceField, src: Source, from: Long, n: Int): FieldVector = {
+    val d = descriptors(field, src, from, n)
+    val out = new LargeVarBinaryVector(field.name, allocator)
+    Resources.closeOnFailure(Seq(out)) {
+      out.allocateNew(math.max(d.totalBytes, 1L), math.max(n, 1))
+      var i = 0
+      while (i < n) {
+        if (!d.valid(i)) out.setNull(i)
+        else if (d.size(i) == 0) out.setSafe(i, Array.emptyByteArray)
+        else {
+          if (d.size(i) > Int.MaxValue - 16) throw new UnsupportedFeatureException(
+            s"Row ${from + i} of blob field '${field.name}' in $tablePath holds ${d.size(i)} bytes, more than one value can")
+          val file = d.kind(i) match {
+            case BlobDescriptors.Inline => src.input
+            case BlobDescriptors.Packed | BlobDescriptors.Dedicated => sidecar(src.file, d.blobId(i))
+            case BlobDescriptors.External => throw new UnsupportedFeatureException(s"Row ${from + i} of blob field " +
+              s"'${field.name}' in $tablePath is stored outside the table, at ${d.uri(i)}; sparklance reads blobs stored in the table")
+            case k => throw new UnsupportedFeatureException(
+              s"Row ${from + i} of blob field '${field.name}' in $tablePath uses blob kind $k, which sparklance does not read")
+          }
+          out.setSafe(i, file.read(d.position(i), d.size(i).toInt))
+        }
+        i += 1
+      }
+      out.setValueCount(n)
+      out
+    }
+  }
+
+  /** A sidecar of `dataFile`: `data/<its name without .lance>/<blob id as 32 bits, lowest first>.blob`. */
+  private def sidecar(dataFile: DataFile, blobId: Int): InputFile = {
+    val name = (0 until 32).map(b => if (((blobId >>> b) & 1) == 1) '1' else '0').mkString
+    val path = Storage.join(tablePath, s"data/${dataFile.getPath.stripSuffix(".lance")}/$name.blob")
+    sidecars.getOrElse(path, { val f = counted(storage.openInput(path)); sidecars += path -> f; f })
+  }
+
+  /** At most `rows` rows from `from` whose blob bytes fit the batch (one row at least). */
+  private def withinBlobBudget(from: Long, rows: Int): Int =
+    if (blobFields.isEmpty || rows <= 1) rows
+    else {
+      val sizes = new Array[Long](rows)
+      blobFields.foreach { case (f, src) =>
+        val d = descriptors(f, src, from, rows)
+        var i = 0
+        while (i < rows) { if (d.valid(i)) sizes(i) += d.size(i); i += 1 }
+      }
+      var total = 0L
+      var n = 0
+      while (n < rows && (n == 0 || total + sizes(n) <= batchBytes)) { total += sizes(n); n += 1 }
+      n
+    }
 
   // A data file that fails to open closes the ones opened before it.
   private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader))(fields.map(sourceFor))
@@ -115,8 +182,8 @@ final class FragmentScanner(
   /** The next batch, of rows below physical offset `limit` only (there must be a live one). */
   def nextBelow(limit: Long): ScanBatch = {
     if (!hasNext || position >= limit) throw new NoSuchElementException
-    val rows = math.min(window.toLong, math.min(end, limit) - position).toInt
     val from = position
+    val rows = withinBlobBudget(from, math.min(window.toLong, math.min(end, limit) - position).toInt)
     // A long run of live rows is read as its own batch, with no copy; only windows that mix many
     // short live runs with deletions are compacted row by row.
     val nextDeleted = deleted.nextValue(from.toInt)
@@ -141,6 +208,7 @@ final class FragmentScanner(
     val read = ArrayBuffer.empty[FieldVector]
     Resources.closeOnFailure(read) {
       fields.zip(sources).foreach {
+        case (field, Some(src)) if field.blobEncoding.isDefined => read += blobValues(field, src, from, n)
         case (field, Some(src)) => read += src.reader.read(field, id => src.columnOf.getOrElse(id,
           throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
         case (field, None) => read += NullVectors.allNull(field, n, allocator)
@@ -168,7 +236,7 @@ final class FragmentScanner(
     compacted.toSeq
   }
 
-  def close(): Unit = Resources.closeAll(opened.values.map(_.reader))
+  def close(): Unit = Resources.closeAll(opened.values.map(_.reader) ++ sidecars.values)
 }
 
 object FragmentScanner {

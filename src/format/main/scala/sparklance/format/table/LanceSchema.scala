@@ -37,6 +37,16 @@ final case class LanceField(
     listOfStruct = children.headOption.exists(_.arrowType.isInstanceOf[ArrowType.Struct]) && isList)
 
   private def isList = arrowType.isInstanceOf[ArrowType.List] || arrowType.isInstanceOf[ArrowType.LargeList]
+
+  /** How the field stores blobs, if it is one of pylance's blob columns (see [[BlobEncoding]]). */
+  def blobEncoding: Option[BlobEncoding] =
+    if (metadata.get(BlobEncoding.ExtensionKey).contains(BlobEncoding.V2ExtensionName)) Some(BlobEncoding.V2)
+    else if (metadata.get(BlobEncoding.MetadataKey).exists(_.equalsIgnoreCase("true")) &&
+      (arrowType.isInstanceOf[ArrowType.LargeBinary] || arrowType.isInstanceOf[ArrowType.Binary])) Some(BlobEncoding.V1)
+    else None
+
+  /** Whether the field is or holds a map (only file format 2.2 stores maps). */
+  def holdsMap: Boolean = preOrder.exists(_.arrowType.isInstanceOf[ArrowType.Map])
 }
 
 /** A table's schema: top-level fields and the schema-level metadata. */
@@ -73,6 +83,8 @@ final case class LanceSchema(fields: Seq[LanceField], metadata: Map[String, Arra
         case _ => b.setEncoding(FileProtos.Field.Encoding.PLAIN)
       }
       f.metadata.foreach { case (k, v) => b.putMetadata(k, ByteString.copyFromUtf8(v)) }
+      // Lance also names an extension type in the field itself (pylance's blob v2 columns).
+      f.metadata.get(BlobEncoding.ExtensionKey).foreach(b.setExtensionName)
       b.build() +: f.children.flatMap(encode(_, f.id))
     }
     fields.flatMap(encode(_, -1))

@@ -51,8 +51,16 @@ object LogicalTypes {
     case _: ArrowType.List => if (listOfStruct) "list.struct" else "list"
     case _: ArrowType.LargeList => if (listOfStruct) "large_list.struct" else "large_list"
     case _: ArrowType.Struct => "struct"
+    case _: ArrowType.Map => "map"
     case other => throw new UnsupportedFeatureException(s"Arrow type $other has no Lance logical type in sparklance")
   }
+
+  /**
+   * Whether values of the type are lists of their one child in the file's rep/def levels: lists,
+   * and maps (a list of `entries` structs of `key` and `value`).
+   */
+  def isList(t: ArrowType): Boolean =
+    t.isInstanceOf[ArrowType.List] || t.isInstanceOf[ArrowType.LargeList] || t.isInstanceOf[ArrowType.Map]
 
   /** Arrow type of a logical type; for fixed-size lists also the item's Arrow type. */
   def fromLogical(logical: String): (ArrowType, Option[ArrowType]) = {
@@ -79,6 +87,8 @@ object LogicalTypes {
       case "list" | "list.struct" => ArrowType.List.INSTANCE
       case "large_list" | "large_list.struct" => ArrowType.LargeList.INSTANCE
       case "struct" => ArrowType.Struct.INSTANCE
+      // Lance records no key order: pylance writes and reads its maps unsorted.
+      case "map" => new ArrowType.Map(false)
     }
     if (simple.isDefinedAt(logical)) return (simple(logical), None)
     val parts = logical.split(":", -1)

@@ -52,6 +52,7 @@ object SchemaEvolution {
           fail(path, "Lance file version 2.0 cannot add a field inside a struct (pylance refuses it too); " +
             "add a top-level column, or use a table of data_storage_version 2.1 or later")
         val added = LanceSchema.fromArrow(new org.apache.arrow.vector.types.pojo.Schema(java.util.List.of(arrow)), nextId).fields.head
+        StorageVersion.checkColumns(table, snapshot.storageVersion, Seq(added))
         nextId += added.preOrder.size
         fields = updateSiblings(fields, path.init, path, fail) { siblings =>
           siblings.find(_.name.equalsIgnoreCase(path.last)).foreach(f => fail(path, s"a column named '${f.name}' already exists"))

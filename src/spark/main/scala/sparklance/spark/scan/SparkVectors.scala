@@ -2,7 +2,7 @@ package sparklance.spark.scan
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, FixedSizeListVector, LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, FixedSizeListVector, LargeListVector, ListVector, MapVector, StructVector}
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
 import org.apache.spark.sql.types._
@@ -41,6 +41,24 @@ object SparkVectors {
     case (l: LargeListVector, ArrayType(element, _)) =>
       toList(l, adapt(l.getDataVector, element, allocator), allocator)(i =>
         Math.toIntExact(l.getOffsetBuffer.getLong((i + 1).toLong * 8L)))
+    case (m: MapVector, MapType(keyType, valueType, valueNullable)) =>
+      val entries = m.getDataVector
+      val adapted = adapt(entries, StructType(Seq(StructField(MapVector.KEY_NAME, keyType, nullable = false),
+        StructField(MapVector.VALUE_NAME, valueType, valueNullable))), allocator)
+      if (adapted eq entries) m
+      else {
+        val n = m.getValueCount
+        val out = new MapVector(m.getName, allocator, m.getField.getFieldType, null)
+        out.addOrGetVector[FieldVector](adapted.getField.getFieldType)
+        out.setInitialCapacity(n)
+        out.allocateNew()
+        out.getOffsetBuffer.setBytes(0, m.getOffsetBuffer, 0, (n + 1).toLong * BaseRepeatedValueVector.OFFSET_WIDTH)
+        copyValidity(m, out)
+        adapted.makeTransferPair(out.getDataVector).transfer()
+        out.setLastSet(n - 1)
+        out.setValueCount(n)
+        out
+      }
     case (l: ListVector, ArrayType(element, _)) =>
       val items = adapt(l.getDataVector, element, allocator)
       if (items eq l.getDataVector) l

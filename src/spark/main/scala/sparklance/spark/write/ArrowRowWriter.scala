@@ -3,7 +3,7 @@ package sparklance.spark.write
 import java.math.{BigDecimal => JBigDecimal}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, MapVector, StructVector}
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.catalyst.InternalRow
@@ -11,7 +11,6 @@ import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{LanceException, Resources}
-import sparklance.format.file.RowBytes
 import sparklance.format.table.LanceField
 import sparklance.spark.UnsupportedTypeException
 
@@ -40,16 +39,13 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 
   def count: Int = rows
 
-  /**
-   * Bytes of the rows appended so far, to cut batches by size as well as by rows. (Arrow's own
-   * buffer sizes count only up to the value count, which is set when the batch is sealed.)
-   */
-  def bufferedBytes: Long = {
-    var total = 0L
-    var c = 0
-    while (c < vectors.length) { total += RowBytes(vectors(c), 0, rows); c += 1 }
-    total
-  }
+  // Bytes of the values appended since the last reset, counted as they are set: Arrow's own
+  // sizes count only up to a value count set when the batch is sealed, and the offsets of a
+  // nested vector's unset slots are not written yet.
+  private var appended = 0L
+
+  /** Bytes of the rows appended so far, to cut batches by size as well as by rows. */
+  def bufferedBytes: Long = appended
 
   def append(row: InternalRow): Unit = {
     var c = 0
@@ -65,14 +61,22 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
     if (src.isNullAt(ordinal)) {
       if (!nullable) throw new LanceException(s"NULL value in non-nullable column '$path' of $table")
       vec.setNull(index)
-    } else set(src, ordinal, index)
+    } else {
+      set(src, ordinal, index)
+      vec match {
+        case f: BaseFixedWidthVector => appended += math.max(f.getTypeWidth, 1)
+        case _ =>
+      }
+    }
 
   /** Marks the vectors complete; the caller writes them and then calls `reset`. */
   def seal(): Seq[FieldVector] = { vectors.foreach(_.setValueCount(rows)); vectors }
 
-  def reset(): Unit = { vectors.foreach(_.reset()); rows = 0 }
+  def reset(): Unit = { vectors.foreach(_.reset()); rows = 0; appended = 0 }
 
   def close(): Unit = Resources.closeAll(vectors)
+
+  private def variable(bytes: Array[Byte])(set: Array[Byte] => Unit): Unit = { set(bytes); appended += bytes.length + 4 }
 
   private def outOfRange(path: String, f: LanceField, v: Any) =
     new LanceException(s"Value $v does not fit column '$path' of $table (${f.logicalType})")
@@ -108,10 +112,10 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: Float4Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c).toFloat)
       case (v: Float8Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c))
       case (v: Float8Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c).toDouble)
-      case (v: VarCharVector, _) => (r, c, i) => v.setSafe(i, r.getUTF8String(c).getBytes)
-      case (v: LargeVarCharVector, _) => (r, c, i) => v.setSafe(i, r.getUTF8String(c).getBytes)
-      case (v: VarBinaryVector, BinaryType) => (r, c, i) => v.setSafe(i, r.getBinary(c))
-      case (v: LargeVarBinaryVector, BinaryType) => (r, c, i) => v.setSafe(i, r.getBinary(c))
+      case (v: VarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
+      case (v: LargeVarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
+      case (v: VarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
+      case (v: LargeVarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
       case (v: FixedSizeBinaryVector, BinaryType) => (r, c, i) => {
         val b = r.getBinary(c)
         if (b.length != v.getByteWidth) throw outOfRange(path, f, s"a ${b.length}-byte value")
@@ -141,6 +145,26 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
             put(struct, k, i, child, set, cf.nullable, s"$path.${cf.name}")
             k += 1
           }
+        }
+      case (v: MapVector, MapType(keyType, valueType, _)) =>
+        val entries = v.getDataVector.asInstanceOf[StructVector]
+        val Seq(keyField, valueField) = f.children.head.children
+        val keys = entries.getChild(keyField.name).asInstanceOf[FieldVector]
+        val values = entries.getChild(valueField.name).asInstanceOf[FieldVector]
+        val setKey = setter(keyField, keyType, keys, s"$path.key")
+        val setValue = setter(valueField, valueType, values, s"$path.value")
+        (r, c, i) => {
+          val map = r.getMap(c)
+          val (ks, vs) = (map.keyArray(), map.valueArray())
+          val start = v.startNewValue(i)
+          var k = 0
+          while (k < map.numElements()) {
+            entries.setIndexDefined(start + k)
+            put(ks, k, start + k, keys, setKey, keyField.nullable, s"$path.key")
+            put(vs, k, start + k, values, setValue, valueField.nullable, s"$path.value")
+            k += 1
+          }
+          v.endValue(i, map.numElements())
         }
       case (v: ListVector, ArrayType(element, _)) =>
         val item = f.children.head

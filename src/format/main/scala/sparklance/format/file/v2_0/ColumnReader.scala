@@ -25,6 +25,8 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
       catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, s"column $index: malformed ColumnEncoding", e) }
     enc.getColumnEncodingCase match {
       case ColumnEncoding.ColumnEncodingCase.VALUES =>
+      // A blob column: its pages hold descriptors of bytes stored elsewhere in the file.
+      case ColumnEncoding.ColumnEncodingCase.BLOB if enc.getBlob.getInner.hasValues =>
       case ColumnEncoding.ColumnEncodingCase.COLUMNENCODING_NOT_SET =>
         throw new CorruptFileException(path, s"column $index is missing its ColumnEncoding")
       case other => throw new UnsupportedFeatureException(

@@ -50,6 +50,29 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
     columns(i)
   }
 
+  def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): sparklance.format.file.BlobDescriptors = {
+    if (!field.blobEncoding.contains(sparklance.format.table.BlobEncoding.V1))
+      throw new IllegalArgumentException(s"Field '${field.name}' is not a blob column of file format 2.0")
+    val out = new sparklance.format.file.BlobDescriptors(numRows)
+    var row = 0
+    for (seg <- this.column(column).segments(rowStart, numRows, Shape.Fixed(128))) seg.data match {
+      case f: Decoded.FixedValues =>
+        var i = 0
+        while (i < seg.count) {
+          val at = f.base + (seg.from + i) * 16
+          val position = LittleEndian.getLong(f.data, at)
+          val size = LittleEndian.getLong(f.data, at + 8)
+          // pylance stores a NULL as position 1, size 0.
+          out.valid(row) = !(size == 0 && position == 1)
+          out.position(row) = position
+          out.size(row) = size
+          row += 1; i += 1
+        }
+      case _ => throw new CorruptFileException(path, s"column $column ('${field.name}'): no blob descriptors in page ${seg.page}")
+    }
+    out
+  }
+
   /** Whether any page or metadata of column i was needed so far (for tests of projection). */
   private[v2_0] def columnOpened(i: Int): Boolean = columns(i) != null
 

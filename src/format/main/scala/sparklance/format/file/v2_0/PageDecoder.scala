@@ -1,5 +1,6 @@
 package sparklance.format.file.v2_0
 
+import scala.jdk.CollectionConverters._
 import sparklance.format.Primitives
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, Nullable}
@@ -33,6 +34,14 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
       val (validity, ends) = endOffsets(l.getOffsets, n, l.getNullOffsetAdjustment, "list offsets")
       if (ends(n) > l.getNumItems) throw corrupt(s"list offsets reach item ${ends(n)}, but the page has ${l.getNumItems} items")
       ListOffsets(n, validity, ends, l.getNumItems)
+    // Rows of fixed-width children, packed after one another (pylance writes a 2.0 blob column's
+    // descriptors so: position and size, two u64); read as one fixed-width value per row.
+    case (PACKED_STRUCT, Shape.Fixed(bits)) =>
+      val p = e.getPackedStruct
+      val widths = p.getInnerList.asScala.map(innerFlatBits(_, -1))
+      if (widths.contains(-1) || widths.sum != bits) throw corrupt(s"a packed struct of ${widths.mkString("+")} bits, $bits expected")
+      val s = sized(buffers(p.getBuffer), n.toLong * (bits / 8), s"$n packed structs of $bits bits")
+      FixedValues(n, null, bits, s.array, s.offset)
     case (BITPACKED, Shape.Fixed(bits)) =>
       val b = e.getBitpacked
       val w = packedWidth(b.getCompressedBitsPerValue, b.getUncompressedBitsPerValue, bits)

@@ -2,7 +2,6 @@ package sparklance.format.file.v2_1
 
 import scala.collection.mutable
 import sparklance.format.table.LanceField
-import org.apache.arrow.vector.types.pojo.ArrowType
 
 /** What one node of the requested field tree becomes: validity, length and (lists) offsets. */
 private[v2_1] final class NodeOut(val isList: Boolean) {
@@ -20,10 +19,7 @@ private[v2_1] final class NodeOut(val isList: Boolean) {
  * take the output of the first leaf).
  */
 private[v2_1] object Assembler {
-  def isList(f: LanceField): Boolean = f.arrowType match {
-    case _: ArrowType.List | _: ArrowType.LargeList => true
-    case _ => false
-  }
+  def isList(f: LanceField): Boolean = sparklance.format.table.LogicalTypes.isList(f.arrowType)
 
   def assemble(path: IndexedSeq[LanceField], segments: Seq[Segment], ctx: Ctx): IndexedSeq[NodeOut] = {
     val k = path.size - 1

@@ -60,7 +60,12 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       case LayoutCase.MINI_BLOCK_LAYOUT => MiniBlockPage.decode(layout.getMiniBlockLayout, bufs, rows.toInt, c)
       case LayoutCase.FULL_ZIP_LAYOUT => FullZipPage.decode(layout.getFullZipLayout, bufs, rows.toInt, c)
       case LayoutCase.CONSTANT_LAYOUT => ConstantPage.decode(layout.getConstantLayout, bufs, rows.toInt, kind, c)
-      case LayoutCase.BLOB_LAYOUT => throw c.unsupported("the blob page layout")
+      // Blob descriptors (position, size), whose bytes are elsewhere in the file: the inner layout
+      // holds them, one per row (see FileReader21.blobDescriptors).
+      case LayoutCase.BLOB_LAYOUT =>
+        val inner = layout.getBlobLayout.getInnerLayout
+        if (inner.getLayoutCase != LayoutCase.MINI_BLOCK_LAYOUT) throw c.unsupported(s"a blob layout over ${inner.getLayoutCase}")
+        MiniBlockPage.decode(inner.getMiniBlockLayout, bufs, rows.toInt, c)
       case LayoutCase.SPARSE_LAYOUT => throw c.unsupported("the sparse page layout (Lance 2.3)")
       case _ => throw c.unsupported("an unknown page layout")
     }

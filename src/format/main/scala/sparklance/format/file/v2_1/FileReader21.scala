@@ -7,7 +7,7 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVecto
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
-import sparklance.format.file.ContainerReader
+import sparklance.format.file.{BlobDescriptors, ContainerReader}
 import sparklance.format.io.InputFile
 import sparklance.format.proto.FileProtos.FileDescriptor
 import sparklance.format.table.{LanceField, LanceSchema}
@@ -109,6 +109,45 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
         fill(l.getDataVector, item, outs)
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of $path has Arrow type ${other.getField.getType}, which is not supported")
     }
+  }
+
+  def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): BlobDescriptors = {
+    val encoding = field.blobEncoding.getOrElse(throw new IllegalArgumentException(s"Field '${field.name}' is not a blob column"))
+    val col = this.column(column, field.name)
+    val out = new BlobDescriptors(numRows)
+    var row = 0
+    for (seg <- col.segments(rowStart, numRows, LeafKind.Variable64)) {
+      val page = seg.page
+      if (page.rep != null) throw new UnsupportedFeatureException(s"Blob field '${field.name}' of $path is inside a list")
+      var slot = seg.slotFrom
+      var i = seg.levelFrom
+      while (i < seg.levelTo) {
+        val visible = page.defs == null || page.defs(i) <= page.layers.maxVisibleDef
+        if (visible) {
+          (encoding, page.slots) match {
+            case (sparklance.format.table.BlobEncoding.V1, f: Slots.Fixed) if f.bits == 128 =>
+              val position = Bytes.i64(f.data, slot * 16)
+              val size = Bytes.i64(f.data, slot * 16 + 8)
+              // A NULL is stored as size 0 with the levels in the position; an empty value has both 0.
+              out.valid(row) = !(size == 0 && position != 0)
+              out.position(row) = position
+              out.size(row) = size
+            // A NULL row takes a slot without bytes.
+            case (sparklance.format.table.BlobEncoding.V2, _: Slots.Variable) if page.defs != null && page.defs(i) != 0 =>
+            case (sparklance.format.table.BlobEncoding.V2, v: Slots.Variable) =>
+              BlobDescriptorsV2.parse(v.data, v.offsets(slot).toInt, v.offsets(slot + 1).toInt, out, row,
+                Ctx(path, s"column $column ('${field.name}') blob descriptor of row ${rowStart + row}"))
+            case (_, other) => throw new CorruptFileException(path,
+              s"column $column ('${field.name}'): ${Slots.kind(other)} where blob descriptors belong")
+          }
+          slot += 1
+        }
+        row += 1
+        i += 1
+      }
+    }
+    if (row != numRows) throw new CorruptFileException(path, s"column $column ('${field.name}'): $row blob descriptors, $numRows expected")
+    out
   }
 
   def close(): Unit = input.close()

@@ -29,7 +29,7 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
 
   private val leafFields: IndexedSeq[Seq[LanceField]] = schema.fields.map(FileWriter21.leaves).toIndexedSeq
   private val leaves: IndexedSeq[IndexedSeq[LeafColumnWriter]] = schema.fields.map { f =>
-    FileWriter21.check(f, f.name)
+    FileWriter21.check(f, f.name, minor)
     FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
   }.toIndexedSeq
   private val container = new ContainerWriter(out)
@@ -64,13 +64,13 @@ object FileWriter21 {
 
   /** The leaf fields below (or at) `f`, in column order. */
   private[v2_1] def leaves(f: LanceField): Seq[LanceField] = f.arrowType match {
-    case _: ArrowType.Struct | _: ArrowType.List | _: ArrowType.LargeList => f.children.flatMap(leaves)
+    case t if t.isInstanceOf[ArrowType.Struct] || isList(t) => f.children.flatMap(leaves)
     case _ => Seq(f)
   }
 
   /** The path from `f` to each leaf, with each node's position among its parent's children. */
   private def paths(f: LanceField): Seq[(IndexedSeq[LanceField], IndexedSeq[Int])] = f.arrowType match {
-    case _: ArrowType.Struct | _: ArrowType.List | _: ArrowType.LargeList =>
+    case t if t.isInstanceOf[ArrowType.Struct] || isList(t) =>
       f.children.zipWithIndex.flatMap { case (c, i) =>
         paths(c).map { case (p, o) => (f +: p, 0 +: (i +: o.tail)) }
       }
@@ -78,19 +78,27 @@ object FileWriter21 {
   }
 
   /** Throws for the fields this writer cannot encode so that pylance reads them back. */
-  private def check(f: LanceField, path: String): Unit = {
+  private def check(f: LanceField, path: String, minor: Int): Unit = {
     def unsupported(what: String) = throw new UnsupportedFeatureException(
       s"Column '$path': Lance file format 2.1/2.2 writing does not support $what")
+    if (f.blobEncoding.isDefined) unsupported("blob columns (lance-encoding:blob), which sparklance reads but does not write yet")
     Seq("lance-encoding:packed", "lance-encoding:blob").foreach { k =>
       if (f.metadata.get(k).exists(_.equalsIgnoreCase("true"))) unsupported(s"the field metadata $k=true")
     }
     f.arrowType match {
       case _: ArrowType.Struct =>
         if (f.children.isEmpty) unsupported("a struct without fields")
-        f.children.foreach(c => check(c, s"$path.${c.name}"))
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
+      case _: ArrowType.Map =>
+        // pylance refuses maps below 2.2 too ("Map data type is not enabled by the selected file format").
+        if (minor < 2) throw new UnsupportedFeatureException(s"Column '$path' is a map: Lance stores maps from file " +
+          "format 2.2 on; this table's data files are 2.1 (create the table with data_storage_version 2.2)")
+        if (f.children.size != 1 || f.children.head.children.size != 2)
+          unsupported("a map whose entries are not one struct of key and value")
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
       case _: ArrowType.List | _: ArrowType.LargeList =>
         if (f.children.size != 1) unsupported(s"a list with ${f.children.size} item fields")
-        f.children.foreach(c => check(c, s"$path.${c.name}"))
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
       case l: ArrowType.FixedSizeList =>
         if (l.getListSize <= 0) unsupported(s"a fixed_size_list of size ${l.getListSize}")
         f.arrowItemType match {

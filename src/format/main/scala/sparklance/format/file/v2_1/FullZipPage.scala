@@ -72,7 +72,9 @@ private[v2_1] object FullZipPage {
         }
         // The per-value transformation: none, FSST, or general compression of each value.
         val (fsst, general) = enc.getCompressionCase match {
-          case VARIABLE => (null, null)
+          // Each value's fields, packed after one another (2.2 blob v2 descriptors): kept as the
+          // value's bytes, for the reader of that field to take apart.
+          case VARIABLE | VARIABLE_PACKED_STRUCT => (null, null)
           case FSST => (new Fsst(enc.getFsst.getSymbolTable.toByteArray, ctx), null)
           case GENERAL =>
             if (enc.getGeneral.getValues.getCompressionCase != VARIABLE)

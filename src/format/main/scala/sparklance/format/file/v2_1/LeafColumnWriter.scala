@@ -212,7 +212,7 @@ private[v2_1] object LeafColumnWriter {
   /** The longest run of levels without a value slot a mini-block page is given. */
   val MaxInvisibleRun = 4096
 
-  def isList(t: ArrowType): Boolean = t.isInstanceOf[ArrowType.List] || t.isInstanceOf[ArrowType.LargeList]
+  def isList(t: ArrowType): Boolean = sparklance.format.table.LogicalTypes.isList(t)
 
   def sinkFor(f: LanceField): ValueSink = f.arrowType match {
     case _: ArrowType.Null => new ValueSink.Nulls

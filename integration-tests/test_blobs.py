@@ -1,0 +1,66 @@
+"""pylance's blob columns (`lance-encoding:blob`: descriptors in the column's pages, the bytes in the
+data file on 2.0 and 2.1; blob v2 on 2.2, with inline, packed and dedicated sidecar storage) read
+by Spark as BINARY, identical to pylance's `take_blobs`, and not read at all when not selected."""
+import hashlib
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conftest import table_path
+
+SCHEMA = pa.schema([pa.field("id", pa.int64()),
+                    pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+
+
+def _write_blob_table(path, version, seed=7):
+    """Rows of every size class (empty, small, inline, packed and dedicated on 2.2, 6 MiB), NULLs,
+    in two appends, then a delete; returns {id: sha1 or None} of the rows left."""
+    rng = np.random.default_rng(seed)
+    sizes = [0, 10, 1000, 60_000, 100_000, 300_000, 6_000_000, None] * 3
+    expected = {}
+    for part in range(2):
+        ids = list(range(part * len(sizes), (part + 1) * len(sizes)))
+        values = [None if s is None else rng.bytes(s) for s in sizes]
+        lance.write_dataset(pa.table({"id": ids, "img": values}, schema=SCHEMA), path,
+                            mode="append" if part else "create", data_storage_version=version)
+        expected.update({i: None if v is None else hashlib.sha1(v).hexdigest() for i, v in zip(ids, values)})
+    lance.dataset(path).delete("id % 5 = 3")
+    return {i: h for i, h in expected.items() if i % 5 != 3}
+
+
+def _scan_bytes(spark, query):
+    """Runs `query` and returns its rows and the bytes its Lance scan read from data files."""
+    df = spark.sql(query)
+    rows = df.collect()
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+    metrics = [leaves.apply(i).metrics().get("dataBytesRead") for i in range(leaves.size())]
+    return rows, sum(m.get().value() for m in metrics if m.isDefined())
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_spark_reads_pylance_blob_columns(spark, warehouse, table_name, version):
+    path = table_path(warehouse, table_name)
+    expected = _write_blob_table(path, version)
+    df = spark.table(table_name)
+    assert df.schema["img"].dataType.simpleString() == "binary"
+    assert df.schema["img"].metadata == {"lance-encoding:blob": "true"}
+    got = {r.id: None if r.h is None else r.h for r in spark.sql(f"SELECT id, sha1(img) AS h FROM {table_name}").collect()}
+    assert got == expected
+    # pylance's own view of the bytes, row by row.
+    ds = lance.dataset(path)
+    ids = ds.to_table(columns=["id"], with_row_address=True)
+    blobs = ds.take_blobs("img", addresses=ids.column("_rowaddr").to_pylist())
+    from_pylance = {i: hashlib.sha1(b.read()).hexdigest() for i, b in zip(ids.column("id").to_pylist(), blobs) if b is not None}
+    assert from_pylance == {i: h for i, h in expected.items() if h is not None}
+    # Without the blob column, the scan reads none of its bytes.
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        (row,), read = _scan_bytes(spark, f"SELECT count(*), sum(id) FROM {table_name} WHERE id >= 0")
+        assert (row[0], row[1]) == (len(expected), sum(expected))
+        assert read < 1 << 20, read  # footers and the id pages; the blobs are 37 MB
+        (row,), read = _scan_bytes(spark, f"SELECT sum(length(img)) FROM {table_name}")
+        assert read >= 2 * 6_000_000 * 3 * 0.8
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
