@@ -113,12 +113,19 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 
-  /** What a row of this table takes on disk, from its fragments' file sizes; None without rows. */
-  private[spark] def bytesPerRow: Option[Double] = {
+  /**
+   * What a row of this table takes on disk, from its fragments' file sizes and its blob columns'
+   * sidecar files; None without rows.
+   */
+  private[spark] lazy val bytesPerRow: Option[Double] = {
     val rows = snapshot.fragments.map(_.getPhysicalRows).sum
     val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala.map(_.getFileSizeBytes)).sum
-    if (rows > 0 && bytes > 0) Some(bytes.toDouble / rows) else None
+    if (rows > 0 && bytes > 0) Some(bytes.toDouble / rows + blobBytesPerRow) else None
   }
+
+  /** Bytes per row of the blob values kept in sidecar files (see BlobSidecarBytes). */
+  private[spark] lazy val blobBytesPerRow: Double =
+    sparklance.format.table.BlobSidecarBytes.perRow(dataset.storage, snapshot)
 }
 
 object LanceTable {

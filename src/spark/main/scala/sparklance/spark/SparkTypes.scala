@@ -40,6 +40,9 @@ object SparkTypes {
       case FloatType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
       case DoubleType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
       case _: StringType | _: CharType | _: VarcharType => leaf(ArrowType.Utf8.INSTANCE)
+      // A blob column (column metadata lance-encoding:blob = true): pylance's blob v2.
+      case BinaryType if metadata.contains(BlobEncoding.MetadataKey) && metadata.getString(BlobEncoding.MetadataKey).equalsIgnoreCase("true") =>
+        BlobEncoding.v2Field(name, nullable, Option(kept).map(_.asScala.toMap).getOrElse(Map.empty))
       case BinaryType => leaf(ArrowType.Binary.INSTANCE)
       case DateType => leaf(new ArrowType.Date(DateUnit.DAY))
       case TimestampType => leaf(new ArrowType.Timestamp(TimeUnit.MICROSECOND, TimestampZone))

@@ -58,7 +58,8 @@ private[file] final class PageCutter(schema: LanceSchema, maxPageBytes: Long,
     val n = vectors.headOption.map(_.getValueCount).getOrElse(0)
     vectors.zip(schema.fields).foreach { case (v, f) =>
       require(v.getValueCount == n, s"Vector '${v.getName}' has ${v.getValueCount} values, expected $n")
-      require(v.getField.getType == f.arrowType,
+      // A field's vector has its Arrow type (a blob v2 field: the binary its values are).
+      require(v.getField.getType == f.toArrow.getType,
         s"Vector '${v.getName}' has type ${v.getField.getType}, field '${f.name}' is ${f.arrowType}")
     }
     n

@@ -21,4 +21,18 @@ object BlobEncoding {
   /** Arrow's field metadata naming an extension type. */
   val ExtensionKey = "ARROW:extension:name"
   val V2ExtensionName = "lance.blob.v2"
+
+  /**
+   * A new blob v2 column as pylance's schema holds it: a struct of `data` (large binary) and `uri`
+   * (string) naming the extension type; its values are binary.
+   */
+  def v2Field(name: String, nullable: Boolean, metadata: Map[String, String]): org.apache.arrow.vector.types.pojo.Field = {
+    import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
+    val md = new java.util.HashMap[String, String]()
+    metadata.foreach { case (k, v) => md.put(k, v) }
+    md.put(ExtensionKey, V2ExtensionName)
+    new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null, md), java.util.List.of(
+      new Field("data", FieldType.nullable(ArrowType.LargeBinary.INSTANCE), java.util.List.of[Field]()),
+      new Field("uri", FieldType.nullable(ArrowType.Utf8.INSTANCE), java.util.List.of[Field]())))
+  }
 }

@@ -36,6 +36,7 @@ final class FragmentWriter(
   private val written = ArrayBuffer.empty[String]
   private var current: FragmentWriter.FileWriter = _
   private var currentName: String = _
+  private var currentSidecars: FragmentWriter.Sidecars = _
   private var rowsInFile = 0L
   // The first files take the planned row counts (a compaction spreads rows evenly), later ones maxRowsPerFile.
   private val plannedSizes = plannedFileRows.iterator
@@ -67,7 +68,10 @@ final class FragmentWriter(
     val path = Storage.join(tablePath, s"data/$currentName")
     written += path
     val out = storage.create(path)
-    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor))
+    // Blob values too large for the data file go to sidecars next to it (2.2 blob v2 columns).
+    currentSidecars = new FragmentWriter.Sidecars(storage, Storage.join(tablePath, s"data/${currentName.stripSuffix(".lance")}"),
+      p => written += p)
+    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor, currentSidecars))
     rowsInFile = 0
     fileLimit = if (plannedSizes.hasNext) plannedSizes.next() else maxRowsPerFile
   }
@@ -75,6 +79,7 @@ final class FragmentWriter(
   private def closeFile(): Unit = {
     val result = current.finish()
     current = null
+    currentSidecars.close()
     val file = DataFile.newBuilder().setPath(currentName)
       .addAllFields(result.fieldIds.map(Int.box).asJava)
       .addAllColumnIndices(result.columnIndices.map(Int.box).asJava)
@@ -93,6 +98,7 @@ final class FragmentWriter(
   def abort(): Unit = {
     if (current != null) try current.finish() catch { case NonFatal(_) => }
     current = null
+    if (currentSidecars != null) try currentSidecars.close() catch { case NonFatal(_) => }
     written.foreach(p => try storage.delete(p) catch { case NonFatal(_) => })
   }
 
@@ -106,8 +112,40 @@ object FragmentWriter {
     def finish(): FileWriter21.Result
   }
 
+  /** The blob sidecars of one data file, under `dir`: blob id 1 the packed one, then one per dedicated value. */
+  private final class Sidecars(storage: Storage, dir: String, created: String => Unit)
+      extends sparklance.format.file.BlobSidecars with AutoCloseable {
+    private var packedOut: java.io.OutputStream = _
+    private var packedSize = 0L
+    private var nextDedicated = 2
+
+    private def create(blobId: Int): java.io.OutputStream = {
+      val path = Storage.join(dir, sparklance.format.file.BlobSidecars.fileName(blobId))
+      created(path)
+      storage.create(path)
+    }
+
+    def packed(bytes: Array[Byte]): (Int, Long) = {
+      if (packedOut == null) packedOut = create(1)
+      val at = packedSize
+      packedOut.write(bytes)
+      packedSize += bytes.length
+      (1, at)
+    }
+
+    def dedicated(bytes: Array[Byte]): Int = {
+      val id = nextDedicated
+      nextDedicated += 1
+      val out = create(id)
+      try out.write(bytes) finally out.close()
+      id
+    }
+
+    def close(): Unit = if (packedOut != null) { packedOut.close(); packedOut = null }
+  }
+
   private object FileWriter {
-    def apply(out: java.io.OutputStream, schema: LanceSchema, minor: Int): FileWriter =
+    def apply(out: java.io.OutputStream, schema: LanceSchema, minor: Int, sidecars: sparklance.format.file.BlobSidecars): FileWriter =
       if (minor == 0) new FileWriter {
         private val w = new FileWriter20(out, schema)
         def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
@@ -116,7 +154,7 @@ object FragmentWriter {
           FileWriter21.Result(r.numRows, r.sizeBytes, r.fieldIds, r.columnIndices)
         }
       } else new FileWriter {
-        private val w = new FileWriter21(out, schema, minor)
+        private val w = new FileWriter21(out, schema, minor, sidecars = Some(sidecars))
         def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
         def finish(): FileWriter21.Result = w.finish()
       }

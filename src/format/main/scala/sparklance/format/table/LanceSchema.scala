@@ -23,7 +23,12 @@ final case class LanceField(
   /** This field and its descendants in pre-order, the order of Lance's flattened schema. */
   def preOrder: Seq[LanceField] = this +: children.flatMap(_.preOrder)
 
-  def toArrow: Field = {
+  def toArrow: Field =
+    // A blob v2 field's values are binary (its struct of `data` and `uri` only names the type).
+    if (blobEncoding.contains(BlobEncoding.V2))
+      new Field(name, new FieldType(nullable, ArrowType.LargeBinary.INSTANCE, null,
+        java.util.Map.of(BlobEncoding.MetadataKey, "true")), java.util.List.of[Field]())
+    else {
     val md = if (metadata.isEmpty) null else metadata.asJava
     val kids: java.util.List[Field] = arrowType match {
       case _: ArrowType.FixedSizeList =>
@@ -31,7 +36,7 @@ final case class LanceField(
       case _ => children.map(_.toArrow).asJava
     }
     new Field(name, new FieldType(nullable, arrowType, null, md), kids)
-  }
+    }
 
   def logicalType: String = LogicalTypes.toLogical(arrowType, arrowItemType,
     listOfStruct = children.headOption.exists(_.arrowType.isInstanceOf[ArrowType.Struct]) && isList)

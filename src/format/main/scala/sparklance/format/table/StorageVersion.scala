@@ -31,10 +31,14 @@ object StorageVersion {
    * Refuses columns the version cannot store, naming them, before a table or column is created
    * that no write could fill: maps need 2.2 (pylance refuses them below too).
    */
-  def checkColumns(table: String, version: StorageVersion, fields: Seq[LanceField]): Unit =
-    if (version != V2_2) fields.find(_.holdsMap).foreach(f => throw new UnsupportedFeatureException(
-      s"Column '${f.name}' of $table is or holds a map: Lance stores maps from data_storage_version 2.2 on, and this " +
-        s"table's is ${version.name}; create the table with TBLPROPERTIES ('data_storage_version' = '2.2')"))
+  def checkColumns(table: String, version: StorageVersion, fields: Seq[LanceField]): Unit = if (version != V2_2) {
+    def refuse(f: LanceField, what: String, why: String) = throw new UnsupportedFeatureException(
+      s"Column '${f.name}' of $table $what: $why, and this table's data_storage_version is ${version.name}; " +
+        "create the table with TBLPROPERTIES ('data_storage_version' = '2.2')")
+    fields.find(_.holdsMap).foreach(refuse(_, "is or holds a map", "Lance stores maps from data_storage_version 2.2 on"))
+    fields.find(_.blobEncoding.contains(BlobEncoding.V2)).foreach(refuse(_, "is a blob column",
+      "sparklance writes blob columns in data_storage_version 2.2 (pylance's blob v2)"))
+  }
 
   /** The version to write new files of a table in: the one it records, refused if sparklance cannot write it. */
   def forWriting(tablePath: String, recorded: String): StorageVersion = parse(recorded).getOrElse(

@@ -25,6 +25,10 @@ final class UncommittedFiles(storage: Storage, tablePath: String) {
   /** Deletes the files of fragments that were never committed (an abort, a failed job). */
   def discard(fragments: Seq[DataFragment]): Unit =
     if (!mayBeCommitted)
-      for (f <- fragments; file <- f.getFilesList.asScala)
+      for (f <- fragments; file <- f.getFilesList.asScala) {
         try storage.delete(Storage.join(tablePath, s"data/${file.getPath}")) catch { case NonFatal(_) => }
+        // Its blob sidecars, if it has any (data/<file name without .lance>/).
+        val sidecars = Storage.join(tablePath, s"data/${file.getPath.stripSuffix(".lance")}")
+        try if (storage.exists(sidecars)) storage.deleteRecursively(sidecars) catch { case NonFatal(_) => }
+      }
 }

@@ -83,6 +83,10 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
       }
     }.toArray
 
+  /** Sidecar bytes per row of the blob columns read (the data files' sizes do not hold them). */
+  private lazy val readBlobBytesPerRow: Double =
+    if (snapshot.schema.fields.exists(f => readColumns(f.name) && f.blobEncoding.isDefined)) table.blobBytesPerRow else 0.0
+
   private lazy val readColumns: Set[String] =
     required.fields.map(_.name).filterNot(LanceTable.MetadataNames.contains).toSet
   private lazy val maxPartitionBytes: Long =
@@ -92,7 +96,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   private def splitRows(f: DataFragment): Long = {
     val bytesPerRow = if (f.getPhysicalRows <= 0) 0.0
       else f.getFilesList.asScala.map(_.getFileSizeBytes).sum.toDouble / f.getPhysicalRows
-    val read = bytesPerRow * ColumnShare.of(snapshot.schema, readColumns, bytesPerRow)
+    val read = bytesPerRow * ColumnShare.of(snapshot.schema, readColumns, bytesPerRow) + readBlobBytesPerRow
     if (read <= 0) rowsPerSplit else math.max(1L, math.min(rowsPerSplit, (maxPartitionBytes / read).toLong))
   }
 
@@ -106,7 +110,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def estimateStatistics(): Statistics = {
     val rows = snapshot.fragments.map(liveRows).sum
-    val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala).map(_.getFileSizeBytes).sum
+    val bytes = snapshot.fragments.flatMap(_.getFilesList.asScala).map(_.getFileSizeBytes).sum +
+      (readBlobBytesPerRow * snapshot.fragments.map(_.getPhysicalRows).sum).toLong
     new Statistics {
       override def numRows(): OptionalLong = OptionalLong.of(rows)
       override def sizeInBytes(): OptionalLong = OptionalLong.of(math.max(bytes, 1L))

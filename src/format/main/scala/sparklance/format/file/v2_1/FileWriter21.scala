@@ -4,8 +4,8 @@ import java.io.OutputStream
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.UnsupportedFeatureException
-import sparklance.format.file.{ContainerWriter, FixedWidth, PageCutter}
-import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.format.file.{BlobSidecars, ContainerWriter, FixedWidth, PageCutter}
+import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
 
 /**
  * Writes one Lance data file of format 2.1 or 2.2 (`minor` = 1 or 2; LANCE-FILE-2.1-2.2.md §11).
@@ -24,13 +24,16 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * cannot encode (maps, unions, intervals, packed or blob structs, fixed-size lists of non-fixed
  * items) are refused with an UnsupportedFeatureException naming the column.
  */
-final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, maxPageBytes: Long = 8L << 20) {
+final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, maxPageBytes: Long = 8L << 20,
+    sidecars: Option[BlobSidecars] = None) {
   require(minor == 1 || minor == 2, s"Lance file format 2.$minor is not written; use 2.1 or 2.2")
 
   private val leafFields: IndexedSeq[Seq[LanceField]] = schema.fields.map(FileWriter21.leaves).toIndexedSeq
-  private val leaves: IndexedSeq[IndexedSeq[LeafColumnWriter]] = schema.fields.map { f =>
+  private val leaves: IndexedSeq[IndexedSeq[ColumnWriter21]] = schema.fields.map { f =>
     FileWriter21.check(f, f.name, minor)
-    FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
+    if (f.blobEncoding.contains(BlobEncoding.V2)) IndexedSeq(new BlobColumnWriter21(f, sidecars.getOrElse(
+      throw new IllegalArgumentException(s"Blob column '${f.name}' needs a place for its sidecar files"))))
+    else FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
   }.toIndexedSeq
   private val container = new ContainerWriter(out)
   private val pages = new PageCutter(schema, maxPageBytes,
@@ -64,6 +67,8 @@ object FileWriter21 {
 
   /** The leaf fields below (or at) `f`, in column order. */
   private[v2_1] def leaves(f: LanceField): Seq[LanceField] = f.arrowType match {
+    // A blob v2 field is one column, listed under its own id (as pylance writes it).
+    case _ if f.blobEncoding.contains(BlobEncoding.V2) => Seq(f)
     case t if t.isInstanceOf[ArrowType.Struct] || isList(t) => f.children.flatMap(leaves)
     case _ => Seq(f)
   }
@@ -81,7 +86,11 @@ object FileWriter21 {
   private def check(f: LanceField, path: String, minor: Int): Unit = {
     def unsupported(what: String) = throw new UnsupportedFeatureException(
       s"Column '$path': Lance file format 2.1/2.2 writing does not support $what")
-    if (f.blobEncoding.isDefined) unsupported("blob columns (lance-encoding:blob), which sparklance reads but does not write yet")
+    if (f.blobEncoding.contains(BlobEncoding.V2) && minor < 2)
+      throw new UnsupportedFeatureException(s"Column '$path': blob v2 columns need file format 2.2")
+    if (f.blobEncoding.contains(BlobEncoding.V1))
+      unsupported("blob columns of file format 2.1 (lance-encoding:blob on a binary field), which sparklance reads but does not write yet")
+    if (f.blobEncoding.contains(BlobEncoding.V2)) return
     Seq("lance-encoding:packed", "lance-encoding:blob").foreach { k =>
       if (f.metadata.get(k).exists(_.equalsIgnoreCase("true"))) unsupported(s"the field metadata $k=true")
     }

@@ -18,7 +18,8 @@ import sparklance.format.table.LanceField
  * pages on `flush`. `path` = the fields from the top-level field down to the leaf; `ordinals(k)` =
  * the position of `path(k)` among its parent's children.
  */
-private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinals: IndexedSeq[Int], minor: Int) {
+private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinals: IndexedSeq[Int], minor: Int)
+    extends ColumnWriter21 {
   private val depth = path.size
   private val leaf = path.last
   private val isList: Array[Boolean] = path.map(f => LeafColumnWriter.isList(f.arrowType)).toArray

@@ -101,6 +101,8 @@ private[v2_1] object ValueSink {
       data.size += len
     }
     def placeholder(): Unit = offsets.add(data.size)
+    /** Appends one value given as bytes. */
+    def appendBytes(b: Array[Byte]): Unit = { data.append(b, 0, b.length); offsets.add(data.size) }
     def bytes: Long = data.size + 8L * count
     def length(i: Int): Long = offsets.array(i + 1) - offsets.array(i)
   }
