@@ -52,3 +52,29 @@ def print_table(title, header, rows):
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     for r in [header] + rows:
         print("  ".join(str(x).rjust(w) for x, w in zip(r, widths)))
+
+
+class PeakMemory:
+    """Peak memory per operation, in MiB: the Spark JVM's old generation (what survives young
+    collections: the memory an operation holds on to, not its garbage), through the JVM's memory
+    pool beans, and the Python process's resident set, where pylance runs (VmHWM, reset through
+    /proc/self/clear_refs)."""
+
+    def __init__(self, jvm):
+        beans = jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
+        self.heap = [p for p in beans if str(p.getType()) == "Heap memory"]
+        self.pools = [p for p in self.heap if "Old Gen" in str(p.getName())]
+
+    def reset(self):
+        for p in self.heap:
+            p.resetPeakUsage()
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+
+    def read(self):
+        with open("/proc/self/status") as f:
+            hwm = next(line for line in f if line.startswith("VmHWM"))
+        return {"jvm old gen": sum(p.getPeakUsage().getUsed() for p in self.pools) // 2**20,
+                # Every heap pool's own peak, added: an upper bound of the heap in use at any moment.
+                "jvm heap": sum(p.getPeakUsage().getUsed() for p in self.heap) // 2**20,
+                "python rss": int(hwm.split()[1]) // 1024}

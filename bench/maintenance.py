@@ -23,7 +23,7 @@ from pathlib import Path
 import lance
 
 import sparklance
-from common import print_table, restore, spark_session, timed
+from common import PeakMemory, print_table, restore, spark_session, timed
 
 
 def tree_size(root):
@@ -33,29 +33,6 @@ def tree_size(root):
             files += 1
             size += os.path.getsize(os.path.join(d, n))
     return files, size
-
-
-class PeakMemory:
-    """Peak memory per operation, in MiB: the Spark JVM's old generation (what survives young
-    collections: the memory an operation holds on to, not its garbage), through the JVM's memory
-    pool beans, and the Python process's resident set, where pylance runs (VmHWM, reset through
-    /proc/self/clear_refs)."""
-
-    def __init__(self, jvm):
-        self.pools = [p for p in jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
-                      if "Old Gen" in str(p.getName())]
-
-    def reset(self):
-        for p in self.pools:
-            p.resetPeakUsage()
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-
-    def read(self):
-        with open("/proc/self/status") as f:
-            hwm = next(line for line in f if line.startswith("VmHWM"))
-        return {"jvm old gen": sum(p.getPeakUsage().getUsed() for p in self.pools) // 2**20,
-                "python rss": int(hwm.split()[1]) // 1024}
 
 
 def main():

@@ -77,3 +77,29 @@ def test_spark_creates_v2x_tables_pylance_reads(spark, warehouse, table_name, ve
     got = ds.to_table().sort_by("id")
     assert _spark_view(got, expected.schema).equals(expected)
     assert ds.take([0, 19999]).num_rows == 2
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_pylance_packed_structs_read_by_spark(spark, warehouse, table_name, version):
+    """Structs pylance packs into one column (field metadata lance-encoding:packed; pylance 14 packs
+    only non-null structs of non-null children, fixed-width ones on 2.1 and 2.2, strings too on
+    2.2) read by Spark, whole and child by child; writing into one is refused by name."""
+    fixed = pa.struct([pa.field("x", pa.int32(), False), pa.field("y", pa.float64(), False), pa.field("z", pa.int8(), False)])
+    fields = [pa.field("id", pa.int64()), pa.field("p", fixed, nullable=False, metadata={"lance-encoding:packed": "true"})]
+    rows = 3000
+    cols = {"id": list(range(rows)), "p": [{"x": i, "y": i / 4, "z": i % 100} for i in range(rows)]}
+    if version == "2.2":
+        variable = pa.struct([pa.field("a", pa.int32(), False), pa.field("s", pa.string(), False)])
+        fields.append(pa.field("q", variable, nullable=False, metadata={"lance-encoding:packed": "true"}))
+        cols["q"] = [{"a": -i, "s": "v" * (i % 7)} for i in range(rows)]
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(pa.table(cols, schema=pa.schema(fields)), path, data_storage_version=version)
+    lance.dataset(path).delete("id % 10 = 3")
+    expected = lance.dataset(path).to_table().sort_by("id")
+    got = spark.table(table_name).toArrow().sort_by("id")
+    assert got.equals(_spark_view(expected, got.schema))
+    assert [tuple(r) for r in spark.sql(f"SELECT id, p.y FROM {table_name} WHERE id IN (4, 2999) ORDER BY id").collect()] == \
+        [(4, 1.0), (2999, 2999 / 4)]
+    with pytest.raises(Exception, match="lance-encoding:packed"):
+        spark.sql(f"UPDATE {table_name} SET id = id + 1 WHERE id = 4")
+    assert lance.dataset(path).to_table().sort_by("id").equals(expected)

@@ -69,13 +69,15 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
+    if (isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator)
     // Every leaf's levels are assembled first; ancestors take the output of their first leaf.
     val outs = scala.collection.mutable.HashMap.empty[Int, NodeOut]
     def walk(f: LanceField, path: IndexedSeq[LanceField]): Unit = {
       val here = path :+ f
       if (isLeaf(f)) {
         if (f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty)
-          throw new UnsupportedFeatureException(s"Field '${f.name}' of $path is a packed struct, which sparklance does not read yet")
+          throw new UnsupportedFeatureException(s"Field '${f.name}' of $path is a packed struct inside another field, " +
+            "which sparklance does not read (top-level packed structs it does)")
         val col = column(columnOf(f.id), f.name)
         val ctx = Ctx(path.toString, s"column ${col.index} ('${f.name}')")
         val segs = col.segments(rowStart, numRows, ArrowLoad.kindOf(f.arrowType))
@@ -109,6 +111,53 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
         fill(l.getDataVector, item, outs)
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of $path has Arrow type ${other.getField.getType}, which is not supported")
     }
+  }
+
+  private def isPacked(f: LanceField): Boolean = f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty &&
+    f.metadata.get("lance-encoding:packed").exists(_.equalsIgnoreCase("true"))
+
+  /**
+   * A top-level packed struct (field metadata `lance-encoding:packed`, LANCE-FILE-2.1-2.2.md §9.9,
+   * §9.10): one column whose values hold every child's value after one another, fixed-width ones
+   * in their width, variable-width ones (2.2) as a length and bytes. `field` may keep only some
+   * children; where each lies comes from all of them, as the file's schema lists them.
+   */
+  private def readPacked(field: LanceField, column: Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+    val all = schema.allFields.find(_.id == field.id).getOrElse(field).children
+    val col = this.column(column, field.name)
+    val vector = field.toArrow.createVector(allocator).asInstanceOf[StructVector]
+    try {
+      vector.setInitialCapacity(numRows)
+      vector.allocateNew()
+      val kids = field.children.map(c => all.indexWhere(_.id == c.id) -> vector.getChild(c.name).asInstanceOf[FieldVector])
+      var row = 0
+      for (seg <- col.segments(rowStart, numRows, LeafKind(-1, 0))) {
+        val page = seg.page
+        if (page.rep != null) throw new UnsupportedFeatureException(s"Packed struct '${field.name}' of $path is inside a list")
+        var slot = seg.slotFrom
+        var i = seg.levelFrom
+        while (i < seg.levelTo) {
+          if (page.defs != null && page.defs(i) != 0) {
+            vector.setNull(row)
+            if (page.defs(i) <= page.layers.maxVisibleDef) slot += 1
+          } else {
+            vector.setIndexDefined(row)
+            val (data, from) = page.slots match {
+              case f: Slots.Fixed => (f.data, slot * f.bytesPer)
+              case v: Slots.Variable => (v.data, v.offsets(slot).toInt)
+              case other => throw new CorruptFileException(path, s"column $column ('${field.name}'): ${Slots.kind(other)} in a packed struct")
+            }
+            PackedStructs.read(all, data, from, row, kids, Ctx(path, s"column $column ('${field.name}') row ${rowStart + row}"))
+            slot += 1
+          }
+          row += 1
+          i += 1
+        }
+      }
+      kids.foreach(_._2.setValueCount(numRows))
+      vector.setValueCount(numRows)
+      vector
+    } catch { case e: Throwable => vector.close(); throw e }
   }
 
   def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): BlobDescriptors = {
