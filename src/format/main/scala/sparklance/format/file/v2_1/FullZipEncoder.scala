@@ -15,7 +15,8 @@ private[v2_1] object FullZipEncoder {
     val cw = bitsRep + bitsDef match { case 0 => 0; case b if b <= 8 => 1; case b if b <= 16 => 2; case _ => 4 }
     val b = FullZipLayout.newBuilder().setBitsRep(bitsRep).setBitsDef(bitsDef)
       .setNumItems(s.numEntries).setNumVisibleItems(s.numSlots).addAllLayers(s.layers.asJava)
-    val data = new ByteSink(1 << 16)
+    // Sized for the page up front: growing by doubling would copy a page of large values several times.
+    val data = new ByteSink(FullZipEncoder.estimatedBytes(s, cw))
     val starts = new LongSink(s.rows + 1)
     // How to write slot j: fixed-width values always; variable ones only when valid (def 0).
     val (writeSlot, variable): ((Int, Int) => Unit, Boolean) = s.values match {
@@ -74,6 +75,18 @@ private[v2_1] object FullZipEncoder {
         Seq(data, index)
       }
     EncodedPage(PageLayout.newBuilder().setFullZipLayout(b).build(), buffers)
+  }
+
+  /** About the bytes of the page's data: its values, a control word per entry and a length per value. */
+  private def estimatedBytes(s: PageSpan, cw: Int): Int = {
+    val values = s.values match {
+      case v: ValueSink.Variable =>
+        v.offsets.array(s.slotFrom + s.numSlots) - v.offsets.array(s.slotFrom) + 8L * s.numSlots
+      case f: ValueSink.Fixed => f.width.toLong * s.numSlots
+      case l: ValueSink.FixedSizeList => (l.slotBytes + (l.dim + 7) / 8).toLong * s.numSlots
+      case _ => 0L
+    }
+    math.min(Int.MaxValue - 64L, math.max(1L << 16, values + cw.toLong * s.numEntries + 64)).toInt
   }
 
   def hasNullItems(l: ValueSink.FixedSizeList, s: PageSpan): Boolean = {
