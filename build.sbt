@@ -134,9 +134,34 @@ lazy val spark = module("spark", "spark")
     }
   )
 
+// The S3A connector for s3a:// warehouses: not in the plugin jar (users add the connector matching
+// their Spark's Hadoop, as for any S3A use), but resolved by `sbt s3Connector` into
+// target/s3-connector/ for the tests and the demo. hadoop-aws alone, since Spark ships the rest of
+// Hadoop; of the AWS SDK v2 only the modules S3A loads (S3, its transfer manager, STS), not the
+// 655 MiB bundle hadoop-aws declares.
+val S3Connector = config("s3connector").hide
+val awsSdkVersion = "2.35.4" // the SDK hadoop-aws 3.5.0 is built against
+lazy val s3Connector = taskKey[File]("Copies the S3A connector jars into target/s3-connector/")
+
 lazy val root = (project in file("."))
   .aggregate(format, hadoop, spark)
   .settings(
+    ivyConfigurations += S3Connector,
+    libraryDependencies ++= Seq(
+      ("org.apache.hadoop" % "hadoop-aws" % hadoopVersion % S3Connector).intransitive(),
+      "software.amazon.awssdk" % "s3" % awsSdkVersion % S3Connector,
+      "software.amazon.awssdk" % "s3-transfer-manager" % awsSdkVersion % S3Connector,
+      "software.amazon.awssdk" % "sts" % awsSdkVersion % S3Connector,
+      "software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" % S3Connector
+    ).map(_.excludeAll(ExclusionRule("org.slf4j"), ExclusionRule("io.netty"))),
+    s3Connector := {
+      val out = target.value / "s3-connector"
+      val jars = update.value.select(configurationFilter(S3Connector.name)).distinct
+      IO.delete(out)
+      jars.foreach(j => IO.copyFile(j, out / j.getName))
+      streams.value.log.info(s"${jars.size} S3A connector jars in $out")
+      out
+    },
     name := "sparklance",
     publish / skip := true,
     // `sbt assembly` builds the plugin jar only.

@@ -16,10 +16,20 @@ def warehouse():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def s3_connector_jars():
+    """The S3A connector's jars, which ./dev/setup resolves into target/s3-connector/."""
+    jars = sorted(str(j) for j in (Path(__file__).resolve().parent.parent / "target" / "s3-connector").glob("*.jar"))
+    if not jars:
+        raise RuntimeError("target/s3-connector/ holds no jars: run ./dev/setup")
+    return jars
+
+
 @pytest.fixture(scope="session")
 def spark(warehouse):
-    session = (sparklance.configure(SparkSession.builder.master("local[2]").appName("sparklance-it"),
-                                    warehouse=str(warehouse))
+    # With the S3A connector on the classpath, as a user of s3a:// warehouses has it.
+    builder = (SparkSession.builder.master("local[2]").appName("sparklance-it")
+               .config("spark.jars", ",".join(s3_connector_jars())))
+    session = (sparklance.configure(builder, warehouse=str(warehouse))
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", "UTC")
@@ -29,6 +39,32 @@ def spark(warehouse):
     session.sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """An S3 API on loopback (see s3_server.py), with a bucket `lakehouse`."""
+    from s3_server import S3Server
+    server = S3Server()
+    server.create_bucket("lakehouse")
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def s3_catalog(spark, s3):
+    """Catalog `s3lance` of the shared session over s3a://lakehouse/warehouse on the loopback S3
+    (its settings as catalog options, the per-catalog form of spark.hadoop.*), namespace `db`.
+    Retries are few so that injected failures surface quickly."""
+    name = "s3lance"
+    spark.conf.set(f"spark.sql.catalog.{name}", sparklance.CATALOG_CLASS)
+    spark.conf.set(f"spark.sql.catalog.{name}.warehouse", "s3a://lakehouse/warehouse")
+    settings = dict(s3.hadoop_conf(), **{"fs.s3a.retry.limit": "2", "fs.s3a.retry.interval": "50ms",
+                                          "fs.s3a.attempts.maximum": "2"})
+    for key, value in settings.items():
+        spark.conf.set(f"spark.sql.catalog.{name}.hadoop.{key}", value)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {name}.db")
+    return name
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ def _rows_duck(con):
     return _sorted(con.execute("SELECT id, a, b, c FROM t").fetchall())
 
 
-def _rows_lance(path):
-    tbl = lance.dataset(path).to_table()
+def _rows_lance(path, storage_options=None):
+    tbl = lance.dataset(path, storage_options=storage_options).to_table()
     return _sorted(zip(*(tbl.column(c).to_pylist() for c in ["id", "a", "b", "c"])))
 
 
@@ -46,6 +46,13 @@ def _refresh_source(r, spark, con, next_id):
 # columns in place; columns forces the latter for every fragment an UPDATE or MERGE updates.
 @pytest.mark.parametrize("seed,mode", [(1, "auto"), (2, "auto"), (3, "columns"), (4, "columns")])
 def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed, mode):
+    path = table_path(warehouse, table_name)
+    run_random_dml(spark, table_name, lambda: _rows_lance(path), seed, mode, STATEMENTS_PER_SEED)
+
+
+def run_random_dml(spark, table_name, rows_lance, seed, mode, statements):
+    """Runs `statements` random statements of `seed` on `table_name` and on DuckDB, checking the
+    rows after each, and pylance's (`rows_lance()`, sorted) every 10 and at the end."""
     r = random.Random(seed)
     spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, a INT, b STRING, c DOUBLE) "
               f"TBLPROPERTIES ('max_rows_per_file' = '40', 'rewrite_mode' = '{mode}')")
@@ -55,9 +62,8 @@ def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed, mode):
     con.execute("CREATE TABLE t (id BIGINT NOT NULL, a INT, b VARCHAR, c DOUBLE)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", initial)
     next_id = 150
-    path = table_path(warehouse, table_name)
 
-    for i in range(STATEMENTS_PER_SEED):
+    for i in range(statements):
         if i % 5 == 0:
             next_id = _refresh_source(r, spark, con, next_id)
         template = statement(r)
@@ -66,8 +72,8 @@ def test_random_dml_matches_duckdb(spark, warehouse, table_name, seed, mode):
         got, want = _rows_spark(spark, table_name), _rows_duck(con)
         assert got == want, f"statement {i}: {template}"
         if i % 10 == 9:
-            assert _rows_lance(path) == want, f"pylance after statement {i}: {template}"
-    assert _rows_lance(path) == _rows_duck(con)
+            assert rows_lance() == want, f"pylance after statement {i}: {template}"
+    assert rows_lance() == _rows_duck(con)
     in_place = [h.operation_parameters for h in spark.sql(f"SELECT * FROM {table_name}.history").collect()
                 if "rows_updated_in_place" in h.operation_parameters]
     assert in_place, f"no statement of {mode} mode updated rows in place"

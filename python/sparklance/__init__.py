@@ -28,7 +28,7 @@ def jar_path() -> str:
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
-def configure(builder, warehouse, name="lance"):
+def configure(builder, warehouse, name="lance", hadoop=None):
     """Return `builder` with the sparklance jar on the classpath and catalog `name` over `warehouse`.
 
     `warehouse` is a local directory (made absolute) or a URI kept as given: ``file:``,
@@ -37,16 +37,24 @@ def configure(builder, warehouse, name="lance"):
     and MERGE rewrite only the columns they assign) to any ``spark.sql.extensions``. Tables of the
     catalog live at ``<warehouse>/<namespace>/<table>.lance``, where pylance's
     ``lance.dataset(path)`` opens them too.
+
+    `hadoop` is a dict of Hadoop settings for the warehouse's file system, such as S3A's
+    ``{"fs.s3a.endpoint": ..., "fs.s3a.access.key": ...}``; each is set as ``spark.hadoop.<key>``,
+    which the driver and every executor apply (the connector's jars must be on the classpath: for
+    ``s3a://``, hadoop-aws matching Spark's Hadoop and the AWS SDK v2; see the README).
     """
     warehouse = str(warehouse)
     if not _SCHEME.match(warehouse):
         warehouse = str(Path(warehouse).expanduser().resolve())
     options = getattr(builder, "_options", {})
-    return (builder
-            .config("spark.jars", _appended(options.get("spark.jars"), jar_path()))
-            .config("spark.sql.extensions", _appended(options.get("spark.sql.extensions"), EXTENSIONS_CLASS))
-            .config(f"spark.sql.catalog.{name}", CATALOG_CLASS)
-            .config(f"spark.sql.catalog.{name}.warehouse", warehouse))
+    builder = (builder
+               .config("spark.jars", _appended(options.get("spark.jars"), jar_path()))
+               .config("spark.sql.extensions", _appended(options.get("spark.sql.extensions"), EXTENSIONS_CLASS))
+               .config(f"spark.sql.catalog.{name}", CATALOG_CLASS)
+               .config(f"spark.sql.catalog.{name}.warehouse", warehouse))
+    for key, value in (hadoop or {}).items():
+        builder = builder.config(f"spark.hadoop.{key}", str(value))
+    return builder
 
 
 def _appended(items, item):

@@ -30,6 +30,14 @@ class CommitStateUnknownException(val tablePath: String, val version: Long, caus
     s"failed (${cause.getMessage}) and the table could not be read back to tell; its files are kept. Check the " +
     s"table's latest version before re-running the statement", cause)
 
+/**
+ * The store kept failing the manifest put (not a lost race: an error such as HTTP 500), and reading
+ * the table back showed the commit did not land: the table is unchanged at `latest`.
+ */
+class CommitFailedException(val tablePath: String, val version: Long, val latest: Long, attempts: Int, cause: Throwable)
+  extends LanceException(s"Commit to $tablePath failed: the store refused the manifest of version $version $attempts " +
+    s"times (last: ${cause.getMessage}); the table is unchanged at version $latest. Re-run the statement once the store answers", cause)
+
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 
 /** A version the table does not have (see [[VersionRemovedException]] for one cleanup removed). */
@@ -61,3 +69,9 @@ class VersionRemovedException(path: String, version: Long, val oldest: Long)
 /** A schema change (ALTER TABLE) a table cannot take; names the column and why. Nothing is written. */
 class SchemaChangeException(val table: String, val column: String, detail: String)
   extends LanceException(s"Cannot change column '$column' of $table: $detail")
+
+/** A name whose table was dropped with its files kept where they are (object stores): it is not free until they are dealt with. */
+class DroppedTableKeptException(val table: String, val path: String, catalog: String)
+  extends LanceException(s"$table was dropped without PURGE on a store that cannot move it to the trash, so its files are " +
+    s"still at $path. Bring it back with CALL $catalog.system.undrop_table(table => '${table.split('.').tail.mkString(".")}'), " +
+    s"or delete its files for good with CALL $catalog.system.purge_dropped_table(table => '${table.split('.').tail.mkString(".")}')")

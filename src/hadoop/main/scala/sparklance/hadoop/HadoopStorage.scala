@@ -6,6 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileAlreadyExistsException, FileStatus, FileSystem, Options, Path}
 import org.apache.hadoop.hdfs.DistributedFileSystem
 import org.apache.hadoop.ipc.RemoteException
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 import sparklance.format.{LanceException, UnsupportedFeatureException}
 import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
@@ -55,12 +56,18 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   def configuration: Configuration = new Configuration(wrapped.value)
 
   private def path(p: String): Path = new Path(p)
-  private def fs(p: Path): FileSystem = p.getFileSystem(wrapped.value)
+  private def fs(p: Path): FileSystem = HadoopStorage.fileSystem(p.toUri, wrapped.value, fingerprint)
+  /** Identifies the configuration among those file systems are cached for (see [[HadoopStorage.fileSystem]]). */
+  @transient private lazy val fingerprint: String = {
+    val entries = wrapped.value.iterator().asScala.map(e => e.getKey + "=" + e.getValue).toSeq.sorted
+    val digest = java.security.MessageDigest.getInstance("SHA-256")
+    entries.foreach(e => digest.update((e + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+    java.util.HexFormat.of().formatHex(digest.digest())
+  }
   private def schemeOf(fs: FileSystem): String =
     Option(fs.getUri.getScheme).getOrElse("file").toLowerCase(Locale.ROOT)
 
-  private final class HadoopInputFile(val path: String, status: FileStatus, in: FSDataInputStream) extends InputFile {
-    val length: Long = status.getLen
+  private final class HadoopInputFile(val path: String, val length: Long, in: FSDataInputStream) extends InputFile {
     def read(position: Long, len: Int): Array[Byte] = {
       if (position < 0 || position + len > length)
         throw new EOFException(s"$path: wanted $len bytes at $position, file has $length")
@@ -71,16 +78,24 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
     def close(): Unit = in.close()
   }
 
+  // Opened with openFile: given the status or the length, S3A and ABFS send no HEAD of their own.
   def openInput(p: String): InputFile = {
     val hp = path(p)
     val f = fs(hp)
     val status = f.getFileStatus(hp)
-    new HadoopInputFile(p, status, f.open(hp))
+    new HadoopInputFile(p, status.getLen, HadoopStorage.opened(f.openFile(hp).withFileStatus(status)))
   }
 
+  override def openInput(p: String, length: Long): InputFile = {
+    val hp = path(p)
+    new HadoopInputFile(p, length, HadoopStorage.opened(fs(hp).openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)))
+  }
+
+  // Every file written is new (a fresh name, or a put-if-absent), so the checks an object store's
+  // create makes first (a HEAD and a LIST: is there a directory, or a file above?) are skipped.
   def create(p: String): OutputStream = {
     val hp = path(p)
-    fs(hp).create(hp, false) // creates missing parents; fails if the file exists
+    HadoopStorage.fast(fs(hp).createFile(hp).overwrite(false)).build() // creates missing parents
   }
 
   def putIfAbsent(p: String, bytes: Array[Byte]): Boolean = {
@@ -101,7 +116,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   }
 
   private def writeNew(f: FileSystem, hp: Path, bytes: Array[Byte]): Unit = {
-    val out = f.create(hp, false)
+    val out = HadoopStorage.fast(f.createFile(hp).overwrite(false)).build()
     try out.write(bytes) finally out.close()
   }
 
@@ -135,7 +150,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
 
   private def putConditionally(f: FileSystem, hp: Path, bytes: Array[Byte]): Boolean =
     try {
-      val out = f.createFile(hp).overwrite(false)
+      val out = HadoopStorage.fast(f.createFile(hp).overwrite(false))
         .must(Options.CreateFileOptionKeys.FS_OPTION_CREATE_CONDITIONAL_OVERWRITE, true).build()
       try out.write(bytes) finally out.close() // the conditional PUT happens on close
       true
@@ -155,7 +170,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
         finally try dfs.delete(tmp, false) catch { case NonFatal(_) => }
       case f =>
         // Object stores publish a PUT atomically on close; elsewhere this is a hint only.
-        val out = f.create(hp, true)
+        val out = HadoopStorage.fast(f.createFile(hp).overwrite(true)).build()
         try out.write(bytes) finally out.close()
     }
   }
@@ -204,6 +219,12 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
     }
   }
 
+  /** On a local file system and HDFS-like stores (a NameNode renames under its lock); not on object stores. */
+  def renamesAtomically(p: String): Boolean = {
+    val scheme = schemeOf(fs(path(p)))
+    scheme == "file" || HadoopStorage.NameNodeSchemes(scheme)
+  }
+
   override def toString: String = s"HadoopStorage(fs.defaultFS=${wrapped.value.get("fs.defaultFS")})"
 }
 
@@ -222,6 +243,47 @@ object HadoopStorage {
     entries.foreach { case (k, v) if k.startsWith("spark.hadoop.") => conf.set(k.stripPrefix("spark.hadoop."), v); case _ => }
     new HadoopStorage(conf)
   }
+
+  /**
+   * sparklance's own cache of file systems, by store, configuration and user. Hadoop's cache keys
+   * on the store and user only, so a file system Spark created first would bring its settings;
+   * ours are the user's plus [[Overrides]].
+   */
+  private val fileSystems = new java.util.concurrent.ConcurrentHashMap[(String, String, String, String), FileSystem]()
+
+  /**
+   * Settings sparklance needs whatever the user set. S3A's default input stream in Hadoop 3.5
+   * ("analytics") caches objects and their ETags across opens; Lance rewrites a few names in
+   * place (a schema-evolving commit's transaction file, a manifest of a table purged and created
+   * again), and the stale copy then fails with 412 or reads old bytes. The classic stream reads
+   * exactly the ranges asked for, one GET each, and caches nothing.
+   */
+  private val Overrides = Map("fs.s3a.input.stream.type" -> "classic")
+
+  private def fileSystem(uri: java.net.URI, conf: Configuration, fingerprint: String): FileSystem = {
+    val target = if (uri.getScheme == null) FileSystem.getDefaultUri(conf) else uri
+    val user = org.apache.hadoop.security.UserGroupInformation.getCurrentUser
+    val key = (target.getScheme.toLowerCase(Locale.ROOT), Option(target.getAuthority).getOrElse("").toLowerCase(Locale.ROOT),
+      fingerprint, user.toString)
+    fileSystems.computeIfAbsent(key, _ => {
+      val c = new Configuration(conf)
+      Overrides.foreach { case (k, v) => c.set(k, v) }
+      user.doAs(new java.security.PrivilegedExceptionAction[FileSystem] {
+        def run(): FileSystem = FileSystem.newInstance(target, c)
+      })
+    })
+  }
+
+  /** S3A's option to create without first looking for a directory or a file at or above the path. */
+  private val CreatePerformance = "fs.s3a.create.performance"
+
+  private def fast[B <: org.apache.hadoop.fs.FSDataOutputStreamBuilder[_, B]](b: B): B =
+    b.recursive().opt(CreatePerformance, true) // opt: a store that does not know it ignores it
+
+  /** A stream read in ranges (the pages a scan needs), not sequentially from the start. */
+  private def opened(b: org.apache.hadoop.fs.FutureDataInputStreamBuilder): FSDataInputStream =
+    org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+      b.opt(Options.OpenFileOptions.FS_OPTION_OPENFILE_READ_POLICY, Options.OpenFileOptions.FS_OPTION_OPENFILE_READ_POLICY_RANDOM).build())
 
   private[hadoop] sealed trait Mode
   private[hadoop] object Mode {

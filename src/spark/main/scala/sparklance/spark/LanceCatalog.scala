@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
-import sparklance.format.UnsupportedFeatureException
+import sparklance.format.{DroppedTableKeptException, UnsupportedFeatureException}
 import sparklance.format.io.Storage
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
@@ -131,8 +131,10 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def loadTable(ident: Identifier): Table = {
     val ds = dataset(ident)
-    if (ds.exists) openTable(ident, ds, ds.snapshot())
-    else metadataTableOf(ident).getOrElse(throw new NoSuchTableException(ident))
+    ds.snapshotIfExists() match {
+      case Some(snapshot) => openTable(ident, ds, snapshot)
+      case None => metadataTableOf(ident).getOrElse(throw new NoSuchTableException(ident))
+    }
   }
 
   private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot): LanceTable = {
@@ -160,10 +162,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    */
   override def loadTable(ident: Identifier, version: String): Table = {
     val ds = dataset(ident)
-    if (!ds.exists) throw new NoSuchTableException(ident)
-    val v = version.trim.toLongOption.getOrElse(new Tags(ds).versionOf(version))
-    ds.checkVersion(v)
-    openTable(ident, ds, ds.snapshot(Some(v)))
+    val v = version.trim.toLongOption.getOrElse {
+      if (!ds.exists) throw new NoSuchTableException(ident)
+      new Tags(ds).versionOf(version)
+    }
+    openTable(ident, ds, ds.snapshotIfExists(Some(v)).getOrElse(throw new NoSuchTableException(ident)))
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
@@ -229,6 +232,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
+    checkNotDropped(ident)
     val (schema, stored, stable) = newTable(ident, columns, properties)
     new StagedLanceTable(quoted(ident), dataset(ident), None, schema, stored, stable, settings)
   }
@@ -245,7 +249,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       properties: util.Map[String, String]): StagedTable = {
     checkCreate(ident, partitions)
     val (schema, stored, stable) = newTable(ident, columns, properties)
-    val current = if (tableExists(ident)) Some(dataset(ident).snapshot(forWrite = true)) else None
+    val current = dataset(ident).snapshotIfExists(forWrite = true)
+    if (current.isEmpty) checkNotDropped(ident)
     new StagedLanceTable(quoted(ident), dataset(ident), current, schema, stored, stable, settings)
   }
 
@@ -288,25 +293,54 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     }
   }
 
-  /** Without PURGE the table directory moves to `<warehouse>/.trash/`, from where it can be moved back. */
+  /**
+   * DROP TABLE without PURGE keeps the files. Where a directory moves atomically (local disks,
+   * HDFS) the table moves to `<warehouse>/.trash/<namespace>/<name>-<millis>.lance`, from where it
+   * can be moved back, and the name is free at once. On object stores a move is a copy of every
+   * file that a failure can leave half done, so the files stay where they are and a marker drops
+   * the table from the catalog (pylance still opens the path); the name stays taken until
+   * `undrop_table` brings the table back or `purge_dropped_table` deletes its files.
+   */
   override def dropTable(ident: Identifier): Boolean = {
-    if (!tableExists(ident)) return false
-    val trash = Storage.join(Storage.join(warehouse, ".trash"),
-      (ident.namespace() :+ s"${ident.name()}-${System.currentTimeMillis()}.lance").mkString("/"))
-    storage.rename(tablePath(ident), trash)
+    val ds = dataset(ident)
+    if (!ds.exists) return false
+    if (storage.renamesAtomically(ds.path)) {
+      val trash = Storage.join(Storage.join(warehouse, ".trash"),
+        (ident.namespace() :+ s"${ident.name()}-${System.currentTimeMillis()}.lance").mkString("/"))
+      storage.rename(ds.path, trash)
+    } else ds.markDropped()
     true
   }
 
+  /** DROP TABLE ... PURGE deletes the files. On object stores the table is dropped first, so a purge cut short leaves a dropped table that `purge_dropped_table` finishes, never a live table missing files. */
   override def purgeTable(ident: Identifier): Boolean = {
-    if (!tableExists(ident)) return false
-    storage.deleteRecursively(tablePath(ident))
+    val ds = dataset(ident)
+    if (!ds.exists) return false
+    if (!storage.renamesAtomically(ds.path)) ds.markDropped()
+    storage.deleteRecursively(ds.path)
     true
   }
 
+  /** Fails, naming what to do, if `ident` names a table dropped with its files kept. */
+  private[spark] def checkNotDropped(ident: Identifier): Unit = {
+    val ds = dataset(ident)
+    if (ds.isDropped) throw new DroppedTableKeptException(quoted(ident), ds.path, catalogName)
+  }
+
+  /**
+   * ALTER TABLE ... RENAME TO moves the table's directory, so it is refused on object stores,
+   * where that is a copy of every file and not atomic: CREATE TABLE new AS SELECT * FROM old and
+   * DROP TABLE old PURGE do it there, with a new table history.
+   */
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
     if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
     if (tableExists(newIdent)) throw new TableAlreadyExistsException(newIdent)
+    checkNotDropped(newIdent)
     if (!namespaceExists(newIdent.namespace())) throw new NoSuchNamespaceException(newIdent.namespace())
+    if (!storage.renamesAtomically(tablePath(oldIdent)))
+      throw new UnsupportedFeatureException(s"Cannot rename ${quoted(oldIdent)}: its store (${Storage.scheme(warehouse).getOrElse("")}) " +
+        s"has no atomic rename, and moving a table there copies every file. Copy it with CREATE TABLE " +
+        s"${quoted(newIdent)} AS SELECT * FROM ${quoted(oldIdent)}, then DROP TABLE ${quoted(oldIdent)} PURGE")
     storage.rename(tablePath(oldIdent), tablePath(newIdent))
   }
 }

@@ -7,7 +7,7 @@ import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException}
+import sparklance.format.{BuildInfo, CommitConflictException, CommitFailedException, CommitStateUnknownException, LanceException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
@@ -55,6 +55,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     var current = op
     var base = read
     var attempt = 0
+    var storeFailures = 0
     val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
     def conflict(version: Long, theirs: Option[Transaction], detail: String, retryable: Boolean = true): Nothing = {
       dropDeletionFiles(ownFiles.toSeq)
@@ -107,6 +108,14 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         }
         newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && put.isLeft =>
           throw new CommitStateUnknownException(dataset.path, version, e)
+        }
+        // The put failed and did not land: the store's error, not a race. A few tries, then say so.
+        put.left.foreach { e =>
+          storeFailures += 1
+          if (storeFailures >= Committer.StoreAttempts) {
+            dropDeletionFiles(ownFiles.toSeq)
+            throw new CommitFailedException(dataset.path, version, latest.version, storeFailures, e)
+          }
         }
         FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
           latest.manifest.getWriterFeatureFlags, forWrite = true)
@@ -404,6 +413,9 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 }
 
 object Committer {
+  /** Manifest puts that failed with a store error (and did not land) before a commit gives up. */
+  val StoreAttempts = 3
+
   /** The write an operation carries: itself, or the write a schema change lands with. */
   private[commit] def changeOf(op: Operation): Operation = op match {
     case e: Operation.Evolving => e.change

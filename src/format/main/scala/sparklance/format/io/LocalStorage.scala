@@ -87,6 +87,8 @@ object LocalStorage extends Storage {
 
   def delete(path: String): Unit = Files.deleteIfExists(p(path))
 
+  def renamesAtomically(path: String): Boolean = true
+
   def rename(from: String, to: String): Unit = {
     Files.createDirectories(p(to).getParent)
     Files.move(p(from), p(to), StandardCopyOption.ATOMIC_MOVE)

@@ -25,6 +25,11 @@ trait InputFile extends Closeable {
  */
 trait Storage {
   def openInput(path: String): InputFile
+  /**
+   * Opens a file whose length the caller knows (from a listing, or a manifest's file size), read
+   * in ranges: an object store then needs no request to ask for the length.
+   */
+  def openInput(path: String, length: Long): InputFile = openInput(path)
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream
   /** Writes `bytes` to `path` only if nothing exists there; returns false if it already existed. */
@@ -41,11 +46,20 @@ trait Storage {
   def deleteRecursively(path: String): Unit
   /** Moves a file or directory; fails if the target exists. */
   def rename(from: String, to: String): Unit
+  /**
+   * Whether [[rename]] of a directory under `path` is one atomic step. Object stores have no
+   * directories: there a rename copies every file and then deletes it, and a failure half way
+   * leaves both halves; callers do something else.
+   */
+  def renamesAtomically(path: String): Boolean
 
-  final def readAll(path: String): Array[Byte] = {
-    val in = openInput(path)
+  final def readAll(path: String): Array[Byte] = whole(openInput(path))
+
+  /** [[readAll]] of a file whose length a listing gave. */
+  final def readAll(path: String, length: Long): Array[Byte] = whole(openInput(path, length))
+
+  private def whole(in: InputFile): Array[Byte] =
     try in.read(0, Math.toIntExact(in.length)) finally in.close()
-  }
 }
 
 object Storage {

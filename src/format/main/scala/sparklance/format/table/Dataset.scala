@@ -10,7 +10,28 @@ import sparklance.format.io.Storage
 final class Dataset(val storage: Storage, val path: String) {
   private def versionsDir = Storage.join(path, "_versions")
 
-  def exists: Boolean = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._2.nonEmpty
+  /** Whether the table has versions and was not dropped with its files kept (see [[markDropped]]). */
+  def exists: Boolean = {
+    val entries = storage.list(versionsDir)
+    !Dataset.droppedIn(entries) && VersionNaming.scan(path, entries.map(_.name))._2.nonEmpty
+  }
+
+  /** Whether the table was dropped from its catalog with its files kept (see [[markDropped]]). */
+  def isDropped: Boolean = Dataset.droppedIn(storage.list(versionsDir))
+
+  /**
+   * Drops the table from its catalog without moving or deleting a file: a marker in `_versions`
+   * (a name no Lance reader takes for a manifest) makes [[exists]] false and [[snapshotIfExists]]
+   * None, while pylance still opens the path. For stores that cannot move a directory atomically
+   * (object stores), where a move to a trash folder would be a copy of every file. Returns false
+   * if the table was dropped already.
+   */
+  def markDropped(): Boolean =
+    storage.putIfAbsent(Storage.join(versionsDir, Dataset.DroppedMarker),
+      s"""{"dropped_at_millis": ${System.currentTimeMillis()}}""".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+
+  /** Undoes [[markDropped]]. */
+  def unmarkDropped(): Unit = storage.delete(Storage.join(versionsDir, Dataset.DroppedMarker))
 
   /** All committed versions, ascending. Listing is the truth; the hint file is never trusted. */
   def versions: Seq[Long] = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._2
@@ -36,15 +57,25 @@ final class Dataset(val storage: Storage, val path: String) {
   def newWriter(read: Snapshot, allocator: BufferAllocator): FragmentWriter =
     new FragmentWriter(storage, path, read.schema, read.storageVersion, allocator, read.maxRowsPerFile)
 
-  def snapshot(version: Option[Long] = None, forWrite: Boolean = false): Snapshot = {
-    val (scheme, all) = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))
-    if (all.isEmpty) throw new TableNotFoundException(path)
+  def snapshot(version: Option[Long] = None, forWrite: Boolean = false): Snapshot =
+    snapshotIfExists(version, forWrite).getOrElse(throw new TableNotFoundException(path))
+
+  /**
+   * [[snapshot]], or None if the table does not exist: one listing of `_versions` (on an object
+   * store, one LIST request) serves both questions and gives the manifest's size, so reading it
+   * takes one GET.
+   */
+  def snapshotIfExists(version: Option[Long] = None, forWrite: Boolean = false): Option[Snapshot] = {
+    val entries = storage.list(versionsDir)
+    val (scheme, all) = VersionNaming.scan(path, entries.map(_.name))
+    if (all.isEmpty || Dataset.droppedIn(entries)) return None
     val v = version.getOrElse(all.last)
     if (!all.contains(v)) throw missing(v, all)
-    val snap = load(scheme.get, v)
+    val name = scheme.get.fileName(v)
+    val snap = load(scheme.get, v, entries.find(_.name == name).fold(-1L)(_.size))
     val m = snap.manifest
     FeatureFlags.check(path, v, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
-    snap
+    Some(snap)
   }
 
   /** Why `version` cannot be opened, given the versions `all` the table has (ascending). */
@@ -59,9 +90,10 @@ final class Dataset(val storage: Storage, val path: String) {
     if (!all.contains(version)) throw missing(version, all)
   }
 
-  private[format] def load(scheme: VersionNaming, version: Long): Snapshot = {
+  /** Reads and decodes the manifest of `version`; `length` is its size if a listing gave it, else -1. */
+  private[format] def load(scheme: VersionNaming, version: Long, length: Long = -1): Snapshot = {
     val file = Storage.join(versionsDir, scheme.fileName(version))
-    val bytes = try storage.readAll(file) catch {
+    val bytes = try (if (length > 0) storage.readAll(file, length) else storage.readAll(file)) catch {
       case NonFatal(e) => throw new CorruptFileException(file, s"cannot read manifest: ${e.getMessage}", e)
     }
     val decoded = ManifestFile.decode(file, bytes)
@@ -69,4 +101,11 @@ final class Dataset(val storage: Storage, val path: String) {
       throw new CorruptFileException(file, s"names version $version but holds version ${decoded.manifest.getVersion}")
     Snapshot(path, scheme, decoded)
   }
+}
+
+object Dataset {
+  /** The marker of [[Dataset.markDropped]], in `_versions`. */
+  val DroppedMarker = "sparklance-dropped.json"
+
+  private def droppedIn(entries: Seq[sparklance.format.io.FileEntry]): Boolean = entries.exists(_.name == DroppedMarker)
 }

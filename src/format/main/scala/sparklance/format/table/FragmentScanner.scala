@@ -69,7 +69,9 @@ final class FragmentScanner(
   def bytesRead: Long = read.get
 
   private def open(f: DataFile): Source = {
-    val input = counted(storage.openInput(Storage.join(tablePath, s"data/${f.getPath}")))
+    val path = Storage.join(tablePath, s"data/${f.getPath}")
+    // Lance writers record the size (0 where unknown), which spares an object store a request.
+    val input = counted(if (f.getFileSizeBytes > 0) storage.openInput(path, f.getFileSizeBytes) else storage.openInput(path))
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap

@@ -4,7 +4,7 @@ import java.io.{IOException, OutputStream}
 import java.nio.file.Files
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
-import sparklance.format.{CommitConflictException, CommitStateUnknownException}
+import sparklance.format.{CommitFailedException, CommitConflictException, CommitStateUnknownException}
 import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema, UncommittedFiles}
@@ -25,6 +25,7 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     @volatile var throwWithoutWriting = false // the next manifest put fails before writing
     @volatile var failListings = 0 // that many listings of _versions fail
     @volatile var failManifestReads = 0 // that many manifest reads fail
+    @volatile var failPuts = 0 // that many manifest puts fail before writing
     private val d = LocalStorage
     def openInput(path: String): InputFile = {
       if (path.endsWith(".manifest") && failManifestReads > 0) { failManifestReads -= 1; throw new IOException("read timed out") }
@@ -32,7 +33,9 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     }
     def create(path: String): OutputStream = d.create(path)
     def putIfAbsent(path: String, bytes: Array[Byte]): Boolean =
-      if (path.endsWith(".manifest") && throwWithoutWriting) {
+      if (path.endsWith(".manifest") && failPuts > 0) {
+        failPuts -= 1; throw new IOException("500 Internal Server Error")
+      } else if (path.endsWith(".manifest") && throwWithoutWriting) {
         throwWithoutWriting = false; throw new IOException("connection refused")
       } else if (path.endsWith(".manifest") && writeThenThrow) {
         writeThenThrow = false
@@ -50,6 +53,7 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     def delete(path: String): Unit = d.delete(path)
     def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
     def rename(from: String, to: String): Unit = d.rename(from, to)
+    def renamesAtomically(path: String): Boolean = d.renamesAtomically(path)
   }
 
   /** A table at version 1 (empty) and a fragment whose data file exists on disk. */
@@ -103,6 +107,18 @@ class AmbiguousCommitSuite extends AnyFunSuite {
     storage.throwWithoutWriting = true
     assert(new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment))).version == 2L)
     assert(ds.versions == Seq(1L, 2L))
+  }
+
+  test("a store that keeps failing the put: a typed error after a few tries, the table unchanged, files removed") {
+    val (storage, ds, fragment) = setup()
+    storage.failPuts = 100
+    val files = new UncommittedFiles(storage, ds.path)
+    val e = intercept[CommitFailedException](files.commit(Seq(fragment))(
+      new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment)))))
+    assert(e.version == 2L && e.latest == 1L && e.getMessage.contains("unchanged at version 1") && e.getMessage.contains("500"))
+    assert(storage.failPuts == 100 - Committer.StoreAttempts)
+    assert(!dataFileExists(ds), "a commit that certainly failed removes its files")
+    assert(ds.versions == Seq(1L))
   }
 
   test("a definite conflict after an uncertain put that proved not to land cleans up") {

@@ -37,6 +37,7 @@ class CrashSafetySuite extends AnyFunSuite {
     def delete(path: String): Unit = { step(s"delete $path"); LocalStorage.delete(path) }
     def deleteRecursively(path: String): Unit = LocalStorage.deleteRecursively(path)
     def rename(from: String, to: String): Unit = { step(s"rename $from"); LocalStorage.rename(from, to) }
+    def renamesAtomically(path: String): Boolean = true
   }
 
   private def fragment(storage: Storage, path: String, values: Seq[Long], allocator: RootAllocator) = {

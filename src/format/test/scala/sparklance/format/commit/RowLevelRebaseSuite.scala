@@ -297,6 +297,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     def delete(path: String): Unit = d.delete(path)
     def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
     def rename(from: String, to: String): Unit = d.rename(from, to)
+    def renamesAtomically(path: String): Boolean = d.renamesAtomically(path)
   }
 
   test("a retry after our own commit landed returns that version instead of committing twice") {

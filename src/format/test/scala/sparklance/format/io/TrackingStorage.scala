@@ -38,4 +38,5 @@ final class TrackingStorage extends Storage {
   def delete(path: String): Unit = LocalStorage.delete(path)
   def deleteRecursively(path: String): Unit = LocalStorage.deleteRecursively(path)
   def rename(from: String, to: String): Unit = LocalStorage.rename(from, to)
+  def renamesAtomically(path: String): Boolean = true
 }

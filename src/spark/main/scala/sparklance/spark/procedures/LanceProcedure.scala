@@ -31,8 +31,11 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
 
   protected def spark: SparkSession = SparkSession.active
 
-  /** The table the `table` argument (at `position`) names, with its identifier and display name. */
-  protected def table(args: InternalRow, position: Int): LanceProcedure.Target = {
+  /**
+   * The table the `table` argument (at `position`) names, with its identifier and display name;
+   * with `dropped`, a table dropped with its files kept (see [[LanceCatalog.dropTable]]) instead.
+   */
+  protected def table(args: InternalRow, position: Int, dropped: Boolean = false): LanceProcedure.Target = {
     val name = args.getUTF8String(position).toString
     val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(name)
     val inCatalog = if (parts.size > 2 && parts.head.equalsIgnoreCase(catalog.name())) parts.tail else parts
@@ -40,7 +43,10 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
       s"Procedure ${this.name()}: table '$name' must name a namespace and a table of catalog ${catalog.name()}, as in 'db.t'")
     val ident = Identifier.of(inCatalog.init.toArray, inCatalog.last)
     val dataset = catalog.datasetOf(ident)
-    if (!dataset.exists) throw new NoSuchTableException(ident)
+    if (dropped && !dataset.isDropped) throw new IllegalArgumentException(
+      s"Procedure ${this.name()}: ${(catalog.name() +: inCatalog).mkString(".")} is not a table dropped with its files kept" +
+        (if (dataset.exists) " (it exists)" else ""))
+    if (!dropped && !dataset.exists) throw new NoSuchTableException(ident)
     LanceProcedure.Target(ident, (catalog.name() +: inCatalog).mkString("."), dataset)
   }
 

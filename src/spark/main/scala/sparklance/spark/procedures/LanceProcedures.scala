@@ -13,7 +13,9 @@ object LanceProcedures {
     VacuumProcedure.Name -> (new VacuumProcedure(_)),
     RestoreProcedure.Name -> (new RestoreProcedure(_)),
     CreateTagProcedure.Name -> (new CreateTagProcedure(_)),
-    DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)))
+    DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)),
+    UndropTableProcedure.Name -> (new UndropTableProcedure(_)),
+    PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)))
 
   def names: Seq[String] = builders.keys.toSeq.sorted
 

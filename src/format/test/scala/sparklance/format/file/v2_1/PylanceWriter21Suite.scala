@@ -97,6 +97,6 @@ class PylanceWriter21Suite extends AnyFunSuite {
       try Files.write(script, in.readAllBytes()) finally in.close()
       val output = Pylance.run(script, dir.toString)
       assert(output.contains(s"checked ${cases.size} of ${cases.size} cases"), output)
-    } finally a.close()
+    } finally { a.close(); sparklance.format.io.LocalStorage.deleteRecursively(dir.toString) }
   }
 }
