@@ -26,7 +26,7 @@ def restore(base: Path, work: Path):
     shutil.copytree(base, work)
 
 
-def spark_session(warehouse, with_delta=False, memory="8g"):
+def spark_session(warehouse, with_delta=False, memory="8g", jars=()):
     from pyspark.sql import SparkSession
     import sparklance
     builder = (SparkSession.builder.master("local[2]").appName("sparklance-bench")
@@ -34,6 +34,8 @@ def spark_session(warehouse, with_delta=False, memory="8g"):
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", memory)
                .config("spark.sql.shuffle.partitions", "8"))
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
     if with_delta:
         from delta import configure_spark_with_delta_pip
         builder = (builder

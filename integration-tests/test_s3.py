@@ -218,3 +218,14 @@ def test_spark_and_pylance_writers_race_on_one_s3_table(spark, s3, s3_catalog, r
     versions = [v["version"] for v in ds.versions()]
     assert versions == list(range(1, versions[-1] + 1))
     assert versions[-1] <= 1 + sum(len(r[2]) for r in results.values())
+
+
+def test_the_s3_demo_runs_with_settings_passed_once_to_executor_jvms(s3):
+    """dev/s3-demo.py, as the README runs it, on two executor JVMs: configure(hadoop=...) reaches them."""
+    demo = HERE.parent / "dev" / "s3-demo.py"
+    run = subprocess.run([sys.executable, str(demo), "--endpoint", s3.endpoint, "--master", "local-cluster[2,1,1024]"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert "pylance reads version 5: 950 rows" in run.stdout, run.stdout
+    for line in ["|  even|425|18020.0|", "|merged|100| 6560.0|", "|   odd|425|36125.0|"]:
+        assert line in run.stdout, run.stdout
