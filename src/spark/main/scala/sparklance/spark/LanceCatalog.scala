@@ -172,11 +172,12 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
   override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
     val ds = dataset(ident)
-    if (!ds.exists) throw new NoSuchTableException(ident)
-    val versions = ds.versions
-    val snapshot = versions.reverseIterator.map(v => ds.snapshot(Some(v)))
+    val listing = ds.listing()
+    if (listing.versions.isEmpty || listing.dropped) throw new NoSuchTableException(ident)
+    val versions = listing.versions
+    val snapshot = versions.reverseIterator.map(v => listing.snapshot(v))
       .find(s => s.commitMicros <= timestampMicros).getOrElse {
-        val first = ds.snapshot(Some(versions.head))
+        val first = listing.snapshot(versions.head)
         def at(micros: Long) = java.time.Instant.EPOCH.plusNanos(micros * 1000)
         val why = if (versions.head > 1) s"the oldest version left, ${versions.head}, was committed at " +
             s"${at(first.commitMicros)}; cleanup (vacuum) removed the versions before it"

@@ -7,7 +7,7 @@ import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.{BuildInfo, CommitConflictException, CommitFailedException, CommitStateUnknownException, LanceException}
+import sparklance.format.{BuildInfo, CommitConflictException, CommitFailedException, CommitStateUnknownException, LanceException, TableNotFoundException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
@@ -97,9 +97,11 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         // Creating the table and the store failed before anything landed: try the same put again.
         if (attempt >= maxRetries) throw put.left.toOption.getOrElse(new IllegalStateException(s"cannot create $target"))
       } else {
-        val latest = unknownIfUncertain(dataset.snapshot())
+        // One listing for the latest version and every version since ours: no request per name to ask if it exists.
+        val listing = unknownIfUncertain(dataset.listing())
+        val latest = unknownIfUncertain(listing.snapshot(listing.versions.lastOption.getOrElse(throw new TableNotFoundException(dataset.path))))
         val firstNew = base.fold(1L)(_.version + 1)
-        val newer = (firstNew to latest.version).map(v => v -> Transactions.lookup(dataset, v, latest.naming))
+        val newer = (firstNew to latest.version).map(v => v -> Transactions.lookup(dataset, v, listing))
         val ours = newer.collectFirst { case (v, VersionLookup.Committed(s, t))
           if ourTransactionFiles(s.manifest.getTransactionFile) || t.exists(_.getUuid == uuid) => s }
         if (ours.isDefined) {

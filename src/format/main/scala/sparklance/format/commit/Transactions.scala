@@ -63,12 +63,18 @@ object Transactions {
    * Reads `version` back: Absent when its manifest does not exist, Unreadable when the store
    * fails or the manifest cannot be decoded, else the snapshot and its transaction.
    */
-  def lookup(dataset: Dataset, version: Long, naming: VersionNaming): VersionLookup = {
+  def lookup(dataset: Dataset, version: Long, naming: VersionNaming): VersionLookup = lookup(dataset, version, naming, None)
+
+  /** [[lookup]] of a version a listing showed, with its manifest's size: read without asking the store whether it exists. */
+  def lookup(dataset: Dataset, version: Long, listing: Dataset#Listing): VersionLookup =
+    lookup(dataset, version, listing.naming, listing.manifestSize(version))
+
+  private def lookup(dataset: Dataset, version: Long, naming: VersionNaming, size: Option[Long]): VersionLookup = {
     val path = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
     try {
-      if (!dataset.storage.exists(path)) VersionLookup.Absent
+      if (size.isEmpty && !dataset.storage.exists(path)) VersionLookup.Absent
       else {
-        val bytes = dataset.storage.readAll(path)
+        val bytes = size.fold(dataset.storage.readAll(path))(dataset.storage.readAll(path, _))
         val file = ManifestFile.decode(path, bytes)
         if (file.manifest.getVersion != version)
           VersionLookup.Unreadable(new IllegalStateException(s"$path holds version ${file.manifest.getVersion}"))
@@ -85,6 +91,17 @@ object Transactions {
       else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
       catch { case NonFatal(_) => None }
     fromFile.orElse(try ManifestFile.inlineTransaction(path, bytes) catch { case NonFatal(_) => None })
+  }
+
+  /** The transaction that created `snapshot`, if it can be read: its `_transactions` file, else the manifest's inline copy. */
+  def of(dataset: Dataset, snapshot: Snapshot): Option[Transaction] = {
+    val name = snapshot.manifest.getTransactionFile
+    val fromFile =
+      if (name.isEmpty) None
+      else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
+      catch { case NonFatal(_) => None }
+    // The inline copy needs the manifest's bytes again: only when there is no file to read.
+    fromFile.orElse(committed(dataset, snapshot.version, Some(snapshot.naming)))
   }
 
   /** The transaction that created `version`, if it can be read. */

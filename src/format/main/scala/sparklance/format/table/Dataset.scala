@@ -66,16 +66,35 @@ final class Dataset(val storage: Storage, val path: String) {
    * takes one GET.
    */
   def snapshotIfExists(version: Option[Long] = None, forWrite: Boolean = false): Option[Snapshot] = {
-    val entries = storage.list(versionsDir)
-    val (scheme, all) = VersionNaming.scan(path, entries.map(_.name))
-    if (all.isEmpty || Dataset.droppedIn(entries)) return None
-    val v = version.getOrElse(all.last)
-    if (!all.contains(v)) throw missing(v, all)
-    val name = scheme.get.fileName(v)
-    val snap = load(scheme.get, v, entries.find(_.name == name).fold(-1L)(_.size))
-    val m = snap.manifest
-    FeatureFlags.check(path, v, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
-    Some(snap)
+    val listed = listing()
+    if (listed.versions.isEmpty || listed.dropped) None
+    else Some(listed.snapshot(version.getOrElse(listed.versions.last), forWrite))
+  }
+
+  /** One listing of `_versions`, from which any number of versions open without listing again. */
+  def listing(): Listing = new Listing(storage.list(versionsDir))
+
+  final class Listing private[Dataset] (entries: Seq[sparklance.format.io.FileEntry]) {
+    private val (scheme, all) = VersionNaming.scan(path, entries.map(_.name))
+    /** The committed versions, ascending. */
+    def versions: Seq[Long] = all
+    def naming: VersionNaming = scheme.getOrElse(VersionNaming.V2)
+    /** Whether the table was dropped with its files kept (see [[markDropped]]). */
+    def dropped: Boolean = Dataset.droppedIn(entries)
+    /** The size of `version`'s manifest, if listed. */
+    def manifestSize(version: Long): Option[Long] = {
+      val name = naming.fileName(version)
+      entries.find(_.name == name).map(_.size)
+    }
+    /** `version` as committed; fails as [[snapshot]] does if the table lacks it. */
+    def snapshot(version: Long, forWrite: Boolean = false): Snapshot = {
+      if (all.isEmpty) throw new TableNotFoundException(path)
+      if (!all.contains(version)) throw missing(version, all)
+      val snap = load(scheme.get, version, manifestSize(version).getOrElse(-1L))
+      val m = snap.manifest
+      FeatureFlags.check(path, version, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
+      snap
+    }
   }
 
   /** Why `version` cannot be opened, given the versions `all` the table has (ascending). */

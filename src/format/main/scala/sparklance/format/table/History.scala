@@ -26,9 +26,10 @@ object History {
     val tagsByVersion = new Tags(dataset).list.filter(_.branch.isEmpty).groupBy(_.version).map { case (v, ts) => v -> ts.map(_.name) }
     // The version before (its snapshot and live rows, counted once); None when cleanup removed it.
     var previous: Option[(Snapshot, Long)] = None
-    dataset.versions.map { v =>
-      val s = dataset.snapshot(Some(v))
-      val txn = Transactions.committed(dataset, v, Some(s.naming))
+    val listing = dataset.listing()
+    listing.versions.map { v =>
+      val s = listing.snapshot(v)
+      val txn = Transactions.of(dataset, s)
       val rows = s.countRows(dataset.storage)
       val before = previous.filter(_._1.version == v - 1)
       val (added, deleted) =

@@ -41,9 +41,9 @@ final class Tags(dataset: Dataset) {
   def create(name: String, version: Long): Tag = {
     Tags.checkName(name)
     get(name).foreach(t => throw new TagAlreadyExistsException(dataset.path, name, t.version))
-    val snapshot = dataset.snapshot(Some(version))
-    val size = dataset.storage.openInput(Storage.join(dataset.path, s"_versions/${snapshot.naming.fileName(version)}"))
-    val manifestSize = try size.length finally size.close()
+    val listing = dataset.listing()
+    listing.snapshot(version) // fails for a version the table does not have
+    val manifestSize = listing.manifestSize(version).get
     val now = Instant.now()
     val tag = Tag(name, version, None, now, now, manifestSize, Map.empty)
     if (!dataset.storage.putIfAbsent(file(name), Tags.encode(tag)))
