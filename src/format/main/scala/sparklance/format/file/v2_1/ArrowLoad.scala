@@ -78,10 +78,16 @@ private[v2_1] object ArrowLoad {
         val dim = l.getListSize
         load(v, n, o.nulls, o.validity.array, Nil)
         val items = new NodeOut(false)
+        // Items are mostly all valid (embeddings): then no item validity is built at all.
+        val nullItems = o.segments.exists {
+          case (s: Slots.FixedSizeList, _, _) => s.validity != null
+          case (_: Slots.Empty, _, _) => true
+          case _ => false
+        }
         o.segments.foreach {
           case (s: Slots.FixedSizeList, a, b) if s.dim == dim =>
             val cnt = (b - a) * dim
-            if (s.validity == null) items.validity.addMany(true, cnt.toLong)
+            if (s.validity == null) { if (nullItems) items.validity.addMany(true, cnt.toLong) }
             else {
               items.validity.appendBits(s.validity, a.toLong * dim, cnt.toLong)
               var i = 0L

@@ -46,6 +46,12 @@ private[v2_1] object Assembler {
       val maxRep = layers.maxRep
       var slots = 0
       var i = seg.levelFrom
+      if (k == 0 && !listNode(0) && page.rep == null && page.defs == null) {
+        // A flat column without nulls (no levels stored): one valid value per row, in bulk.
+        val n = seg.levelTo - seg.levelFrom
+        outs(0).validity.addMany(true, n.toLong); outs(0).length += n
+        slots = n; i = seg.levelTo
+      }
       while (i < seg.levelTo) {
         val r = page.repAt(i)
         val d = page.defAt(i)

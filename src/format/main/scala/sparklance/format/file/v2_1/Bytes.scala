@@ -54,7 +54,16 @@ private[v2_1] final class BitSink(initialBits: Int = 64) {
   def add(bit: Boolean): Unit = { ensure(1); if (bit) Bytes.setBit(array, size); size += 1 }
   def addMany(bit: Boolean, n: Long): Unit = {
     ensure(n)
-    if (bit) { var i = 0L; while (i < n) { Bytes.setBit(array, size + i); i += 1 } }
+    if (bit && n > 0) {
+      // Bit by bit up to a byte boundary, whole bytes at once, then the rest: a vector column's
+      // items are all valid, dimension x rows of them per batch.
+      val end = size + n
+      var i = size
+      while (i < end && (i & 7) != 0) { Bytes.setBit(array, i); i += 1 }
+      val wholeEnd = end & ~7L
+      if (i < wholeEnd) { java.util.Arrays.fill(array, (i >>> 3).toInt, (wholeEnd >>> 3).toInt, 0xff.toByte); i = wholeEnd }
+      while (i < end) { Bytes.setBit(array, i); i += 1 }
+    }
     size += n
   }
   def appendBits(src: Array[Byte], fromBit: Long, n: Long): Unit = {

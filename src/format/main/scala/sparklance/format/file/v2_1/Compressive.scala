@@ -102,7 +102,7 @@ private[v2_1] object Compressive {
     val offsets = new Array[Long](n + 1)
     var i = 0
     while (i <= n) {
-      offsets(i) = Bytes.uN(s.array, s.offset + i * ob, ob)
+      offsets(i) = if (ob == 4) Bytes.u32(s.array, s.offset + i * 4) else Bytes.i64(s.array, s.offset + i * 8)
       if (offsets(i) < 0 || offsets(i) > s.length || (i > 0 && offsets(i) < offsets(i - 1)))
         throw ctx.corrupt(s"string offset ${offsets(i)} outside its ${s.length}-byte chunk buffer")
       i += 1
