@@ -85,7 +85,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val from = (row - rowStarts(p)).toInt
       val to = (math.min(end, rowStarts(p + 1)) - rowStarts(p)).toInt
       if (d.rows != pages(p).getLength) throw ctx(p).corrupt("row count mismatch")
-      out += Segment(d, d.rowLevel(from), d.rowLevel(to), d.rowSlot(from), d.rowSlot(to))
+      out += Segment(d, d.levelOfRow(from), d.levelOfRow(to), d.slotOfRow(from), d.slotOfRow(to))
       row = rowStarts(p) + to
       p += 1
     }

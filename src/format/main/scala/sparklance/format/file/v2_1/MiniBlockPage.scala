@@ -57,11 +57,13 @@ private[v2_1] object MiniBlockPage {
       }
       val repSlice = take(repBytes, "rep levels")
       val defSlice = take(defBytes, "def levels")
-      val valueBufs = sizes.toIndexedSeq.zipWithIndex.map { case (s, i) => take(s, s"value buffer $i") }
+      val valueBufs = new Array[Slice](sizes.length)
+      var b = 0
+      while (b < sizes.length) { valueBufs(b) = take(sizes(b), s"value buffer $b"); b += 1 }
       if (hasRep) { val r = Compressive.levels(m.getRepCompression, repSlice, numLevels, ctx); reps.appendAll(r, 0, r.length) }
       if (hasDef) { val d = Compressive.levels(m.getDefCompression, defSlice, numLevels, ctx); defs.appendAll(d, 0, d.length) }
       levels += numLevels
-      values += Compressive.chunk(m.getValueCompression, valueBufs, count.toInt, ctx)
+      values += Compressive.chunk(m.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(valueBufs), count.toInt, ctx)
       itemsSoFar += count
       at = end
     }

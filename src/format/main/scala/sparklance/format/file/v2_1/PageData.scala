@@ -65,6 +65,18 @@ private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs:
     out
   }
 
+  /** The first level entry of row `r` (r = rows: the end); no table is built for a page without rep levels. */
+  def levelOfRow(r: Int): Int =
+    if (rep == null) { if (numLevels != rows) throw ctx.corrupt(s"$numLevels level entries for $rows rows"); r }
+    else rowLevel(r)
+
+  /** The first value slot of row `r` (r = rows: the slot count); a page without levels has one slot per row. */
+  def slotOfRow(r: Int): Int =
+    if (rep == null && defs == null) {
+      if (slots.count != rows) throw ctx.corrupt(s"$rows visible level entries but ${slots.count} value slots")
+      r
+    } else rowSlot(r)
+
   def repAt(i: Int): Int = if (rep == null) layers.maxRep else rep(i)
   def defAt(i: Int): Int = if (defs == null) 0 else defs(i)
 }
