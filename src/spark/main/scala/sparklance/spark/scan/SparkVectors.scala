@@ -102,12 +102,19 @@ object SparkVectors {
     out
   }
 
+  // Whole bytes where possible: bit by bit, a batch of vectors spent a fifth of its scan time here.
   private def copyValidity(src: FieldVector, dest: FieldVector): Unit = {
     val n = src.getValueCount
-    var i = 0
-    while (i < n) {
-      BitVectorHelper.setValidityBit(dest.getValidityBuffer, i, if (src.isNull(i)) 0 else 1)
-      i += 1
+    val bytes = (n + 7L) / 8
+    val from = src.getValidityBuffer
+    if (src.getNullCount == 0) dest.getValidityBuffer.setOne(0, bytes)
+    else if (from != null && from.capacity >= bytes) dest.getValidityBuffer.setBytes(0, from, 0, bytes)
+    else {
+      var i = 0
+      while (i < n) {
+        BitVectorHelper.setValidityBit(dest.getValidityBuffer, i, if (src.isNull(i)) 0 else 1)
+        i += 1
+      }
     }
   }
 

@@ -47,8 +47,24 @@ private[v2_1] object Compressive {
 
   /** Inline bitpacking units `[W as T bits][1024·W/T words]` for n values, from s. */
   private def inlineBitpacked(s: Slice, t: Int, n: Int, ctx: Ctx): (Slots.Fixed, Int) = {
+    val out = new Array[Byte](Math.multiplyExact(n, t / 8))
+    val used = inlineBitpackedInto(s, t, n, out, 0, ctx)
+    (Slots.Fixed(t, out, n), used)
+  }
+
+  /**
+   * The value width of chunks that are plain inline bit-packing (the usual encoding of integers and
+   * dictionary indices), whose pages can decode every chunk into one array ([[inlineBitpackedInto]]).
+   */
+  def inlineBitpackedWidth(e: CompressiveEncoding, ctx: Ctx): Option[Int] =
+    if (e.getCompressionCase == INLINE_BITPACKING && !e.getInlineBitpacking.hasValues)
+      Some(checkWidth(e.getInlineBitpacking.getUncompressedBitsPerValue, ctx))
+    else None
+
+  /** Unpacks n inline bit-packed values of width t from s into `out` at value `outIndex`; returns the bytes of s used. */
+  def inlineBitpackedInto(s: Slice, t: Int, n: Int, out: Array[Byte], outIndex: Int, ctx: Ctx): Int = {
     val bytes = t / 8
-    val out = new Array[Byte](Math.multiplyExact(n, bytes))
+    if ((outIndex.toLong + n) * bytes > out.length) throw ctx.corrupt(s"$n bit-packed values past the page's ${out.length / bytes}")
     var at = s.offset
     var done = 0
     while (done < n) {
@@ -58,11 +74,11 @@ private[v2_1] object Compressive {
       at += bytes
       val blk = 128 * w.toInt
       need(Slice(s.array, at, s.end - at), blk, ctx, s"a block of $w-bit packed values")
-      FastLanes.unpack(s.array, at, w.toInt, t, math.min(1024, n - done), out, done)
+      FastLanes.unpack(s.array, at, w.toInt, t, math.min(1024, n - done), out, outIndex + done)
       at += blk
       done += 1024
     }
-    (Slots.Fixed(t, out, n), at - s.offset)
+    at - s.offset
   }
 
   private def unsplit(s: Slots.Fixed, ctx: Ctx): Slots.Fixed = {

@@ -45,7 +45,10 @@ private[v2_1] object Slots {
         } else throw ctx.unsupported(s"${f.bits}-bit values")
       case _: Variable =>
         val offsets = new Array[Long](total.toInt + 1)
-        val sink = new ByteSink()
+        // Sized up front: growing by doubling copied a page of strings several times (JFR).
+        val bytes = parts.map { case p: Variable => p.offsets(p.count) - p.offsets(0); case _ => 0L }.sum
+        if (bytes > Int.MaxValue - 16) throw ctx.corrupt(s"$bytes bytes of values in one page")
+        val sink = new ByteSink(bytes.toInt)
         var n = 0
         parts.foreach {
           case p: Variable =>
