@@ -48,21 +48,34 @@ private[v2_1] object FullZipPage {
         val validityBytes = if (hasValidity) (dim + 7) / 8 else 0
         val valueBytes = validityBytes + math.max(dim, 1) * itemBits / 8
         if (valueBytes * 8L != bits) throw ctx.corrupt(s"full-zip values of $bits bits, the encoding says ${valueBytes * 8}")
-        val out = new ByteSink(visibleN * (valueBytes - validityBytes))
         val validity = if (hasValidity) new BitSink(visibleN * dim) else null
         var count = 0
-        for (i <- 0 until n) {
-          val d = control(i)
-          if (d <= maxVisible) {
-            need(valueBytes, s"value $i")
-            if (hasValidity) validity.appendBits(data.array, p * 8L, dim)
-            out.append(data.array, p + validityBytes, valueBytes - validityBytes)
-            p += valueBytes
-            count += 1
+        val values: Array[Byte] =
+          if (cw == 0 && !hasValidity) {
+            // No control words and no item validity (vectors without nulls): the values lie back to
+            // back, one copy for the page instead of one per value.
+            val bytes = Math.toIntExact(n.toLong * valueBytes)
+            need(bytes, s"$n values")
+            count = n
+            val v = java.util.Arrays.copyOfRange(data.array, p, p + bytes)
+            p += bytes
+            v
+          } else {
+            val out = new ByteSink(visibleN * (valueBytes - validityBytes))
+            for (i <- 0 until n) {
+              val d = control(i)
+              if (d <= maxVisible) {
+                need(valueBytes, s"value $i")
+                if (hasValidity) validity.appendBits(data.array, p * 8L, dim)
+                out.append(data.array, p + validityBytes, valueBytes - validityBytes)
+                p += valueBytes
+                count += 1
+              }
+            }
+            out.array
           }
-        }
-        if (dim == 0) Slots.Fixed(itemBits, out.array, count)
-        else Slots.FixedSizeList(dim, if (hasValidity) validity.array else null, Slots.Fixed(itemBits, out.array, count * dim), count)
+        if (dim == 0) Slots.Fixed(itemBits, values, count)
+        else Slots.FixedSizeList(dim, if (hasValidity) validity.array else null, Slots.Fixed(itemBits, values, count * dim), count)
 
       case FullZipLayout.DetailsCase.BITS_PER_OFFSET =>
         val lenBytes = f.getBitsPerOffset match {
