@@ -8,7 +8,9 @@ ROWS rows of 8 columns: i32, i64, f32, f64, a short string, a 64-byte string, a 
   filter      a selective filter (0.1% of rows)
   count       COUNT(*)
 
-Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2]"""
+With --per-column, each column is also summed alone.
+
+Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2] [--per-column]"""
 import argparse
 import tempfile
 from pathlib import Path
@@ -23,12 +25,19 @@ QUERIES = {
     "count": "SELECT count(*) FROM {t}",
 }
 
+# With --per-column: each column alone, to show which decoding path costs what.
+COLUMN_QUERIES = {f"only {c}": f"SELECT {agg} FROM {{t}}" for c, agg in [
+    ("i32", "sum(i32)"), ("i64", "sum(i64)"), ("f32", "sum(f32)"), ("f64", "sum(f64)"),
+    ("s_short", "sum(length(s_short))"), ("s_64", "sum(length(s_64))"), ("flag", "sum(CAST(flag AS INT))"),
+    ("emb", "sum(emb[0])")]}
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--versions", default="2.0", help="Lance data_storage_versions to compare, e.g. 2.0,2.2")
+    ap.add_argument("--per-column", action="store_true", help="also time each column alone")
     args = ap.parse_args()
     versions = args.versions.split(",")
     root = Path(tempfile.mkdtemp(prefix="sparklance-scan-"))
@@ -49,7 +58,7 @@ def main():
     spark.read.parquet(str(parquet)).createOrReplaceTempView("pq")
 
     rows = []
-    for name, q in QUERIES.items():
+    for name, q in (dict(QUERIES, **COLUMN_QUERIES) if args.per_column else QUERIES).items():
         parquet_q = q.format(t="pq")
         expected = spark.sql(parquet_q).collect()
         parquet_t, _ = timed(lambda: spark.sql(parquet_q).collect(), runs=args.runs)
