@@ -84,25 +84,21 @@ object Transactions {
   }
 
   /** The `_transactions` file the manifest names, else the manifest's inline copy (pylance writes both, byte-identical). */
-  private def transactionOf(dataset: Dataset, path: String, bytes: Array[Byte], file: ManifestFile): Option[Transaction] = {
-    val name = file.manifest.getTransactionFile
-    val fromFile =
-      if (name.isEmpty) None
-      else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
-      catch { case NonFatal(_) => None }
-    fromFile.orElse(try ManifestFile.inlineTransaction(path, bytes) catch { case NonFatal(_) => None })
-  }
+  private def transactionOf(dataset: Dataset, path: String, bytes: Array[Byte], file: ManifestFile): Option[Transaction] =
+    transactionFile(dataset, file.manifest.getTransactionFile)
+      .orElse(try ManifestFile.inlineTransaction(path, bytes) catch { case NonFatal(_) => None })
+
+  /** The `_transactions` file `name` (empty: none), if it can be read. */
+  private def transactionFile(dataset: Dataset, name: String): Option[Transaction] =
+    if (name.isEmpty) None
+    else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
+    catch { case NonFatal(_) => None }
 
   /** The transaction that created `snapshot`, if it can be read: its `_transactions` file, else the manifest's inline copy. */
-  def of(dataset: Dataset, snapshot: Snapshot): Option[Transaction] = {
-    val name = snapshot.manifest.getTransactionFile
-    val fromFile =
-      if (name.isEmpty) None
-      else try Some(Transaction.parseFrom(dataset.storage.readAll(Storage.join(dataset.path, s"_transactions/$name"))))
-      catch { case NonFatal(_) => None }
+  def of(dataset: Dataset, snapshot: Snapshot): Option[Transaction] =
     // The inline copy needs the manifest's bytes again: only when there is no file to read.
-    fromFile.orElse(committed(dataset, snapshot.version, Some(snapshot.naming)))
-  }
+    transactionFile(dataset, snapshot.manifest.getTransactionFile)
+      .orElse(committed(dataset, snapshot.version, Some(snapshot.naming)))
 
   /** The transaction that created `version`, if it can be read. */
   def committed(dataset: Dataset, version: Long, naming: Option[VersionNaming] = None): Option[Transaction] =

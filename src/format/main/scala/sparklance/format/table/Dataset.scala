@@ -11,13 +11,10 @@ final class Dataset(val storage: Storage, val path: String) {
   private def versionsDir = Storage.join(path, "_versions")
 
   /** Whether the table has versions and was not dropped with its files kept (see [[markDropped]]). */
-  def exists: Boolean = {
-    val entries = storage.list(versionsDir)
-    !Dataset.droppedIn(entries) && VersionNaming.scan(path, entries.map(_.name))._2.nonEmpty
-  }
+  def exists: Boolean = { val l = listing(); l.versions.nonEmpty && !l.dropped }
 
   /** Whether the table was dropped from its catalog with its files kept (see [[markDropped]]). */
-  def isDropped: Boolean = Dataset.droppedIn(storage.list(versionsDir))
+  def isDropped: Boolean = listing().dropped
 
   /**
    * Drops the table from its catalog without moving or deleting a file: a marker in `_versions`
@@ -34,10 +31,10 @@ final class Dataset(val storage: Storage, val path: String) {
   def unmarkDropped(): Unit = storage.delete(Storage.join(versionsDir, Dataset.DroppedMarker))
 
   /** All committed versions, ascending. Listing is the truth; the hint file is never trusted. */
-  def versions: Seq[Long] = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._2
+  def versions: Seq[Long] = listing().versions
 
   /** The naming scheme of this table's manifests; V2 for a table that has none yet. */
-  def naming: VersionNaming = VersionNaming.scan(path, storage.list(versionsDir).map(_.name))._1.getOrElse(VersionNaming.V2)
+  def naming: VersionNaming = listing().naming
 
   def latestVersion: Long = versions.lastOption.getOrElse(throw new TableNotFoundException(path))
 
@@ -90,7 +87,7 @@ final class Dataset(val storage: Storage, val path: String) {
     def snapshot(version: Long, forWrite: Boolean = false): Snapshot = {
       if (all.isEmpty) throw new TableNotFoundException(path)
       if (!all.contains(version)) throw missing(version, all)
-      val snap = load(scheme.get, version, manifestSize(version).getOrElse(-1L))
+      val snap = load(scheme.get, version, manifestSize(version))
       val m = snap.manifest
       FeatureFlags.check(path, version, m.getReaderFeatureFlags, m.getWriterFeatureFlags, forWrite)
       snap
@@ -109,10 +106,10 @@ final class Dataset(val storage: Storage, val path: String) {
     if (!all.contains(version)) throw missing(version, all)
   }
 
-  /** Reads and decodes the manifest of `version`; `length` is its size if a listing gave it, else -1. */
-  private[format] def load(scheme: VersionNaming, version: Long, length: Long = -1): Snapshot = {
+  /** Reads and decodes the manifest of `version`; `length` is its size if a listing gave it. */
+  private[format] def load(scheme: VersionNaming, version: Long, length: Option[Long] = None): Snapshot = {
     val file = Storage.join(versionsDir, scheme.fileName(version))
-    val bytes = try (if (length > 0) storage.readAll(file, length) else storage.readAll(file)) catch {
+    val bytes = try length.fold(storage.readAll(file))(storage.readAll(file, _)) catch {
       case NonFatal(e) => throw new CorruptFileException(file, s"cannot read manifest: ${e.getMessage}", e)
     }
     val decoded = ManifestFile.decode(file, bytes)
