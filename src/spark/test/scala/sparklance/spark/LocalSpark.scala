@@ -18,7 +18,18 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
 
   def sql(q: String) = spark.sql(q)
 
+  /** Runs `f` with the session settings `pairs`, then restores what was set before. */
+  def withSQLConf[T](pairs: (String, String)*)(f: => T): T = {
+    val before = pairs.map { case (key, _) => key -> spark.conf.getOption(key) }
+    pairs.foreach { case (key, value) => spark.conf.set(key, value) }
+    try f finally before.foreach {
+      case (key, Some(value)) => spark.conf.set(key, value)
+      case (key, None) => spark.conf.unset(key)
+    }
+  }
+
   override def afterAll(): Unit = {
-    try spark.stop() finally super.afterAll()
+    try spark.stop()
+    finally try sparklance.format.io.LocalStorage.deleteRecursively(warehouse.toString) finally super.afterAll()
   }
 }

@@ -2,7 +2,8 @@ package sparklance.spark
 
 import java.nio.file.{Files, Path}
 import org.apache.spark.sql.{AnalysisException, Row}
-import org.apache.spark.sql.execution.CommandResultExec
+import org.apache.spark.sql.catalyst.expressions.BloomFilterMightContain
+import org.apache.spark.sql.execution.{CommandResultExec, FilterExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, WriteDeltaExec}
 import org.apache.spark.sql.functions.col
@@ -259,5 +260,56 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(write.metrics("deletionFilesWritten").value == 1)
     assert(write.metrics("dataFilesWritten").value == 1)
     assert(rows(t).find(_.getInt(0) == 5).contains(Row(5, 0, null)))
+  }
+
+  test("a DELETE reading only its condition's columns asks for no runtime group filter") {
+    val t = table(people)
+    val plan = executed(s"DELETE FROM $t WHERE pk = 5")
+    val scans = collectWithSubqueries(plan) { case s: BatchScanExec => s }
+    // One scan of pk, not a subquery over every fragment's pk followed by the same scan again.
+    assert(scans.size == 1 && scans.head.runtimeFilters.isEmpty, plan)
+    assert(pks(t) == Seq(1, 2, 3, 4, 6, 7))
+  }
+
+  /** A table of `n` rows (pk 0 until n, salary = pk) in fragments of 1,000 rows. */
+  private def numbered(n: Int): String = {
+    val t = table(Nil, rowsPerFile = 1000)
+    sql(s"INSERT INTO $t SELECT /*+ COALESCE(1) */ CAST(id AS INT), CAST(id AS INT), 'old' FROM range($n)")
+    t
+  }
+
+  private def bloomFiltered(plan: org.apache.spark.sql.execution.SparkPlan) = collect(plan) {
+    case f: FilterExec if f.condition.exists(_.isInstanceOf[BloomFilterMightContain]) => f
+  }
+
+  test("a MERGE with NOT MATCHED filters the target by the source keys' Bloom filter before the join") {
+    val t = numbered(5000)
+    source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))
+    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    val plan = executed(merge)
+    val filters = bloomFiltered(plan)
+    assert(filters.size == 1, plan)
+    // Of 5,000 target rows, the 3 that match (and a few false positives at most) reach the join.
+    assert(filters.head.metrics("numOutputRows").value < 50, filters.head.metrics("numOutputRows").value)
+    // The scan reads only the key, so it asked for no runtime group filter.
+    assert(collectWithSubqueries(plan) { case s: BatchScanExec => s }.forall(_.runtimeFilters.isEmpty), plan)
+    val expected = (0 until 5000).map(i => if (Set(10, 2500, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
+      Seq(Row(7000, 7, "new"))
+    assert(rows(t) == Row(-3, null, "new") +: expected)
+  }
+
+  test("MERGE plans without the Bloom filter when Spark's runtime Bloom filters are off or the source is large") {
+    val t = numbered(3000)
+    source((5, Some(-1), "upd"), (9000, Some(9), "new"))
+    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    withSQLConf("spark.sql.optimizer.runtime.bloomFilter.enabled" -> "false") {
+      assert(bloomFiltered(executed(merge)).isEmpty)
+    }
+    withSQLConf("spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold" -> "1") {
+      source((6, Some(-1), "upd"))
+      assert(bloomFiltered(executed(merge)).isEmpty)
+    }
+    assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(5, 6))
+    assert(pks(t).size == 3001)
   }
 }

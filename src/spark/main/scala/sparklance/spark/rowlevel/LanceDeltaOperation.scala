@@ -17,8 +17,15 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
   override def command(): RowLevelOperation.Command = command
   override def description(): String = s"lance ${command.toString.toLowerCase} on ${table.tableName}"
 
+  /**
+   * The target columns the statement's conditions read, when [[ConditionColumnsRule]] has seen the
+   * plan (it runs before Spark builds the scan). Unknown means the scan keeps Spark's runtime
+   * group filter.
+   */
+  @volatile private[spark] var conditionColumns: Option[Set[String]] = None
+
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new LanceScanBuilder(table, options, rowLevel = true)
+    new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns)
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
 

@@ -11,8 +11,11 @@ import sparklance.spark.LanceTable
 /**
  * The scan of a DELETE / UPDATE / MERGE. Spark's runtime group filter (4.2+) first finds which
  * fragments hold matching rows and passes `_fragid IN (...)` here, so the rewrite reads only those.
+ * Without `groupFilter` the scan asks for no runtime filter: it reads only the columns the
+ * statement's conditions read, which the filter's own subquery would read from every fragment.
  */
-final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap)
+final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
+    groupFilter: Boolean)
     extends LanceScan(table, required, options, None, None) with SupportsRuntimeV2Filtering {
 
   @volatile private var selected: Option[Set[Long]] = None
@@ -20,7 +23,8 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   override protected def fragments: Seq[DataFragment] =
     selected.fold(super.fragments)(ids => super.fragments.filter(f => ids.contains(f.getId)))
 
-  override def filterAttributes(): Array[NamedReference] = Array(Expressions.column(LanceTable.FragmentId))
+  override def filterAttributes(): Array[NamedReference] =
+    if (groupFilter) Array(Expressions.column(LanceTable.FragmentId)) else Array.empty
 
   override def filter(predicates: Array[Predicate]): Unit =
     KeyPredicates.fragmentIds(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))

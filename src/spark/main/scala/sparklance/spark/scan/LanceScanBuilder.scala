@@ -13,7 +13,8 @@ import sparklance.spark.LanceTable
  * statistics, so other predicates are left to Spark. The scan of a row-level operation also
  * accepts Spark's runtime filter on fragment ids.
  */
-final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false)
+final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
+    conditionColumns: Option[Set[String]] = None)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates
     with SupportsPushDownV2Filters with SupportsPushDownLimit {
 
@@ -54,7 +55,10 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   override def build(): Scan = {
     table.reads.record(pushed)
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table.tableName)
-    else if (rowLevel) new LanceRowLevelScan(table, required, options)
+    else if (rowLevel) {
+      val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
+      new LanceRowLevelScan(table, required, options, groupFilter = !conditionColumns.exists(dataColumns.subsetOf))
+    }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq))
   }

@@ -1,0 +1,73 @@
+package sparklance.spark.rowlevel
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, EqualTo, Expression, Literal, PredicateHelper, ScalarSubquery, XxHash64}
+import org.apache.spark.sql.catalyst.expressions.aggregate.BloomFilterAggregate
+import org.apache.spark.sql.catalyst.plans.RightOuter
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, WriteDelta}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * A MERGE with a WHEN NOT MATCHED clause joins the target to the source with a right outer join,
+ * which Spark cannot plan as a broadcast of the (usually small) source: it shuffles every target
+ * row to meet the few source rows. This rule filters the target read by a Bloom filter of the
+ * source's join keys, built by a scalar subquery on the source the way Spark's own runtime filters
+ * are, so only target rows that may match reach the shuffle. A false positive is a row the join
+ * drops as before; a target row without a match had no part in the result.
+ *
+ * It applies when the source is no larger than Spark's Bloom filter creation-side threshold
+ * (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB by default), since the
+ * subquery reads the source a second time, and not when Spark's runtime Bloom filters are off.
+ */
+final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDown {
+    case w: WriteDelta if conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_ENABLED) =>
+      RowLevelPlans.targetRead(w).fold[LogicalPlan](w) { read =>
+        val query = w.query.transformDown {
+          case j: Join if j.joinType == RightOuter && j.left.exists(_ eq read.relation) && !filtered(j.left) =>
+            keys(j, read).fold[LogicalPlan](j) { case (targetKeys, sourceKeys) =>
+              val filter = BloomFilterMightContain(ScalarSubquery(bloomOf(sourceKeys, j.right)), new XxHash64(targetKeys))
+              j.withNewChildren(Seq(j.left.transformUp { case r if r eq read.relation => Filter(filter, r) }, j.right))
+            }
+        }
+        w.withNewChildren(Seq(query))
+      }
+  }
+
+  /** The equality conjuncts of the join condition between target columns and source expressions. */
+  private def keys(join: Join, read: RowLevelPlans.TargetRead): Option[(Seq[Expression], Seq[Expression])] = {
+    val target = read.relation.outputSet
+    val source = join.right.outputSet
+    def onTarget(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(target)
+    def onSource(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(source)
+    val pairs = join.condition.toSeq.flatMap(splitConjunctivePredicates).collect {
+      case EqualTo(l, r) if onTarget(l) && onSource(r) => (l, r)
+      case EqualTo(l, r) if onSource(l) && onTarget(r) => (r, l)
+    }
+    val small = join.right.stats.sizeInBytes <= BigInt(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD))
+    if (pairs.isEmpty || !small) None else Some((pairs.map(_._1), pairs.map(_._2)))
+  }
+
+  /** The optimized plan of one row holding the Bloom filter of the source's keys. */
+  private def bloomOf(sourceKeys: Seq[Expression], source: LogicalPlan): LogicalPlan = {
+    val items = source.stats.rowCount.filter(_ > 0).map(_.toLong)
+      .getOrElse(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_EXPECTED_NUM_ITEMS))
+    // 16 bits a key: about one false positive in 2,000 target rows (Spark caps items and bits by
+    // its own settings).
+    val bits = math.max(items * MergeSourceKeyFilter.BitsPerKey, 1L << 13)
+    val bloom = new BloomFilterAggregate(new XxHash64(sourceKeys), Literal(items), Literal(bits))
+    // Subqueries are optimized in an earlier batch than this one, so this one optimizes its own.
+    session.sessionState.optimizer.execute(Aggregate(Nil, Seq(Alias(bloom.toAggregateExpression(), "source_keys")()), source))
+  }
+
+  private def filtered(plan: LogicalPlan): Boolean = plan.exists {
+    case f: Filter => f.condition.exists(_.isInstanceOf[BloomFilterMightContain])
+    case _ => false
+  }
+}
+
+object MergeSourceKeyFilter {
+  val BitsPerKey = 16L
+}

@@ -1,0 +1,23 @@
+package sparklance.spark.rowlevel
+
+import org.apache.spark.sql.catalyst.plans.logical.WriteDelta
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+
+/** Reads, in the optimizer's plan of a DELETE / UPDATE / MERGE on a sparklance table, where the target comes from. */
+private[rowlevel] object RowLevelPlans {
+  /** The read of the target table inside a row-level write, with the operation that plans its scan. */
+  final case class TargetRead(relation: DataSourceV2Relation, operation: LanceDeltaOperation)
+
+  def targetRead(write: WriteDelta): Option[TargetRead] = write.query.collectFirst {
+    case r: DataSourceV2Relation if operation(r).isDefined => TargetRead(r, operation(r).get)
+  }
+
+  /**
+   * Spark reads a row-level target through its `RowLevelOperationTable(table, operation)`, a case
+   * class private to Spark's packages: its fields are reached as a Product's elements.
+   */
+  private def operation(relation: DataSourceV2Relation): Option[LanceDeltaOperation] = relation.table match {
+    case t: Product => t.productIterator.collectFirst { case op: LanceDeltaOperation => op }
+    case _ => None
+  }
+}
