@@ -45,6 +45,22 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(rows("SELECT count(*) FROM lance.db.types").head.getLong(0) == 3)
   }
 
+  test("booleans read back bit for bit: every pattern of 8, a ragged tail, nulls, and after deletes") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    // Each run of 8 rows holds the bits of (id DIV 8) % 256, so every byte pattern occurs;
+    // 20,003 rows leave a partial byte at the end.
+    val values = "SELECT id, CASE WHEN id % 7 = 3 THEN NULL " +
+      "ELSE (shiftright((id DIV 8) % 256, CAST(id % 8 AS INT)) & 1) = 1 END AS b FROM range(20003)"
+    sql(s"CREATE TABLE lance.db.bools TBLPROPERTIES ('max_rows_per_file' = '6000') AS $values")
+    def check(kept: String): Unit = {
+      assert(rows("SELECT id, b FROM lance.db.bools ORDER BY id") == rows(s"SELECT * FROM ($values) WHERE $kept ORDER BY id"))
+      assert(rows("SELECT count(*) FROM lance.db.bools WHERE b") == rows(s"SELECT count(*) FROM ($values) WHERE b AND $kept"))
+    }
+    check("true")
+    sql("DELETE FROM lance.db.bools WHERE id % 13 = 5")
+    check("id % 13 <> 5")
+  }
+
   private def normalize(v: Any): Any = v match {
     case b: Array[Byte] => b.toSeq
     case other => other

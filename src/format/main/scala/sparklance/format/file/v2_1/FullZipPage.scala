@@ -53,11 +53,12 @@ private[v2_1] object FullZipPage {
         val values: Array[Byte] =
           if (cw == 0 && !hasValidity) {
             // No control words and no item validity (vectors without nulls): the values lie back to
-            // back, one copy for the page instead of one per value.
+            // back, so the page's own read buffer is the values when it holds nothing else, and one
+            // copy for the page otherwise (never one per value).
             val bytes = Math.toIntExact(n.toLong * valueBytes)
             need(bytes, s"$n values")
             count = n
-            val v = java.util.Arrays.copyOfRange(data.array, p, p + bytes)
+            val v = if (p == 0 && bytes == data.array.length) data.array else java.util.Arrays.copyOfRange(data.array, p, p + bytes)
             p += bytes
             v
           } else {
