@@ -8,7 +8,9 @@ ROWS rows of 8 columns: i32, i64, f32, f64, a short string, a 64-byte string, a 
   filter      a selective filter (0.1% of rows)
   count       COUNT(*)
 
-With --per-column, each column is also summed alone.
+With --per-column, each column is also summed alone. With --pylance, pylance's own scan of the
+same Lance table (the query's columns and filter, streamed batch by batch and dropped) is timed
+too, as the native reference.
 
 Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2] [--per-column]"""
 import argparse
@@ -32,12 +34,30 @@ COLUMN_QUERIES = {f"only {c}": f"SELECT {agg} FROM {{t}}" for c, agg in [
     ("emb", "sum(emb[0])")]}
 
 
+# The columns (and filter) each query reads, for pylance's scan of the same table.
+READS = {"full": (["i32", "i64", "f32", "f64", "s_short", "s_64", "flag", "emb"], None),
+         "projection": (["i64", "f64"], None),
+         "filter": (["i32", "f32"], "i32 % 1000 = 7"),
+         "count": ([], None)}
+READS.update({f"only {c}": ([c], None) for c in ["i32", "i64", "f32", "f64", "s_short", "s_64", "flag", "emb"]})
+
+
+def pylance_scan(path, columns, filter):
+    import lance
+    reader = lance.dataset(path).scanner(columns=columns, filter=filter, with_row_id=not columns).to_reader()
+    rows = 0
+    for batch in reader:
+        rows += batch.num_rows
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--versions", default="2.0", help="Lance data_storage_versions to compare, e.g. 2.0,2.2")
     ap.add_argument("--per-column", action="store_true", help="also time each column alone")
+    ap.add_argument("--pylance", action="store_true", help="also time pylance's scan of each Lance table")
     args = ap.parse_args()
     versions = args.versions.split(",")
     root = Path(tempfile.mkdtemp(prefix="sparklance-scan-"))
@@ -68,9 +88,15 @@ def main():
             assert spark.sql(lance_q).collect() == expected, (name, v)
             lance_t, _ = timed(lambda: spark.sql(lance_q).collect(), runs=args.runs)
             row += [f"{lance_t:.3f}", f"{lance_t / parquet_t:.2f}"]
+            if args.pylance:
+                path = str(root / "warehouse" / "bench" / f"{tables[v].split('.')[-1]}.lance")
+                columns, where = READS[name]
+                pylance_t, _ = timed(lambda: pylance_scan(path, columns, where), runs=args.runs)
+                row += [f"{pylance_t:.3f}", f"{lance_t / pylance_t:.2f}"]
         rows.append(row)
         print(row, flush=True)
-    header = ["query", "parquet s"] + [h for v in versions for h in (f"lance {v} s", f"{v}/parquet")]
+    header = ["query", "parquet s"] + [h for v in versions for h in (f"lance {v} s", f"{v}/parquet") +
+                                        ((f"pylance {v} s", f"{v}/pylance") if args.pylance else ())]
     print_table(f"Scans of {args.rows:,} rows, 8 columns (median of {args.runs} runs)", header, rows)
     spark.stop()
 

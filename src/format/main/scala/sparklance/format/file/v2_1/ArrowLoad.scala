@@ -20,10 +20,14 @@ private[v2_1] object ArrowLoad {
     finally all.foreach(_.close())
   }
 
+  /**
+   * New buffers of `sizes` bytes, filled by `fill`, which must write every byte: they are not
+   * zeroed first, which for a page of vectors was a second pass over all its bytes.
+   */
   private def buffers(v: FieldVector, sizes: Long*)(fill: Seq[ArrowBuf] => Unit): Seq[ArrowBuf] = {
     val bufs = ArrayBuffer.empty[ArrowBuf]
     try {
-      sizes.foreach { s => val b = v.getAllocator.buffer(math.max(s, 1L)); b.setZero(0, b.capacity()); bufs += b }
+      sizes.foreach { s => bufs += v.getAllocator.buffer(math.max(s, 1L)) }
       fill(bufs.toSeq)
       bufs.toSeq
     } catch { case e: Throwable => bufs.foreach(_.close()); throw e }
@@ -67,9 +71,10 @@ private[v2_1] object ArrowLoad {
           var pos = 0L
           o.segments.foreach {
             case (s: Slots.Fixed, a, b) if s.bits == 8 * w => buf.setBytes(pos, s.data, a * w, (b - a).toLong * w); pos += (b - a).toLong * w
-            case (_: Slots.Empty, a, b) => pos += (b - a).toLong * w
+            case (_: Slots.Empty, a, b) => buf.setZero(pos, (b - a).toLong * w); pos += (b - a).toLong * w
             case (s, _, _) => throw wrong(s)
           }
+          if (pos < n.toLong * w) buf.setZero(pos, n.toLong * w - pos)
         }
         load(v, n, o.nulls, o.validity.array, data)
       case _: BaseVariableWidthVector => variable(v, o, 4, ctx)
@@ -118,6 +123,7 @@ private[v2_1] object ArrowLoad {
       throw new LanceException(s"Column '${v.getName}': $total bytes of values in $n rows exceed the 2 GiB a " +
         "string/binary vector can hold; read fewer rows at a time")
     val bufs = buffers(v, (n + 1L) * width, total) { case Seq(offsets, data) =>
+      if (width == 4) offsets.setInt(0, 0) else offsets.setLong(0, 0)
       var row = 0L
       var acc = 0L
       o.segments.foreach {
