@@ -61,6 +61,22 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     check("id % 13 <> 5")
   }
 
+  test("decimals read back exactly, in and beyond the range of a long, and sum like Spark's") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    val big = "9" * 38
+    val values = Seq("0", "-1", "1", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+      "-9223372036854775809", "1" + "0" * 18, "-" + "1" + "0" * 18, big, "-" + big, "12345678901234567890123456789", "NULL")
+    val rowsSql = values.zipWithIndex.map { case (v, i) => s"($i, CAST($v AS DECIMAL(38, 0)))" }.mkString(", ")
+    val source = s"SELECT id, d AS d38, CAST(CASE WHEN length(ltrim('-', CAST(d AS STRING))) <= 35 THEN d / 100 END AS DECIMAL(38, 2)) AS d38s, " +
+      "CAST(CASE WHEN length(ltrim('-', CAST(d AS STRING))) <= 20 THEN d / 100 END AS DECIMAL(23, 2)) AS d23, " +
+      "CAST(CASE WHEN length(ltrim('-', CAST(d AS STRING))) <= 16 THEN d END AS DECIMAL(18, 0)) AS d18 " +
+      s"FROM VALUES $rowsSql AS v(id, d)"
+    sql(s"CREATE TABLE lance.db.decimals AS $source")
+    assert(rows("SELECT * FROM lance.db.decimals ORDER BY id") == rows(s"$source ORDER BY id"))
+    val sums = "SELECT sum(d23), sum(d18), max(d38), min(d38), max(d38s), min(d38s) FROM "
+    assert(rows(sums + "lance.db.decimals") == rows(sums + s"($source)"))
+  }
+
   private def normalize(v: Any): Any = v match {
     case b: Array[Byte] => b.toSeq
     case other => other

@@ -3,7 +3,8 @@ package sparklance.spark.scan
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
-import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StringType, TimestampType}
+import org.apache.arrow.vector.DecimalVector
+import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
@@ -63,7 +64,10 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
         case name =>
           val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
           if (vec ne byName(name)) adapted :+= vec
-          primitives.load(ordinal, vec, f.dataType).getOrElse(new ArrowColumnVector(vec))
+          primitives.load(ordinal, vec, f.dataType).getOrElse((vec, f.dataType) match {
+            case (d: DecimalVector, t: DecimalType) => new DecimalColumn(d, t)
+            case _ => new ArrowColumnVector(vec)
+          })
       }
     }
     batch = new ColumnarBatch(columns, n)

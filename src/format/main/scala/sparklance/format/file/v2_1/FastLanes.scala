@@ -1,5 +1,8 @@
 package sparklance.format.file.v2_1
 
+import java.lang.invoke.MethodHandles
+import java.nio.ByteOrder
+
 /**
  * FastLanes bit-unpacking of 1024-value blocks (LANCE-FILE-2.1-2.2.md §9.3): value
  * `ORDER[row / 8]·16 + (row % 8)·128 + lane` is the `row`-th w-bit field of lane `lane`'s bit
@@ -20,9 +23,9 @@ private[v2_1] object FastLanes {
     val bytes = bits / 8
     val lanes = 1024 / bits
     val mask = if (w == 64) -1L else (1L << w) - 1
-    // The block's words read once, at their width (a generic byte loop per word read was a third
-    // of a scan's time in a JFR profile); then each value is a shift and a mask of one or two.
-    val words = readWords(src, from, lanes * w, bytes)
+    // Each value is a shift and a mask of one or two words, read in place at their width; values
+    // are stored whole. (Reading words into an array first, and storing a byte at a time, were
+    // the top frames of a JFR profile of scans.)
     var row = 0
     while (row < bits) {
       val start = row * w
@@ -30,38 +33,36 @@ private[v2_1] object FastLanes {
       val off = start % bits
       val straddles = off + w > bits
       val base = Order(row >>> 3) * 16 + (row & 7) * 128
-      val first = lanes * k
+      val first = from + lanes * k * bytes
+      val next = first + lanes * bytes
+      val last = math.min(lanes, n - base)
       var lane = 0
-      while (lane < lanes) {
-        val i = base + lane
-        if (i < n) {
-          var v = words(first + lane) >>> off
-          if (straddles) v |= words(first + lanes + lane) << (bits - off)
-          put(out, (outIndex + i) * bytes, bytes, v & mask)
-        }
+      while (lane < last) {
+        var v = word(src, first + lane * bytes, bytes) >>> off
+        if (straddles) v |= word(src, next + lane * bytes, bytes) << (bits - off)
+        put(out, (outIndex + base + lane) * bytes, bytes, v & mask)
         lane += 1
       }
       row += 1
     }
   }
 
-  private def readWords(src: Array[Byte], from: Int, count: Int, bytes: Int): Array[Long] = {
-    val words = new Array[Long](count)
-    var j = 0
-    var p = from
-    bytes match {
-      case 1 => while (j < count) { words(j) = src(p) & 0xffL; p += 1; j += 1 }
-      case 2 => while (j < count) { words(j) = Bytes.u16(src, p).toLong; p += 2; j += 1 }
-      case 4 => while (j < count) { words(j) = Bytes.u32(src, p); p += 4; j += 1 }
-      case _ => while (j < count) { words(j) = Bytes.i64(src, p); p += 8; j += 1 }
-    }
-    words
+  private val Shorts = MethodHandles.byteArrayViewVarHandle(classOf[Array[Short]], ByteOrder.LITTLE_ENDIAN)
+  private val Ints = MethodHandles.byteArrayViewVarHandle(classOf[Array[Int]], ByteOrder.LITTLE_ENDIAN)
+  private val Longs = MethodHandles.byteArrayViewVarHandle(classOf[Array[Long]], ByteOrder.LITTLE_ENDIAN)
+
+  /** The unsigned little-endian word of `bytes` bytes at `at`. */
+  private def word(src: Array[Byte], at: Int, bytes: Int): Long = bytes match {
+    case 1 => src(at) & 0xffL
+    case 2 => (Shorts.get(src, at): Short) & 0xffffL
+    case 4 => (Ints.get(src, at): Int) & 0xffffffffL
+    case _ => Longs.get(src, at): Long
   }
 
   private def put(out: Array[Byte], at: Int, bytes: Int, v: Long): Unit = bytes match {
     case 1 => out(at) = v.toByte
-    case 2 => out(at) = v.toByte; out(at + 1) = (v >>> 8).toByte
-    case 4 => out(at) = v.toByte; out(at + 1) = (v >>> 8).toByte; out(at + 2) = (v >>> 16).toByte; out(at + 3) = (v >>> 24).toByte
-    case _ => var b = 0; while (b < 8) { out(at + b) = (v >>> (8 * b)).toByte; b += 1 }
+    case 2 => Shorts.set(out, at, v.toShort)
+    case 4 => Ints.set(out, at, v.toInt)
+    case _ => Longs.set(out, at, v)
   }
 }
