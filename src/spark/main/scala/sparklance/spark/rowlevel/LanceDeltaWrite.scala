@@ -9,8 +9,8 @@ import sparklance.spark.LanceTable
 import sparklance.spark.write.OptimizedWrite
 
 /**
- * The write side of a row-level operation. Rows are clustered by fragment and sorted by address
- * so each task sees a fragment's deletions together. The clustering is not strict, so adaptive
+ * The write side of a row-level operation. Rows are clustered by fragment so each task sees a
+ * fragment's deletions together, and sorted by address only when updated rows may stay in place. The clustering is not strict, so adaptive
  * execution may split large groups (such as the inserted rows, whose fragment is null), unless
  * updated rows may stay in place ([[InPlaceUpdates]]): a fragment's column file needs all its
  * updated rows in one task.
@@ -34,8 +34,11 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
     OptimizedWrite.plan(info.schema(), table.snapshot.config, info.options().asScala.toMap, table.bytesPerRow)
       .fold(0L)(_.advisoryPartitionBytes)
 
+  // Only rewriting a fragment's columns in place needs its rows in address order; deletion bitmaps
+  // and new fragments take rows in any order, so other statements skip the sort.
   override def requiredOrdering(): Array[SortOrder] =
-    Array(Expressions.sort(Expressions.column(LanceTable.RowAddress), SortDirection.ASCENDING))
+    if (inPlace.isEmpty) Array.empty
+    else Array(Expressions.sort(Expressions.column(LanceTable.RowAddress), SortDirection.ASCENDING))
 
   override def supportedCustomMetrics(): Array[CustomMetric] = DmlMetrics.supported
 
