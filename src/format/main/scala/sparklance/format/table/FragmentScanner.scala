@@ -196,14 +196,36 @@ final class FragmentScanner(
         new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
       } else {
         position += rows
-        val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
-        var i = 0
-        while (i < rows) { if (!deleted.contains((from + i).toInt)) keeping += i; i += 1 }
-        val keep = keeping.result()
+        val keep = liveIn(from, rows)
         new ScanBatch(compact(readRows(from, rows), keep), keep.map(i => (from + i).toInt))
       }
     if (batch.numRows > 0) window = rowsFor(batch.vectors.map(v => RowBytes(v, 0, batch.numRows)).sum.toDouble / batch.numRows)
     batch
+  }
+
+  /**
+   * The live rows of physical rows [from, from + n), relative to `from`: the `only` rows there, or
+   * the rows between deleted ones, found by walking the bitmap once rather than testing each row.
+   */
+  private def liveIn(from: Long, n: Int): Array[Int] = {
+    val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
+    val end = from + n
+    only match {
+      case Some(rows) =>
+        val it = rows.getIntIterator
+        it.advanceIfNeeded(from.toInt)
+        while (it.hasNext && Integer.toUnsignedLong(it.peekNext) < end) keeping += (Integer.toUnsignedLong(it.next()) - from).toInt
+      case None =>
+        val it = deleted.getIntIterator
+        it.advanceIfNeeded(from.toInt)
+        var i = 0
+        while (i < n) {
+          val nextDeleted = if (it.hasNext) Integer.toUnsignedLong(it.peekNext) - from else Long.MaxValue
+          while (i < n && i < nextDeleted) { keeping += i; i += 1 }
+          if (i < n) { it.next(); i += 1 }
+        }
+    }
+    keeping.result()
   }
 
   private def readRows(from: Long, n: Int): Seq[FieldVector] = {

@@ -3,11 +3,10 @@ package sparklance.format.file.v2_1
 /** Little-endian reads and growable byte/bit/int buffers used while decoding pages. */
 private[v2_1] object Bytes {
   def u8(a: Array[Byte], at: Int): Int = a(at) & 0xff
-  def u16(a: Array[Byte], at: Int): Int = (a(at) & 0xff) | (a(at + 1) & 0xff) << 8
-  def i32(a: Array[Byte], at: Int): Int =
-    (a(at) & 0xff) | (a(at + 1) & 0xff) << 8 | (a(at + 2) & 0xff) << 16 | (a(at + 3) & 0xff) << 24
-  def u32(a: Array[Byte], at: Int): Long = i32(a, at) & 0xffffffffL
-  def i64(a: Array[Byte], at: Int): Long = (i32(a, at) & 0xffffffffL) | (i32(a, at + 4).toLong << 32)
+  def u16(a: Array[Byte], at: Int): Int = ByteArrayWords.u16(a, at).toInt
+  def i32(a: Array[Byte], at: Int): Int = ByteArrayWords.u32(a, at).toInt
+  def u32(a: Array[Byte], at: Int): Long = ByteArrayWords.u32(a, at)
+  def i64(a: Array[Byte], at: Int): Long = ByteArrayWords.i64(a, at)
 
   /** Reads an unsigned little-endian integer of `bytes` (1..8) bytes. */
   def uN(a: Array[Byte], at: Int, bytes: Int): Long = {

@@ -53,13 +53,24 @@ private[v2_1] object Compressive {
   }
 
   /**
-   * The value width of chunks that are plain inline bit-packing (the usual encoding of integers and
-   * dictionary indices), whose pages can decode every chunk into one array ([[inlineBitpackedInto]]).
+   * The value width of chunks whose pages can decode every chunk straight into one array for the
+   * page ([[chunkInto]]): plain inline bit-packing (the usual encoding of integers and dictionary
+   * indices) and flat values of whole bytes (floats, decimals).
    */
-  def inlineBitpackedWidth(e: CompressiveEncoding, ctx: Ctx): Option[Int] =
-    if (e.getCompressionCase == INLINE_BITPACKING && !e.getInlineBitpacking.hasValues)
-      Some(checkWidth(e.getInlineBitpacking.getUncompressedBitsPerValue, ctx))
-    else None
+  def pageArrayWidth(e: CompressiveEncoding, ctx: Ctx): Option[Int] = e.getCompressionCase match {
+    case INLINE_BITPACKING if !e.getInlineBitpacking.hasValues => Some(checkWidth(e.getInlineBitpacking.getUncompressedBitsPerValue, ctx))
+    case FLAT if !e.getFlat.hasData && flatBits(e, ctx) % 8 == 0 => Some(flatBits(e, ctx))
+    case _ => None
+  }
+
+  /** Decodes one chunk's n values of width t (see [[pageArrayWidth]]) from s into `out` at value `outIndex`. */
+  def chunkInto(e: CompressiveEncoding, s: Slice, t: Int, n: Int, out: Array[Byte], outIndex: Int, ctx: Ctx): Unit =
+    if (e.getCompressionCase == FLAT) {
+      val bytes = n.toLong * (t / 8)
+      need(s, bytes, ctx, s"$n $t-bit values")
+      if ((outIndex.toLong + n) * (t / 8) > out.length) throw ctx.corrupt(s"$n values past the page's ${out.length / (t / 8)}")
+      System.arraycopy(s.array, s.offset, out, outIndex * (t / 8), bytes.toInt)
+    } else inlineBitpackedInto(s, t, n, out, outIndex, ctx)
 
   /** Unpacks n inline bit-packed values of width t from s into `out` at value `outIndex`; returns the bytes of s used. */
   def inlineBitpackedInto(s: Slice, t: Int, n: Int, out: Array[Byte], outIndex: Int, ctx: Ctx): Int = {

@@ -1,8 +1,5 @@
 package sparklance.format.file.v2_1
 
-import java.lang.invoke.MethodHandles
-import java.nio.ByteOrder
-
 /**
  * FastLanes bit-unpacking of 1024-value blocks (LANCE-FILE-2.1-2.2.md §9.3): value
  * `ORDER[row / 8]·16 + (row % 8)·128 + lane` is the `row`-th w-bit field of lane `lane`'s bit
@@ -47,22 +44,18 @@ private[v2_1] object FastLanes {
     }
   }
 
-  private val Shorts = MethodHandles.byteArrayViewVarHandle(classOf[Array[Short]], ByteOrder.LITTLE_ENDIAN)
-  private val Ints = MethodHandles.byteArrayViewVarHandle(classOf[Array[Int]], ByteOrder.LITTLE_ENDIAN)
-  private val Longs = MethodHandles.byteArrayViewVarHandle(classOf[Array[Long]], ByteOrder.LITTLE_ENDIAN)
-
   /** The unsigned little-endian word of `bytes` bytes at `at`. */
   private def word(src: Array[Byte], at: Int, bytes: Int): Long = bytes match {
     case 1 => src(at) & 0xffL
-    case 2 => (Shorts.get(src, at): Short) & 0xffffL
-    case 4 => (Ints.get(src, at): Int) & 0xffffffffL
-    case _ => Longs.get(src, at): Long
+    case 2 => ByteArrayWords.u16(src, at)
+    case 4 => ByteArrayWords.u32(src, at)
+    case _ => ByteArrayWords.i64(src, at)
   }
 
   private def put(out: Array[Byte], at: Int, bytes: Int, v: Long): Unit = bytes match {
     case 1 => out(at) = v.toByte
-    case 2 => Shorts.set(out, at, v.toShort)
-    case 4 => Ints.set(out, at, v.toInt)
-    case _ => Longs.set(out, at, v)
+    case 2 => ByteArrayWords.put16(out, at, v)
+    case 4 => ByteArrayWords.put32(out, at, v)
+    case _ => ByteArrayWords.put64(out, at, v)
   }
 }

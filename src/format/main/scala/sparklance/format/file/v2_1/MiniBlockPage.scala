@@ -27,10 +27,10 @@ private[v2_1] object MiniBlockPage {
     val reps = if (hasRep) new IntSink() else null
     val defs = if (hasDef) new IntSink() else null
     val values = new ArrayBuffer[Slots](numChunks)
-    // Bit-packed chunks decode straight into one array for the page, not each into its own to be
-    // concatenated after.
-    val packedBits = Compressive.inlineBitpackedWidth(m.getValueCompression, ctx)
-    val packed = packedBits.map(t => new Array[Byte](Math.multiplyExact(numItems.toInt, t / 8)))
+    // Bit-packed and flat chunks decode straight into one array for the page, not each into its
+    // own to be concatenated after.
+    val pageWidth = Compressive.pageArrayWidth(m.getValueCompression, ctx)
+    val pageValues = pageWidth.map(t => new Array[Byte](Math.multiplyExact(numItems.toInt, t / 8)))
     var levels = 0L
     var at = chunks.offset
     var itemsSoFar = 0L
@@ -67,10 +67,10 @@ private[v2_1] object MiniBlockPage {
       if (hasRep) { val r = Compressive.levels(m.getRepCompression, repSlice, numLevels, ctx); reps.appendAll(r, 0, r.length) }
       if (hasDef) { val d = Compressive.levels(m.getDefCompression, defSlice, numLevels, ctx); defs.appendAll(d, 0, d.length) }
       levels += numLevels
-      packed match {
+      pageValues match {
         case Some(out) =>
           if (valueBufs.isEmpty) throw ctx.corrupt(s"chunk $c without value buffers")
-          Compressive.inlineBitpackedInto(valueBufs(0), packedBits.get, count.toInt, out, itemsSoFar.toInt, ctx)
+          Compressive.chunkInto(m.getValueCompression, valueBufs(0), pageWidth.get, count.toInt, out, itemsSoFar.toInt, ctx)
         case None =>
           values += Compressive.chunk(m.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(valueBufs), count.toInt, ctx)
       }
@@ -78,8 +78,8 @@ private[v2_1] object MiniBlockPage {
       at = end
     }
     if (itemsSoFar != numItems) throw ctx.corrupt(s"chunks hold $itemsSoFar values, the page $numItems")
-    var slots = packed match {
-      case Some(out) if numChunks > 0 => Slots.Fixed(packedBits.get, out, numItems.toInt)
+    var slots = pageValues match {
+      case Some(out) if numChunks > 0 => Slots.Fixed(pageWidth.get, out, numItems.toInt)
       case _ => if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx)
     }
     if (m.hasDictionary) {
