@@ -16,9 +16,10 @@ import org.apache.spark.sql.internal.SQLConf
  * are, so only target rows that may match reach the shuffle. A false positive is a row the join
  * drops as before; a target row without a match had no part in the result.
  *
- * It applies when the source is no larger than Spark's Bloom filter creation-side threshold
- * (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB by default), since the
- * subquery reads the source a second time, and not when Spark's runtime Bloom filters are off.
+ * It applies when the source is deterministic and no larger than Spark's Bloom filter
+ * creation-side threshold (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB
+ * by default), since the subquery reads the source a second time, and not when Spark's runtime
+ * Bloom filters are off.
  */
 final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
 
@@ -46,8 +47,11 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
       case EqualTo(l, r) if onTarget(l) && onSource(r) => (l, r)
       case EqualTo(l, r) if onSource(l) && onTarget(r) => (r, l)
     }
-    val small = join.right.stats.sizeInBytes <= BigInt(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD))
-    if (pairs.isEmpty || !small) None else Some((pairs.map(_._1), pairs.map(_._2)))
+    // The subquery reads the source a second time: a source that may differ between the two
+    // reads (rand(), uuid()) could leave out keys the join then matches. Spark's analysis refuses
+    // such MERGE sources today; the rule does not rely on that.
+    lazy val small = join.right.stats.sizeInBytes <= BigInt(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD))
+    if (pairs.isEmpty || !join.right.deterministic || !small) None else Some((pairs.map(_._1), pairs.map(_._2)))
   }
 
   /** The optimized plan of one row holding the Bloom filter of the source's keys. */
