@@ -312,4 +312,22 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(5, 6))
     assert(pks(t).size == 3001)
   }
+
+  test("MERGE on floating-point keys is not Bloom-filtered (0.0 = -0.0 hash apart); on string keys it is") {
+    counter += 1
+    val t = s"lance.dml.keys$counter"
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
+    sql(s"CREATE TABLE $t (d DOUBLE, s STRING, v INT)")
+    sql(s"INSERT INTO $t VALUES (CAST('-0.0' AS DOUBLE), 'apple', 1), (2.5, 'pear', 2)")
+    spark.sql("SELECT CAST(0.0 AS DOUBLE) AS d, 'pear' AS s, 10 AS v UNION ALL SELECT 9.0, 'fig', 90")
+      .createOrReplaceTempView("keys_src")
+    def merge(key: String) = executed(s"MERGE INTO $t t USING keys_src k ON t.$key = k.$key " +
+      "WHEN MATCHED THEN UPDATE SET v = t.v + k.v WHEN NOT MATCHED THEN INSERT (d, s, v) VALUES (k.d, k.s, k.v)")
+    assert(bloomFiltered(merge("d")).isEmpty)
+    // -0.0 matched 0.0: 1 + 10.
+    assert(sql(s"SELECT v FROM $t ORDER BY v").collect().map(_.getInt(0)).toSeq == Seq(2, 11, 90))
+    assert(bloomFiltered(merge("s")).size == 1)
+    // 'pear' matched 2.5's row, and 'fig' the row the first MERGE inserted.
+    assert(sql(s"SELECT v FROM $t ORDER BY v").collect().map(_.getInt(0)).toSeq == Seq(11, 12, 180))
+  }
 }

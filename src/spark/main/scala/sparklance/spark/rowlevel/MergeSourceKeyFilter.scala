@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.plans.RightOuter
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, WriteDelta}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
 
 /**
  * A MERGE with a WHEN NOT MATCHED clause joins the target to the source with a right outer join,
@@ -16,10 +17,10 @@ import org.apache.spark.sql.internal.SQLConf
  * are, so only target rows that may match reach the shuffle. A false positive is a row the join
  * drops as before; a target row without a match had no part in the result.
  *
- * It applies when the source is deterministic and no larger than Spark's Bloom filter
- * creation-side threshold (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB
- * by default), since the subquery reads the source a second time, and not when Spark's runtime
- * Bloom filters are off.
+ * It applies to keys of types whose equal values hash equally, when the source is deterministic
+ * and no larger than Spark's Bloom filter creation-side threshold
+ * (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB by default), since the
+ * subquery reads the source a second time, and not when Spark's runtime Bloom filters are off.
  */
 final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
 
@@ -41,8 +42,8 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
   private def keys(join: Join, read: RowLevelPlans.TargetRead): Option[(Seq[Expression], Seq[Expression])] = {
     val target = read.relation.outputSet
     val source = join.right.outputSet
-    def onTarget(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(target)
-    def onSource(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(source)
+    def onTarget(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(target) && hashable(e.dataType)
+    def onSource(e: Expression) = e.deterministic && e.references.nonEmpty && e.references.subsetOf(source) && hashable(e.dataType)
     val pairs = join.condition.toSeq.flatMap(splitConjunctivePredicates).collect {
       case EqualTo(l, r) if onTarget(l) && onSource(r) => (l, r)
       case EqualTo(l, r) if onSource(l) && onTarget(r) => (r, l)
@@ -64,6 +65,17 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
     val bloom = new BloomFilterAggregate(new XxHash64(sourceKeys), Literal(items), Literal(bits))
     // Subqueries are optimized in an earlier batch than this one, so this one optimizes its own.
     session.sessionState.optimizer.execute(Aggregate(Nil, Seq(Alias(bloom.toAggregateExpression(), "source_keys")()), source))
+  }
+
+  /**
+   * Key types whose equal values hash equally. Not floating point (0.0 = -0.0, and the join
+   * normalizes them only later), nor strings of a collation other than binary ('a' = 'A').
+   */
+  private def hashable(t: DataType): Boolean = t match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType |
+         BinaryType | _: DecimalType => true
+    case s: StringType => s == StringType
+    case _ => false
   }
 
   private def filtered(plan: LogicalPlan): Boolean = plan.exists {
