@@ -14,16 +14,16 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 final class DecimalColumn(vector: DecimalVector, dataType: DecimalType) extends ColumnVector(dataType) {
   private val data = vector.getDataBuffer
-  private val scale = vector.getScale
+  private val storedScale = vector.getScale
 
   override def getDecimal(rowId: Int, precision: Int, scale: Int): Decimal = {
     if (vector.isNull(rowId)) return null
     val low = data.getLong(rowId * 16L)
     val high = data.getLong(rowId * 16L + 8)
-    if (high == (low >> 63) && scale == this.scale) Decimal(low, precision, scale)
+    if (high == (low >> 63) && scale == storedScale) Decimal(low, precision, scale)
     else {
       val unscaled = BigInteger.valueOf(high).shiftLeft(64).or(BigInteger.valueOf(low).and(DecimalColumn.Low64))
-      Decimal(new JBigDecimal(unscaled, this.scale), precision, scale)
+      Decimal(new JBigDecimal(unscaled, storedScale), precision, scale)
     }
   }
 

@@ -59,7 +59,7 @@ private[v2_1] object Compressive {
    */
   def pageArrayWidth(e: CompressiveEncoding, ctx: Ctx): Option[Int] = e.getCompressionCase match {
     case INLINE_BITPACKING if !e.getInlineBitpacking.hasValues => Some(checkWidth(e.getInlineBitpacking.getUncompressedBitsPerValue, ctx))
-    case FLAT if !e.getFlat.hasData && flatBits(e, ctx) % 8 == 0 => Some(flatBits(e, ctx))
+    case FLAT if !e.getFlat.hasData => Some(flatBits(e, ctx)).filter(_ % 8 == 0)
     case _ => None
   }
 
