@@ -59,6 +59,9 @@ val javaModuleOptions = Seq(
 // find the project's .venv), as they did in one module.
 Global / concurrentRestrictions += Tags.limit(Tags.ForkedTestGroup, 1)
 
+/** The temporary directory of a module's test JVM. */
+lazy val testTmp = settingKey[File]("java.io.tmpdir of the forked test JVM")
+
 /** A module under src/<dir>, with its sources in main/ and test/ there. */
 def module(id: String, dir: String): Project = Project(id, file(s"src/$dir")).settings(
   name := s"sparklance-$dir",
@@ -71,9 +74,14 @@ def module(id: String, dir: String): Project = Project(id, file(s"src/$dir")).se
   Test / javaSource := (ThisBuild / baseDirectory).value / "src" / dir / "test" / "java",
   Test / resourceDirectory := (ThisBuild / baseDirectory).value / "src" / dir / "test" / "resources",
   libraryDependencies += scalatest,
+  testTmp := target.value / "test-tmp",
   Test / fork := true,
   Test / forkOptions := (Test / forkOptions).value.withWorkingDirectory((ThisBuild / baseDirectory).value),
-  Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g"),
+  Test / javaOptions ++= javaModuleOptions ++ Seq("-Xmx4g", s"-Djava.io.tmpdir=${testTmp.value}"),
+  // Temporary tables, warehouses and scripts of a test run stay under target/, emptied before and
+  // after each run, instead of piling up in the machine's /tmp.
+  Test / testOptions += Tests.Setup(() => { IO.delete(testTmp.value); IO.createDirectory(testTmp.value) }),
+  Test / testOptions += Tests.Cleanup(() => IO.delete(testTmp.value)),
   Test / parallelExecution := false,
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
 )

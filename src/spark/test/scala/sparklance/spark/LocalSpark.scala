@@ -11,6 +11,8 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
     .master("local[2]")
     .appName(getClass.getSimpleName)
     .config("spark.sql.shuffle.partitions", "2")
+    // Spark's own catalog would otherwise create spark-warehouse/ in the working directory.
+    .config("spark.sql.warehouse.dir", warehouse.resolve("spark-catalog").toString)
     .config("spark.sql.catalog.lance", classOf[LanceCatalog].getName)
     .config("spark.sql.catalog.lance.warehouse", warehouse.toString)
     .config("spark.sql.extensions", classOf[LanceSparkSessionExtensions].getName)
