@@ -6,12 +6,14 @@ import org.apache.spark.sql.catalyst.expressions.BloomFilterMightContain
 import org.apache.spark.sql.execution.{CommandResultExec, FilterExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, WriteDeltaExec}
+import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, ShuffleExchangeExec}
 import org.apache.spark.sql.functions.col
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table.Dataset
+import sparklance.spark.rowlevel.SourceKeysContain
 
 /**
  * DELETE / UPDATE / MERGE scenarios in the spirit of Spark's DeleteFromTableSuiteBase,
@@ -268,6 +270,8 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     val scans = collectWithSubqueries(plan) { case s: BatchScanExec => s }
     // One scan of pk, not a subquery over every fragment's pk followed by the same scan again.
     assert(scans.size == 1 && scans.head.runtimeFilters.isEmpty, plan)
+    // Its deletions are written where they are found, not shuffled by fragment first.
+    assert(collect(plan) { case s: ShuffleExchangeExec => s }.isEmpty, plan)
     assert(pks(t) == Seq(1, 2, 3, 4, 6, 7))
   }
 
@@ -282,32 +286,90 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     case f: FilterExec if f.condition.exists(_.isInstanceOf[BloomFilterMightContain]) => f
   }
 
-  test("a MERGE with NOT MATCHED filters the target by the source keys' Bloom filter before the join") {
+  private def keySetFiltered(plan: org.apache.spark.sql.execution.SparkPlan) = collect(plan) {
+    case f: FilterExec if f.condition.exists(_.isInstanceOf[SourceKeysContain]) => f
+  }
+
+  private val upsert = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+
+  test("a MERGE with NOT MATCHED filters the target by the exact set of its source's integer keys before the join") {
     val t = numbered(5000)
-    source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))
-    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
-    val plan = executed(merge)
-    val filters = bloomFiltered(plan)
-    assert(filters.size == 1, plan)
-    // Of 5,000 target rows, the 3 that match (and a few false positives at most) reach the join.
-    assert(filters.head.metrics("numOutputRows").value < 50, filters.head.metrics("numOutputRows").value)
+    source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"),
+      (-3, None, "new"), (0, Some(-1), "upd"))
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    val filters = keySetFiltered(plan)
+    assert(filters.size == 1 && bloomFiltered(plan).isEmpty, plan)
+    // Of 5,000 target rows, exactly the 4 that match (key 0 among them) reach the join.
+    assert(filters.head.metrics("numOutputRows").value == 4, filters.head.metrics("numOutputRows").value)
     // The scan reads only the key, so it asked for no runtime group filter.
     assert(collectWithSubqueries(plan) { case s: BatchScanExec => s }.forall(_.runtimeFilters.isEmpty), plan)
-    val expected = (0 until 5000).map(i => if (Set(10, 2500, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
+    // The join's output is written as it is partitioned, not shuffled again by fragment.
+    assert(collect(plan) { case s: ShuffleExchangeExec => s.shuffleOrigin }.sortBy(_.toString) ==
+      Seq(ENSURE_REQUIREMENTS, ENSURE_REQUIREMENTS), plan)
+    val expected = (0 until 5000).map(i => if (Set(0, 10, 2500, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
       Seq(Row(7000, 7, "new"))
     assert(rows(t) == Row(-3, null, "new") +: expected)
   }
 
-  test("MERGE plans without the Bloom filter when Spark's runtime Bloom filters are off or the source is large") {
+  test("the exact key filter matches date, timestamp and widened keys, compiled or interpreted") {
+    counter += 1
+    val t = s"lance.dml.typed$counter"
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
+    sql(s"CREATE TABLE $t (d DATE, ts TIMESTAMP, small SMALLINT, v INT)")
+    sql(s"INSERT INTO $t SELECT date_add(DATE'1969-12-25', CAST(id AS INT)), " +
+      "timestamp_micros(id * 3600000000 - 7200000000), CAST(id - 30 AS SMALLINT), 0 FROM range(60)")
+    // A local relation, whose row count Spark knows.
+    def at(instant: String) = java.sql.Timestamp.from(java.time.Instant.parse(instant))
+    spark.createDataFrame(Seq(
+      (java.sql.Date.valueOf("1970-01-01"), at("1970-01-01T00:00:00Z"), 0L, 1),
+      (java.sql.Date.valueOf("1969-12-30"), at("1970-01-02T01:00:00Z"), -30L, 2),
+      (java.sql.Date.valueOf("2001-01-01"), at("2001-01-01T00:00:00Z"), 70000L, 3)))
+      .toDF("d", "ts", "small", "v").createOrReplaceTempView("typed_src")
+    def merge(key: String) = executed(s"MERGE INTO $t t USING typed_src s ON t.$key = s.$key " +
+      "WHEN MATCHED THEN UPDATE SET v = t.v + s.v WHEN NOT MATCHED THEN INSERT (d, ts, small, v) VALUES (s.d, s.ts, NULL, s.v)")
+    def values = sql(s"SELECT sum(v), count(*) FROM $t").head()
+    val plans = Seq("d", "ts").map(merge) :+
+      withSQLConf("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")(merge("small"))
+    plans.foreach(p => assert(keySetFiltered(p).size == 1, p))
+    // Each MERGE matches two of the 60 rows (adding 1 + 2). The first and last insert a row
+    // holding 3 (its small is NULL); the second matches the first's row instead (adding 3).
+    assert(values == Row(3 * 6L, 62L))
+  }
+
+  test("a MERGE on two keys filters the target by a Bloom filter of the source's keys") {
+    val t = numbered(5000)
+    source((10, Some(10), "upd"), (2500, Some(2500), "upd"), (4999, Some(1), "no match"), (7000, Some(7), "new"))
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk AND t.salary = s.salary $upsert")
+    val filters = bloomFiltered(plan)
+    assert(filters.size == 1 && keySetFiltered(plan).isEmpty, plan)
+    // The 2 that match, and a few false positives at most.
+    assert(filters.head.metrics("numOutputRows").value < 50, filters.head.metrics("numOutputRows").value)
+    val expected = (0 until 5000).map(i => if (Set(10, 2500)(i)) Row(i, i, "upd") else Row(i, i, "old")) ++
+      Seq(Row(4999, 1, "no match"), Row(7000, 7, "new"))
+    assert(rows(t) == expected.sortBy(_.getInt(0)))
+  }
+
+  test("a MERGE from a source of unknown row count filters by a Bloom filter") {
+    val t = numbered(3000)
+    // Spark knows no bound on the rows an explode returns.
+    spark.sql("SELECT pk, -1 AS salary, 'upd' AS dep FROM (SELECT explode(sequence(7, 2007, 1000)) AS pk)")
+      .createOrReplaceTempView("src")
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    assert(keySetFiltered(plan).isEmpty && bloomFiltered(plan).size == 1, plan)
+    assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(7, 1007, 2007))
+  }
+
+  test("MERGE plans without a key filter when Spark's runtime Bloom filters are off or the source is large") {
     val t = numbered(3000)
     source((5, Some(-1), "upd"), (9000, Some(9), "new"))
-    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert"
+    def keyFilters(plan: org.apache.spark.sql.execution.SparkPlan) = bloomFiltered(plan) ++ keySetFiltered(plan)
     withSQLConf("spark.sql.optimizer.runtime.bloomFilter.enabled" -> "false") {
-      assert(bloomFiltered(executed(merge)).isEmpty)
+      assert(keyFilters(executed(merge)).isEmpty)
     }
     withSQLConf("spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold" -> "1") {
       source((6, Some(-1), "upd"))
-      assert(bloomFiltered(executed(merge)).isEmpty)
+      assert(keyFilters(executed(merge)).isEmpty)
     }
     assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(5, 6))
     assert(pks(t).size == 3001)

@@ -24,6 +24,9 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
    */
   @volatile private[spark] var conditionColumns: Option[Set[String]] = None
 
+  /** Whether a MERGE's rows come from an outer join that shuffles them ([[OuterMergeRule]]). */
+  @volatile private[spark] var outerJoined: Boolean = false
+
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
     new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns)
 
@@ -34,5 +37,5 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
     (Seq(LanceTable.FragmentId) ++ (if (table.snapshot.stableRowIds) Seq(LanceTable.RowId, LanceTable.CreatedAtVersion) else Nil))
       .map(Expressions.column).toArray
 
-  override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new LanceDeltaWriteBuilder(table, command, info)
+  override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new LanceDeltaWriteBuilder(table, command, info, outerJoined)
 }

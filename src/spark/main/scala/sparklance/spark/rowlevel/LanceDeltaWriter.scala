@@ -16,8 +16,9 @@ import sparklance.spark.write.{FragmentSink, WriteTarget}
 
 /**
  * Executes one task's share of a DELETE / UPDATE / MERGE: deleted row addresses go into one
- * bitmap per fragment, new and updated rows into new data files. Rows arrive clustered by
- * fragment, in address order only when updates may stay in place. With stable row ids, updated
+ * bitmap per fragment, new and updated rows into new data files. Rows of an UPDATE arrive clustered
+ * by fragment (other statements' may not; the driver merges the tasks' bitmaps), in address order
+ * only when updates may stay in place. With stable row ids, updated
  * rows go to their own fragments, which carry each row's id and created-at version; inserted
  * rows go to fragments whose ids the commit assigns. With `inPlace`, a fragment's updated rows
  * may instead stay where they are, their assigned columns written anew (see [[InPlaceFragment]]).

@@ -2,9 +2,9 @@ package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, EqualTo, Expression, Literal, PredicateHelper, ScalarSubquery, XxHash64}
-import org.apache.spark.sql.catalyst.expressions.aggregate.BloomFilterAggregate
+import org.apache.spark.sql.catalyst.expressions.aggregate.{BloomFilterAggregate, CollectSet}
 import org.apache.spark.sql.catalyst.plans.RightOuter
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, WriteDelta}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, WriteDelta}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
@@ -12,10 +12,13 @@ import org.apache.spark.sql.types._
 /**
  * A MERGE with a WHEN NOT MATCHED clause joins the target to the source with a right outer join,
  * which Spark cannot plan as a broadcast of the (usually small) source: it shuffles every target
- * row to meet the few source rows. This rule filters the target read by a Bloom filter of the
- * source's join keys, built by a scalar subquery on the source the way Spark's own runtime filters
- * are, so only target rows that may match reach the shuffle. A false positive is a row the join
- * drops as before; a target row without a match had no part in the result.
+ * row to meet the few source rows. This rule filters the target read by the source's join keys,
+ * gathered by a scalar subquery on the source the way Spark's own runtime filters are, so only
+ * target rows that may match reach the shuffle:
+ *  - one integral key (integers, dates, timestamps) of a source Spark knows to hold at most
+ *    [[MergeSourceKeyFilter.MaxExactKeys]] rows: the exact set of keys ([[SourceKeysContain]]);
+ *  - otherwise a Bloom filter of the keys. A false positive is a row the join drops as before; a
+ *    target row without a match had no part in the result.
  *
  * It applies to keys of types whose equal values hash equally, when the source is deterministic
  * and no larger than Spark's Bloom filter creation-side threshold
@@ -30,7 +33,11 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
         val query = w.query.transformDown {
           case j: Join if j.joinType == RightOuter && j.left.exists(_ eq read.relation) && !filtered(j.left) =>
             keys(j, read).fold[LogicalPlan](j) { case (targetKeys, sourceKeys) =>
-              val filter = BloomFilterMightContain(ScalarSubquery(bloomOf(sourceKeys, j.right)), new XxHash64(targetKeys))
+              val filter = (targetKeys, sourceKeys) match {
+                case (Seq(targetKey), Seq(sourceKey)) if exact(sourceKey, j.right) =>
+                  SourceKeysContain(ScalarSubquery(keySetOf(sourceKey, j.right)), targetKey)
+                case _ => BloomFilterMightContain(ScalarSubquery(bloomOf(sourceKeys, j.right)), new XxHash64(targetKeys))
+              }
               j.withNewChildren(Seq(j.left.transformUp { case r if r eq read.relation => Filter(filter, r) }, j.right))
             }
         }
@@ -55,9 +62,31 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
     if (pairs.isEmpty || !join.right.deterministic || !small) None else Some((pairs.map(_._1), pairs.map(_._2)))
   }
 
+  /** Whether the source's keys are few enough, by its known row count, to be held exactly. */
+  private def exact(sourceKey: Expression, source: LogicalPlan): Boolean =
+    SourceKeysContain.supports(sourceKey.dataType) && rowsAtMost(source).exists(_ <= MergeSourceKeyFilter.MaxExactKeys)
+
+  /**
+   * The most rows `plan` returns, where Spark knows a bound: from its operators (a local
+   * relation, a limit), or its statistics, which a projection's do not carry over without
+   * cost-based optimization although it keeps every row.
+   */
+  private def rowsAtMost(plan: LogicalPlan): Option[BigInt] = {
+    val below = plan match {
+      case p: Project => rowsAtMost(p.child)
+      case _ => None
+    }
+    (plan.maxRows.map(BigInt(_)) ++ plan.stats.rowCount ++ below).minOption
+  }
+
+  /** The optimized plan of one row holding the distinct (non-null) keys of the source. */
+  private def keySetOf(sourceKey: Expression, source: LogicalPlan): LogicalPlan =
+    session.sessionState.optimizer.execute(
+      Aggregate(Nil, Seq(Alias(CollectSet(sourceKey).toAggregateExpression(), "source_keys")()), source))
+
   /** The optimized plan of one row holding the Bloom filter of the source's keys. */
   private def bloomOf(sourceKeys: Seq[Expression], source: LogicalPlan): LogicalPlan = {
-    val items = source.stats.rowCount.filter(_ > 0).map(_.toLong)
+    val items = rowsAtMost(source).filter(_ > 0).map(_.toLong)
       .getOrElse(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_EXPECTED_NUM_ITEMS))
     // 16 bits a key: about one false positive in 2,000 target rows (Spark caps items and bits by
     // its own settings).
@@ -79,11 +108,16 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
   }
 
   private def filtered(plan: LogicalPlan): Boolean = plan.exists {
-    case f: Filter => f.condition.exists(_.isInstanceOf[BloomFilterMightContain])
+    case f: Filter => f.condition.exists(e => e.isInstanceOf[BloomFilterMightContain] || e.isInstanceOf[SourceKeysContain])
     case _ => false
   }
 }
 
 object MergeSourceKeyFilter {
   val BitsPerKey = 16L
+  /**
+   * The most keys held exactly: 8 MB of longs, a part of the plan each task deserializes (its
+   * Bloom filter would be 2 MB).
+   */
+  val MaxExactKeys = 1L << 20
 }
