@@ -28,6 +28,15 @@ trait DataFileReader extends Closeable {
 }
 
 object DataFileReader {
+  /** The reader for a file whose version only its footer tells (an index file); it owns `input`. */
+  def open(input: InputFile): DataFileReader = {
+    val footer = Resources.closeOnFailure(Seq(input)) {
+      if (input.length < Footer.Size) throw new sparklance.format.CorruptFileException(input.path, s"${input.length} bytes, shorter than a footer")
+      Footer.parse(input.read(input.length - Footer.Size, Footer.Size), 0, input.path)
+    }
+    open(input, footer.majorVersion, footer.minorVersion)
+  }
+
   /**
    * The reader for a data file whose manifest entry says file format `major.minor`; it owns
    * `input`, which is closed if no reader can be made (unsupported version, corrupt footer).

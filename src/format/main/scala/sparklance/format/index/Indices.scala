@@ -28,6 +28,12 @@ object Indices {
   def withCoverage(index: IndexMetadata, fragments: RoaringBitmap): IndexMetadata =
     index.toBuilder.setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(fragments))).build()
 
+  /** The name of the index's directory under `_indices/`: its uuid, lowercase and hyphenated. */
+  def directory(index: IndexMetadata): String = {
+    val b = java.nio.ByteBuffer.wrap(index.getUuid.getUuid.toByteArray)
+    new java.util.UUID(b.getLong, b.getLong).toString
+  }
+
   /** A readable label for errors and reports: the name and the type. */
   def describe(index: IndexMetadata): String =
     s"'${index.getName}' (${index.getIndexDetails.getTypeUrl.split('/').last.split('.').last.stripSuffix("IndexDetails")})"

@@ -1,7 +1,6 @@
 package sparklance.format.maintenance
 
 import java.time.Instant
-import java.util.UUID
 import java.util.concurrent.{Callable, Executors, TimeUnit}
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -198,10 +197,7 @@ object Cleanup {
       val deletions = s.fragments.filter(f => f.hasDeletionFile && !f.getDeletionFile.hasBaseId)
         .map(f => DeletionFiles.relativePath(f.getId, f.getDeletionFile))
       val transaction = Option(s.manifest.getTransactionFile).filter(_.nonEmpty).map(t => s"_transactions/$t")
-      val indices = Indices.parse(s.file.indexSection, s"${s.tablePath} version ${s.version}").map { i =>
-        val b = java.nio.ByteBuffer.wrap(i.getUuid.getUuid.toByteArray)
-        new UUID(b.getLong, b.getLong).toString
-      }
+      val indices = Indices.parse(s.file.indexSection, s"${s.tablePath} version ${s.version}").map(Indices.directory)
       References((data ++ deletions ++ transaction).toSet, indices.toSet)
     }
 

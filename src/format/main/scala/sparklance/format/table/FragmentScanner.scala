@@ -23,7 +23,7 @@ final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) ex
 
 /**
  * Reads the projected top-level `fields` of a fragment over physical rows [start, end), skipping
- * rows its deletion file marks (or all but the `only` rows). Only the data files holding a projected field are opened, and
+ * rows its deletion file marks and rows outside `within` (or all but the `only` rows). Only the data files holding a projected field are opened, and
  * fields absent from every data file (added later) read as nulls.
  *
  * A batch holds at most `batchRows` rows and about `batchBytes` of decoded data: the first batch
@@ -41,13 +41,18 @@ final class FragmentScanner(
     end: Long,
     batchRows: Int = 8192,
     only: Option[RoaringBitmap] = None,
-    batchBytes: Long = FragmentScanner.DefaultBatchBytes) extends Iterator[ScanBatch] with AutoCloseable {
+    batchBytes: Long = FragmentScanner.DefaultBatchBytes,
+    within: Option[RoaringBitmap] = None) extends Iterator[ScanBatch] with AutoCloseable {
 
-  // `only` names the rows to read (e.g. the rows a commit changed); every other row is skipped as
-  // if deleted, so long unselected runs are never decoded.
+  // `only` names the rows to read, deleted or not (e.g. the rows a commit changed); `within` the
+  // only rows that may be read (those data skipping kept), less the deleted ones. Every other row
+  // is skipped as if deleted, so long unselected runs are never decoded.
   private val deleted: RoaringBitmap = only match {
     case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))
-    case None => DeletionFiles.read(storage, tablePath, fragment)
+    case None =>
+      val deletions = DeletionFiles.read(storage, tablePath, fragment)
+      within.foreach(rows => deletions.or(RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))))
+      deletions
   }
 
   private case class Source(reader: DataFileReader, columnOf: Map[Int, Int], input: InputFile, file: DataFile)

@@ -26,7 +26,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private val change = partition.change
   private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
     fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes),
-    batchBytes = target.batchBytes))
+    batchBytes = target.batchBytes, within = partition.within.map(PortableBitmaps.fromBytes)))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil

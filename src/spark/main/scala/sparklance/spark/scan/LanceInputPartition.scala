@@ -6,10 +6,12 @@ import org.roaringbitmap.RoaringBitmap
 /**
  * Physical rows [start, end) of one fragment (its DataFragment message as bytes), at most `limit`
  * live ones; only the rows `only` names (portable Roaring bytes) when set, and for change data
- * the rows `change` names.
+ * the rows `change` names. `within` (portable Roaring bytes) holds the only offsets that may be
+ * read, where data skipping ruled the others out.
  */
 final case class LanceInputPartition(fragment: Array[Byte], start: Long, end: Long, limit: Option[Int] = None,
-    only: Option[Array[Byte]] = None, change: Option[ChangeSlice] = None) extends InputPartition {
+    only: Option[Array[Byte]] = None, change: Option[ChangeSlice] = None, within: Option[Array[Byte]] = None)
+    extends InputPartition {
   def selectedRows: Option[Array[Byte]] = change.map(_.rows).orElse(only)
 }
 

@@ -6,6 +6,7 @@ import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.skipping.ColumnFilter
 import sparklance.spark.LanceTable
 
 /**
@@ -15,8 +16,8 @@ import sparklance.spark.LanceTable
  * statement's conditions read, which the filter's own subquery would read from every fragment.
  */
 final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
-    groupFilter: Boolean)
-    extends LanceScan(table, required, options, None, None) with SupportsRuntimeV2Filtering {
+    groupFilter: Boolean, dataFilter: Option[ColumnFilter])
+    extends LanceScan(table, required, options, None, None, None, dataFilter) with SupportsRuntimeV2Filtering {
 
   @volatile private var selected: Option[Set[Long]] = None
 

@@ -8,10 +8,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.index.Indices
+import sparklance.format.skipping.{ColumnFilter, DataSkipping, ZoneMapSegment}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
-import sparklance.spark.LanceTable
+import sparklance.spark.{Allocators, LanceTable}
 
 /**
  * A columnar scan of one snapshot: one input partition per fragment, or per row range of a large
@@ -21,7 +23,8 @@ import sparklance.spark.LanceTable
  * rows, each reader stopping after `limit` rows.
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
-    fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None)
+    fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
+    dataFilter: Option[ColumnFilter] = None)
     extends Scan with Batch with SupportsReportStatistics {
 
   protected val snapshot: Snapshot = table.snapshot
@@ -69,17 +72,39 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
 
+  /**
+   * The offsets that may hold rows the pushed filter keeps, for the fragments the table's zone
+   * maps let skip rows of (see [[DataSkipping]]); the read option `data_skipping = false` turns
+   * this off.
+   */
+  private lazy val candidates: Map[Long, RoaringBitmap] = dataFilter match {
+    case Some(filter) if options.getBoolean(LanceScan.DataSkippingOption, true) =>
+      val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
+      if (!indices.exists(ZoneMapSegment.isZoneMap)) Map.empty
+      else {
+        val allocator = Allocators.child(s"zones-${table.tableName}")
+        try new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments, allocator)
+          .candidates(filter)
+        finally allocator.close()
+      }
+    case _ => Map.empty
+  }
+
   override def planInputPartitions(): Array[InputPartition] =
-    fragments.filter(liveRows(_) > 0).flatMap { f =>
+    fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty)).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
         case Some(rows) =>
           val (start, end) = LanceInputPartition.span(rows)
           Seq(LanceInputPartition(f.toByteArray, start, end, limit, only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
         case None =>
-          val rows = f.getPhysicalRows
+          val kept = candidates.get(f.getId)
+          // Splits span the kept rows only, and splits holding none of them are not planned.
+          val (first, last) = kept.fold((0L, f.getPhysicalRows))(LanceInputPartition.span)
+          val within = kept.map(PortableBitmaps.toBytes)
           val split = splitRows(f)
-          (0L until rows by split).map(start =>
-            LanceInputPartition(f.toByteArray, start, math.min(rows, start + split), limit): InputPartition)
+          (first until last by split).map(start => (start, math.min(last, start + split)))
+            .filter { case (start, end) => kept.forall(_.intersects(start, end)) }
+            .map { case (start, end) => LanceInputPartition(f.toByteArray, start, end, limit, within = within): InputPartition }
       }
     }.toArray
 
@@ -121,6 +146,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
 object LanceScan {
   val DefaultSplitRows: Long = 1L << 20
+  /** The read option that turns data skipping off (`false`), to compare results or timings. */
+  val DataSkippingOption = "data_skipping"
 
   /**
    * Keeps only the nested fields Spark asked for (nested schema pruning), so the reader decodes

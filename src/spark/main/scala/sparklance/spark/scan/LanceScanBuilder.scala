@@ -5,13 +5,14 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import sparklance.format.skipping.ColumnFilter
 import sparklance.spark.LanceTable
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
- * predicates, rows other than those `_rowid` predicates name, fragments beyond a LIMIT, and for COUNT(*) every file. Data files 2.0 carry no
- * statistics, so other predicates are left to Spark. The scan of a row-level operation also
- * accepts Spark's runtime filter on fragment ids.
+ * predicates, rows other than those `_rowid` predicates name, zones of fragments the table's
+ * ZONEMAP indices rule out for the other predicates, fragments beyond a LIMIT, and for COUNT(*)
+ * every file. The scan of a row-level operation also accepts Spark's runtime filter on fragment ids.
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
     conditionColumns: Option[Set[String]] = None)
@@ -23,19 +24,25 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   private var keyPredicates: Array[Predicate] = Array.empty
   private var pushed: Seq[Predicate] = Nil
   private var limit: Option[Int] = None
+  private var dataFilter: Option[ColumnFilter] = None
+  private var skipping: Array[Predicate] = Array.empty
 
   /**
-   * `_fragid` predicates prune fragments and `_rowid` predicates select rows through the row id
-   * index; all predicates are still evaluated by Spark.
+   * `_fragid` predicates prune fragments, `_rowid` predicates select rows through the row id
+   * index, and predicates on data columns skip zones of fragments the table's zone maps rule out
+   * ([[DataFilters]]); all predicates are still evaluated by Spark.
    */
   override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {
     pushed = predicates.toSeq
     keyPredicates = predicates.filter(p => KeyPredicates.fragmentIds(p).isDefined ||
       KeyPredicates.allowed(p, LanceTable.RowId).isDefined)
+    val filters = predicates.map(p => p -> DataFilters.of(p, table.snapshot.schema))
+    skipping = filters.collect { case (p, Some(_)) => p }
+    dataFilter = filters.flatMap(_._2).reduceOption(ColumnFilter.And(_, _))
     predicates
   }
 
-  override def pushedPredicates(): Array[Predicate] = keyPredicates
+  override def pushedPredicates(): Array[Predicate] = (keyPredicates ++ skipping).distinct
 
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
@@ -57,9 +64,9 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table.tableName)
     else if (rowLevel) {
       val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
-      new LanceRowLevelScan(table, required, options, groupFilter = !conditionColumns.exists(dataColumns.subsetOf))
+      new LanceRowLevelScan(table, required, options, groupFilter = !conditionColumns.exists(dataColumns.subsetOf), dataFilter)
     }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
-      KeyPredicates.rowIds(keyPredicates.toSeq))
+      KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter)
   }
 }

@@ -1,0 +1,81 @@
+package sparklance.format.skipping
+
+/**
+ * A row filter data skipping understands, on columns named by field id: the part of a query's
+ * WHERE clause a zone's statistics can rule out. Rows are kept where the filter is true; a
+ * comparison with a null is never true, as in SQL. Anything else in a query stays with the
+ * engine, which also evaluates these filters again on every row read.
+ */
+sealed trait ColumnFilter
+
+object ColumnFilter {
+  sealed trait CompareOp
+  object CompareOp {
+    case object Equal extends CompareOp
+    case object Less extends CompareOp
+    case object LessOrEqual extends CompareOp
+    case object Greater extends CompareOp
+    case object GreaterOrEqual extends CompareOp
+  }
+  import CompareOp._
+
+  final case class Compare(fieldId: Int, op: CompareOp, value: ZoneValue) extends ColumnFilter
+  final case class NotEqual(fieldId: Int, value: ZoneValue) extends ColumnFilter
+  /** `column IN (values)`; nulls among the values match no row. */
+  final case class In(fieldId: Int, values: Seq[ZoneValue]) extends ColumnFilter
+  final case class IsNull(fieldId: Int) extends ColumnFilter
+  final case class IsNotNull(fieldId: Int) extends ColumnFilter
+  /** A string or binary column starting with `prefix`. */
+  final case class StartsWith(fieldId: Int, prefix: Array[Byte]) extends ColumnFilter
+  final case class And(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
+  final case class Or(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
+  final case class Not(child: ColumnFilter) extends ColumnFilter
+  /** Keeps every row: what stands for a negation data skipping cannot express. */
+  case object Keep extends ColumnFilter
+
+  /**
+   * The filter with NOT applied to its comparisons: `NOT (x < v)` keeps the rows `x >= v` keeps (a
+   * null x is kept by neither; NaN is the largest value in both), `NOT (x = v)` is `x != v`. A
+   * negation it cannot express becomes [[Keep]].
+   */
+  def negationFree(filter: ColumnFilter): ColumnFilter = filter match {
+    case And(l, r) => And(negationFree(l), negationFree(r))
+    case Or(l, r) => Or(negationFree(l), negationFree(r))
+    case Not(c) => negated(c)
+    case other => other
+  }
+
+  private def negated(filter: ColumnFilter): ColumnFilter = filter match {
+    case Compare(id, Equal, v) => NotEqual(id, v)
+    case Compare(id, Less, v) => Compare(id, GreaterOrEqual, v)
+    case Compare(id, LessOrEqual, v) => Compare(id, Greater, v)
+    case Compare(id, Greater, v) => Compare(id, LessOrEqual, v)
+    case Compare(id, GreaterOrEqual, v) => Compare(id, Less, v)
+    case NotEqual(id, v) => Compare(id, Equal, v)
+    case IsNull(id) => IsNotNull(id)
+    case IsNotNull(id) => IsNull(id)
+    case And(l, r) => Or(negated(l), negated(r))
+    case Or(l, r) => And(negated(l), negated(r))
+    case Not(c) => negationFree(c)
+    case In(_, _) | StartsWith(_, _) | Keep => Keep
+  }
+
+  /** The field id a filter on one column reads; None for AND, OR, NOT and [[Keep]]. */
+  def fieldId(filter: ColumnFilter): Option[Int] = filter match {
+    case Compare(id, _, _) => Some(id)
+    case NotEqual(id, _) => Some(id)
+    case In(id, _) => Some(id)
+    case IsNull(id) => Some(id)
+    case IsNotNull(id) => Some(id)
+    case StartsWith(id, _) => Some(id)
+    case _ => None
+  }
+
+  /** The field ids a filter reads. */
+  def fieldIds(filter: ColumnFilter): Set[Int] = filter match {
+    case And(l, r) => fieldIds(l) ++ fieldIds(r)
+    case Or(l, r) => fieldIds(l) ++ fieldIds(r)
+    case Not(c) => fieldIds(c)
+    case other => fieldId(other).toSet
+  }
+}

@@ -1,0 +1,52 @@
+package sparklance.format.skipping
+
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit}
+import org.apache.arrow.vector.types.pojo.ArrowType
+
+/** Values of the Arrow types data skipping compares, read from vectors as [[ZoneValue]]s. */
+object ZoneValues {
+  /**
+   * Whether values of `t` can be compared: signed integers, dates in days, timestamps in
+   * microseconds, floating point, strings, binary, booleans and 128-bit decimals.
+   */
+  def supports(t: ArrowType): Boolean = t match {
+    case i: ArrowType.Int => i.getIsSigned
+    case d: ArrowType.Date => d.getUnit == DateUnit.DAY
+    case ts: ArrowType.Timestamp => ts.getUnit == TimeUnit.MICROSECOND
+    case f: ArrowType.FloatingPoint => f.getPrecision != FloatingPointPrecision.HALF
+    case _: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary | _: ArrowType.Bool => true
+    case d: ArrowType.Decimal => d.getBitWidth == 128
+    case _ => false
+  }
+
+  /** Value `i` of `v` (of a supported type), None where null. */
+  def at(v: FieldVector, i: Int): Option[ZoneValue] =
+    if (v.isNull(i)) None
+    else Some(v match {
+      case x: TinyIntVector => ZoneValue.Integral(x.get(i).toLong)
+      case x: SmallIntVector => ZoneValue.Integral(x.get(i).toLong)
+      case x: IntVector => ZoneValue.Integral(x.get(i).toLong)
+      case x: BigIntVector => ZoneValue.Integral(x.get(i))
+      case x: DateDayVector => ZoneValue.Integral(x.get(i).toLong)
+      case x: TimeStampVector => ZoneValue.Integral(x.get(i))
+      case x: Float4Vector => ZoneValue.Floating(x.get(i).toDouble)
+      case x: Float8Vector => ZoneValue.Floating(x.get(i))
+      case x: VarCharVector => ZoneValue.Bytes(x.get(i))
+      case x: LargeVarCharVector => ZoneValue.Bytes(x.get(i))
+      case x: VarBinaryVector => ZoneValue.Bytes(x.get(i))
+      case x: LargeVarBinaryVector => ZoneValue.Bytes(x.get(i))
+      case x: BitVector => ZoneValue.Bool(x.get(i) == 1)
+      case x: DecimalVector => ZoneValue.Decimal(x.getObject(i))
+      case other => throw new IllegalArgumentException(s"Zone values of ${other.getField} are not compared")
+    })
+
+  /** Value `i` of an unsigned or signed integer vector, as a long (0 where null). */
+  def long(v: FieldVector, i: Int): Long = v match {
+    case x: UInt4Vector => Integer.toUnsignedLong(x.get(i))
+    case x: UInt8Vector => x.get(i)
+    case x: IntVector => x.get(i).toLong
+    case x: BigIntVector => x.get(i)
+    case other => throw new IllegalArgumentException(s"${other.getField} is not an integer column")
+  }
+}

@@ -1,0 +1,108 @@
+package sparklance.spark.scan
+
+import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparklance.format.skipping.{ColumnFilter, ZoneValue}
+import sparklance.format.skipping.ColumnFilter.CompareOp
+import sparklance.format.table.{LanceField, LanceSchema}
+
+/**
+ * Spark's pushed predicates as the [[ColumnFilter]]s data skipping judges zones by: comparisons
+ * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH, and
+ * AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
+ * point, string (binary collation), binary, boolean and decimal types. Spark still evaluates every
+ * predicate on the rows read.
+ */
+object DataFilters {
+  /**
+   * A filter keeping at least the rows `p` keeps, on `schema`'s columns; None when no part of `p`
+   * can be judged. Parts of an AND it cannot judge are left out, which keeps more rows.
+   */
+  def of(p: Predicate, schema: LanceSchema): Option[ColumnFilter] = translate(p, schema, exact = false)
+
+  private def translate(p: Predicate, schema: LanceSchema, exact: Boolean): Option[ColumnFilter] = {
+    val children = p.children().toSeq
+    p.name() match {
+      case "AND" =>
+        val Seq(l, r) = children.map(c => translate(c.asInstanceOf[Predicate], schema, exact))
+        if (exact) for (a <- l; b <- r) yield ColumnFilter.And(a, b)
+        else (l ++ r).reduceOption(ColumnFilter.And(_, _))
+      case "OR" =>
+        val Seq(l, r) = children.map(c => translate(c.asInstanceOf[Predicate], schema, exact))
+        for (a <- l; b <- r) yield ColumnFilter.Or(a, b)
+      // A negation is as wide as its operand is exact: NOT of a wider filter would keep fewer rows.
+      case "NOT" => translate(children.head.asInstanceOf[Predicate], schema, exact = true).map(ColumnFilter.Not)
+      case "IS_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNull(f.id))
+      case "IS_NOT_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNotNull(f.id))
+      case "STARTS_WITH" => (column(children.head, schema), children(1)) match {
+        case (Some(f), l: Literal[_]) => value(l).collect { case ZoneValue.Bytes(prefix) => ColumnFilter.StartsWith(f.id, prefix) }
+        case _ => None
+      }
+      case "IN" => column(children.head, schema).flatMap { f =>
+        val values = children.tail.map {
+          case l: Literal[_] if l.value() == null => Some(None) // matches no row
+          case l: Literal[_] => value(l).map(Some(_))
+          case _ => None
+        }
+        if (values.forall(_.isDefined)) Some(ColumnFilter.In(f.id, values.flatten.flatten)) else None
+      }
+      case op @ ("=" | "<=>" | "<>" | "<" | "<=" | ">" | ">=") => children match {
+        case Seq(c, l: Literal[_]) => comparison(op, c, l, schema)
+        case Seq(l: Literal[_], c) => comparison(flipped(op), c, l, schema)
+        case _ => None
+      }
+      case _ => None
+    }
+  }
+
+  private def flipped(op: String): String = op match {
+    case "<" => ">"
+    case "<=" => ">="
+    case ">" => "<"
+    case ">=" => "<="
+    case symmetric => symmetric
+  }
+
+  private def comparison(op: String, c: org.apache.spark.sql.connector.expressions.Expression, l: Literal[_],
+      schema: LanceSchema): Option[ColumnFilter] = column(c, schema).flatMap { f =>
+    if (l.value() == null) {
+      // `c <=> NULL` is IS NULL; any other comparison with NULL is never true, which no zone test states.
+      if (op == "<=>") Some(ColumnFilter.IsNull(f.id)) else None
+    } else value(l).map { v =>
+      op match {
+        case "=" | "<=>" => ColumnFilter.Compare(f.id, CompareOp.Equal, v)
+        case "<>" => ColumnFilter.NotEqual(f.id, v)
+        case "<" => ColumnFilter.Compare(f.id, CompareOp.Less, v)
+        case "<=" => ColumnFilter.Compare(f.id, CompareOp.LessOrEqual, v)
+        case ">" => ColumnFilter.Compare(f.id, CompareOp.Greater, v)
+        case ">=" => ColumnFilter.Compare(f.id, CompareOp.GreaterOrEqual, v)
+      }
+    }
+  }
+
+  /** The table field a column reference names, through structs for nested columns. */
+  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] = e match {
+    case r: NamedReference =>
+      val path = r.fieldNames().toSeq
+      path.tail.foldLeft(schema.field(path.head)) { (parent, name) => parent.flatMap(_.children.find(_.name == name)) }
+    case _ => None
+  }
+
+  /** A literal as data skipping compares it, in Spark's internal representation of its type. */
+  private def value(l: Literal[_]): Option[ZoneValue] = (l.dataType(), l.value()) match {
+    case (ByteType, v: java.lang.Byte) => Some(ZoneValue.Integral(v.longValue))
+    case (ShortType, v: java.lang.Short) => Some(ZoneValue.Integral(v.longValue))
+    case (IntegerType | DateType, v: java.lang.Integer) => Some(ZoneValue.Integral(v.longValue))
+    case (LongType | TimestampType | TimestampNTZType, v: java.lang.Long) => Some(ZoneValue.Integral(v))
+    case (FloatType, v: java.lang.Float) => Some(ZoneValue.Floating(v.doubleValue))
+    case (DoubleType, v: java.lang.Double) => Some(ZoneValue.Floating(v))
+    // Only the default collation orders strings by their UTF-8 bytes.
+    case (StringType, v: UTF8String) if l.dataType() == StringType => Some(ZoneValue.Bytes(v.getBytes))
+    case (BinaryType, v: Array[Byte]) => Some(ZoneValue.Bytes(v))
+    case (BooleanType, v: java.lang.Boolean) => Some(ZoneValue.Bool(v))
+    case (_: DecimalType, v: Decimal) => Some(ZoneValue.Decimal(v.toJavaBigDecimal))
+    case _ => None
+  }
+}
