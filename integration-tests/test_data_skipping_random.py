@@ -2,8 +2,8 @@
 the ZONEMAP indices pylance builds, and must never change a result.
 
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
-Spark UPDATEs, pylance compactions, and pylance ZONEMAP builds and refreshes on random columns with
-random zone sizes, so zone maps are present, absent, stale for appended fragments and cover only
+Spark UPDATEs, pylance compactions, ZONEMAP builds by pylance and by sparklance's create_index on
+random columns with random zone sizes, and pylance's index refreshes (which merge either's segments), so zone maps are present, absent, stale for appended fragments and cover only
 some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes of
 each type, dates before 1970 and timestamps written through several time zones. After every step
 random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
@@ -167,6 +167,11 @@ class Writer:
         config = IndexConfig("zonemap", {"rows_per_zone": self.rnd.choice([16, 100, 1000, 8192])})
         lance.dataset(self.path).create_scalar_index(column, config, name=f"{column}_zm", replace=True)
 
+    def spark_zonemap(self):
+        column = self.rnd.choice(INDEXABLE)
+        self.spark.sql(f"CALL lance.system.create_index(table => '{self.ident.split('.', 1)[1]}', column => '{column}', "
+                       f"name => '{column}_zm', rows_per_zone => {self.rnd.choice([16, 100, 1000])})")
+
     def refresh(self):
         ds = lance.dataset(self.path)
         if ds.list_indices():
@@ -182,7 +187,7 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
     w.spark_append()
     w.zonemap()
     steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.compact,
-             w.zonemap, w.zonemap, w.refresh]
+             w.zonemap, w.spark_zonemap, w.spark_zonemap, w.refresh]
     checked = 0
     for step in range(STEPS):
         rnd.choice(steps)()
@@ -227,3 +232,56 @@ def test_point_and_range_filters_read_only_the_zones_that_may_match(spark, wareh
     assert [r.k for r in rows] == [12345] and partitions == 6
     # pylance itself reads the same answers through its index.
     assert ds.to_table(filter="k = 12345").num_rows == 1
+
+
+def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    short = table_name.split(".", 1)[1]
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, d DOUBLE, s STRING) "
+              "TBLPROPERTIES ('max_rows_per_file' = '4000', 'optimize_write' = 'false')")
+    spark.range(0, 20000).selectExpr("id AS k", "CASE WHEN id % 7 = 0 THEN CAST('NaN' AS DOUBLE) WHEN id % 11 = 0 THEN NULL "
+                                     "ELSE id * 0.5 END AS d", "concat('v', lpad(CAST(id AS STRING), 6, '0')) AS s") \
+        .coalesce(1).writeTo(table_name).append()
+    spark.sql(f"DELETE FROM {table_name} WHERE k BETWEEN 100 AND 299")
+    result = spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', rows_per_zone => 1000)").head()
+    assert (result.name, result.fragments) == ("k_idx", 5)
+    spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'd', name => 'd_zm', rows_per_zone => 500)")
+    spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 's', type => 'ZONEMAP')")
+
+    ds = lance.dataset(path)
+    indices = {i["name"]: i for i in ds.list_indices()}
+    assert set(indices) == {"k_idx", "d_zm", "s_idx"}
+    assert all(i["type"] == "ZoneMap" and i["fragment_ids"] == {0, 1, 2, 3, 4} for i in indices.values())
+    # pylance answers through our zone maps exactly what a plain scan answers, and says it used them.
+    for where in ["k = 12345", "k BETWEEN 150 AND 1200", "k < 5", "d = 1000.5", "d > 9990.0", "d IS NULL",
+                  "s = 'v012345'", "s >= 'v019990'", "s LIKE 'v0003%'"]:
+        indexed = ds.to_table(filter=where, use_scalar_index=True).sort_by("k").to_pylist()
+        plain = ds.to_table(filter=where, use_scalar_index=False).sort_by("k").to_pylist()
+        assert repr(indexed) == repr(plain) and len(plain) > 0, where
+        assert "ScalarIndexQuery" in ds.scanner(filter=where, use_scalar_index=True).explain_plan(), where
+    # So does Spark, reading only the zones that may match.
+    df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 12345")
+    assert [r.k for r in df.collect()] == [12345] and df.rdd.getNumPartitions() == 1
+    assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE k BETWEEN 150 AND 1200").head()[0] == 1051 - 150
+
+    # Built again after an append, an index of the same name replaces the old one and covers the new fragment.
+    spark.range(20000, 20100).selectExpr("id AS k", "0.0 AS d", "'new' AS s").coalesce(1).writeTo(table_name).append()
+    spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', rows_per_zone => 1000)")
+    k_segments = [i for i in lance.dataset(path).list_indices() if i["name"] == "k_idx"]
+    assert len(k_segments) == 1 and k_segments[0]["fragment_ids"] == {0, 1, 2, 3, 4, 5}
+    df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 20050")
+    assert [r.k for r in df.collect()] == [20050] and df.rdd.getNumPartitions() == 1
+
+    dropped = spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')").head()
+    assert (dropped.name, dropped.segments) == ("k_idx", 1)
+    assert {i["name"] for i in lance.dataset(path).list_indices()} == {"d_zm", "s_idx"}
+    df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 12345")
+    assert [r.k for r in df.collect()] == [12345] and df.rdd.getNumPartitions() == 6
+    with pytest.raises(Exception, match="no index named 'k_idx'"):
+        spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')")
+    with pytest.raises(Exception, match="builds 'zonemap' indices, not 'btree'"):
+        spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', type => 'btree')")
+    versions_before = len(lance.dataset(path).versions())
+    with pytest.raises(Exception, match="no top-level column 'nope'"):
+        spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'nope')")
+    assert len(lance.dataset(path).versions()) == versions_before

@@ -290,6 +290,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
         })
         replace(existing, stamped, removedIds) ++ assign(newFragments)
       case Operation.ReserveFragments(n) => nextId += n; existing
+      case _: Operation.CreateIndex => existing
       case Operation.Rewrite(groups) => splice(existing, groups, stable)
       case Operation.Merge(fs, schema, _) =>
         b.clearFields().addAllFields(schema.toProto.asJava)
@@ -353,6 +354,11 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
   private def indexSectionAfter(base: Option[Snapshot], op: Operation): Option[Array[Byte]] = op match {
     case _: Operation.Overwrite => None
     case Operation.Restore(target) => target.file.indexSection
+    case Operation.CreateIndex(added, removed) =>
+      val gone = removed.map(Indices.directory).toSet
+      val kept = base.toSeq.flatMap(b => Indices.parse(b.file.indexSection, s"${b.tablePath} version ${b.version}"))
+        .filterNot(i => gone(Indices.directory(i)))
+      Some(Indices.encode(kept ++ added))
     // An index on a column the new schema no longer has (dropped, or superseded by a type change) goes.
     case Operation.Merge(_, schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))

@@ -33,6 +33,7 @@ object ConflictRules {
       case PROJECT => project(they)
       case UPDATE_CONFIG => updateConfig(ours, theirs)
       case RESERVE_FRAGMENTS => if (they == OVERWRITE || they == RESTORE) Ruling.Incompatible(replacesTable) else Ruling.Compatible
+      case CREATE_INDEX => createIndex(ours, theirs)
       case other => throw new IllegalArgumentException(s"sparklance does not commit ${other.name()} transactions")
     })
   }
@@ -119,6 +120,35 @@ object ConflictRules {
       case CREATE_INDEX => Ruling.Retryable("it changed the indices, whose coverage this compaction would have to remap")
       case MERGE => Ruling.Retryable("it rewrote every fragment with new columns")
       case OVERWRITE | RESTORE => Ruling.Incompatible(replacesTable)
+      case other => unmodelled(other)
+    }
+  }
+
+  /**
+   * Our index change. New rows and deletions leave an index built on the version read correct
+   * (new fragments are simply not covered; deleted rows only widen zones); a change to the
+   * indexed values of fragments it covers (compaction, column rewrites) or to the same index
+   * means building it again.
+   */
+  private def createIndex(ours: Transaction, theirs: Transaction): Ruling = {
+    val mine = ours.getCreateIndex
+    val indices = mine.getNewIndicesList.asScala ++ mine.getRemovedIndicesList.asScala
+    val fields = indices.flatMap(_.getFieldsList.asScala.map(_.intValue)).toSet
+    theirs.getOperationCase match {
+      case APPEND | DELETE | RESERVE_FRAGMENTS | UPDATE_CONFIG | CLONE | UPDATE_BASES => Ruling.Compatible
+      case UPDATE =>
+        if (theirs.getUpdate.getFieldsModifiedList.asScala.exists(f => fields(f.intValue)))
+          Ruling.Retryable("it rewrote values of the indexed column")
+        else Ruling.Compatible
+      case CREATE_INDEX =>
+        val names = indices.map(_.getName).toSet
+        val theirIndices = theirs.getCreateIndex.getNewIndicesList.asScala ++ theirs.getCreateIndex.getRemovedIndicesList.asScala
+        if (theirIndices.exists(i => names(i.getName))) Ruling.Retryable("it changed the same index")
+        else Ruling.Compatible
+      case REWRITE | DATA_REPLACEMENT | DATA_OVERLAY | MERGE | PROJECT =>
+        Ruling.Retryable("it rewrote fragments or columns the index describes")
+      case OVERWRITE | RESTORE => Ruling.Incompatible(replacesTable)
+      case UPDATE_MEM_WAL_STATE => incompatibleMemWal
       case other => unmodelled(other)
     }
   }

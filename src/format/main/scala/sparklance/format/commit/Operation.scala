@@ -1,7 +1,7 @@
 package sparklance.format.commit
 
 import org.roaringbitmap.RoaringBitmap
-import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.table.LanceSchema
 
 /** What a transaction does to the table; the driver builds one per statement. */
@@ -74,6 +74,15 @@ object Operation {
    * every Rewrite: index coverage is computed from the ids in the Rewrite).
    */
   final case class ReserveFragments(count: Int) extends Operation { def name = "ReserveFragments" }
+
+  /**
+   * Index segments added to the table's index section and segments removed from it (by uuid),
+   * rows and schema unchanged: a new index, an index rebuilt (new segments replacing old ones),
+   * or an index dropped (removals only).
+   */
+  final case class CreateIndex(added: Seq[IndexMetadata], removed: Seq[IndexMetadata]) extends Operation {
+    def name = "CreateIndex"
+  }
 
   /** Old fragments replaced by new ones holding the same live rows (ids final, lineage carried). */
   final case class RewriteGroup(oldFragments: Seq[DataFragment], newFragments: Seq[DataFragment])

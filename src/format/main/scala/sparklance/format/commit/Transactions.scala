@@ -35,6 +35,8 @@ object Transactions {
         b.setUpdate(u)
       case Operation.Restore(target) => b.setRestore(Transaction.Restore.newBuilder().setVersion(target.version))
       case Operation.ReserveFragments(n) => b.setReserveFragments(Transaction.ReserveFragments.newBuilder().setNumFragments(n))
+      case Operation.CreateIndex(added, removed) =>
+        b.setCreateIndex(Transaction.CreateIndex.newBuilder().addAllNewIndices(added.asJava).addAllRemovedIndices(removed.asJava))
       case Operation.Merge(fs, schema, pn) =>
         // pylance leaves schema_metadata (field 3) out: the manifest keeps the table's.
         b.setMerge(Transaction.Merge.newBuilder().addAllFragments(fs.asJava).addAllSchema(schema.toProto.asJava)

@@ -1,13 +1,23 @@
 package sparklance.format.skipping
 
+import com.google.protobuf.{Any => AnyMessage, ByteString, CodedOutputStream}
+import java.nio.ByteBuffer
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.types.pojo.ArrowType
+import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, Resources}
+import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.file.DataFileReader
+import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos
 import sparklance.format.proto.TableProtos.IndexMetadata
+import sparklance.format.table.LanceSchema
 
 /**
  * The zones of one ZONEMAP index segment, read from `_indices/<uuid>/zonemap.lance`
@@ -48,5 +58,66 @@ object ZoneMapSegment {
         } finally Resources.closeAll(vectors)
       }
     } finally reader.close()
+  }
+
+  /**
+   * Writes `zones` (of a column of Arrow type `columnType`) as the file of a new segment `uuid`,
+   * in file format 2.2 as pylance writes its own; returns the file's size.
+   */
+  def write(storage: Storage, tablePath: String, uuid: UUID, columnType: ArrowType, zones: Seq[Zone], rowsPerZone: Long,
+      allocator: BufferAllocator): Long = {
+    def field(name: String, t: ArrowType, nullable: Boolean) = new Field(name, new FieldType(nullable, t, null), null)
+    val u32 = new ArrowType.Int(32, false)
+    val u64 = new ArrowType.Int(64, false)
+    val arrow = new Schema(Seq(field("min", columnType, true), field("max", columnType, true), field("null_count", u32, false),
+      field("nan_count", u32, false), field("fragment_id", u64, false), field("zone_start", u64, false),
+      field("zone_length", u64, false)).asJava)
+    val schema = LanceSchema.fromArrow(arrow).copy(metadata = Map("rows_per_zone" -> rowsPerZone.toString.getBytes(UTF_8)))
+    val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
+    try {
+      val Seq(min, max, nulls: UInt4Vector, nans: UInt4Vector, fragment: UInt8Vector, start: UInt8Vector, length: UInt8Vector) = vectors
+      zones.zipWithIndex.foreach { case (z, i) =>
+        ZoneValues.set(min, i, z.min)
+        ZoneValues.set(max, i, z.max)
+        nulls.setSafe(i, Math.toIntExact(z.nullCount))
+        nans.setSafe(i, Math.toIntExact(z.nanCount))
+        fragment.setSafe(i, z.fragmentId)
+        start.setSafe(i, z.start)
+        length.setSafe(i, z.length)
+      }
+      vectors.foreach(_.setValueCount(zones.size))
+      val dir = Storage.join(tablePath, s"_indices/$uuid")
+      storage.mkdirs(dir)
+      val writer = new FileWriter21(storage.create(Storage.join(dir, FileName)), schema, minor = 2)
+      writer.write(vectors)
+      writer.finish().sizeBytes
+    } finally Resources.closeAll(vectors)
+  }
+
+  /**
+   * The manifest entry of segment `uuid` of the zone map `name` on field `fieldId`, built from the
+   * rows of version `datasetVersion`, describing every live row of `fragments`: what pylance
+   * records for its own (LANCE-SCALAR-INDICES.md §1, §5.1).
+   */
+  def metadata(uuid: UUID, name: String, fieldId: Int, datasetVersion: Long, fragments: RoaringBitmap, rowsPerZone: Long,
+      fileSize: Long): IndexMetadata = {
+    val details = ByteString.newOutput()
+    val out = CodedOutputStream.newInstance(details)
+    out.writeUInt64(1, rowsPerZone) // rows_per_zone
+    out.writeBool(2, false) // use_seeds: our data files carry no seeds
+    out.writeBool(3, false) // has_null_bitmap
+    out.flush()
+    val id = ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array()
+    IndexMetadata.newBuilder()
+      .setUuid(TableProtos.UUID.newBuilder().setUuid(ByteString.copyFrom(id)))
+      .addFields(fieldId)
+      .setName(name)
+      .setDatasetVersion(datasetVersion)
+      .setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(fragments)))
+      .setIndexDetails(AnyMessage.newBuilder().setTypeUrl(s"/$TypeUrlSuffix").setValue(details.toByteString))
+      .setIndexVersion(0)
+      .setCreatedAt(System.currentTimeMillis())
+      .addFiles(TableProtos.IndexFile.newBuilder().setPath(FileName).setSizeBytes(fileSize))
+      .build()
   }
 }

@@ -41,6 +41,28 @@ object ZoneValues {
       case other => throw new IllegalArgumentException(s"Zone values of ${other.getField} are not compared")
     })
 
+  /** Sets value `i` of `v` (of a supported type) to `value`, null for None. */
+  def set(v: FieldVector, i: Int, value: Option[ZoneValue]): Unit = (v, value) match {
+    case (x: BaseFixedWidthVector, None) => x.setNull(i)
+    case (x: BaseVariableWidthVector, None) => x.setNull(i)
+    case (x: BaseLargeVariableWidthVector, None) => x.setNull(i)
+    case (x: TinyIntVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l.toByte)
+    case (x: SmallIntVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l.toShort)
+    case (x: IntVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l.toInt)
+    case (x: BigIntVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l)
+    case (x: DateDayVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l.toInt)
+    case (x: TimeStampVector, Some(ZoneValue.Integral(l))) => x.setSafe(i, l)
+    case (x: Float4Vector, Some(ZoneValue.Floating(d))) => x.setSafe(i, d.toFloat)
+    case (x: Float8Vector, Some(ZoneValue.Floating(d))) => x.setSafe(i, d)
+    case (x: VarCharVector, Some(ZoneValue.Bytes(b))) => x.setSafe(i, b)
+    case (x: LargeVarCharVector, Some(ZoneValue.Bytes(b))) => x.setSafe(i, b)
+    case (x: VarBinaryVector, Some(ZoneValue.Bytes(b))) => x.setSafe(i, b)
+    case (x: LargeVarBinaryVector, Some(ZoneValue.Bytes(b))) => x.setSafe(i, b)
+    case (x: BitVector, Some(ZoneValue.Bool(b))) => x.setSafe(i, if (b) 1 else 0)
+    case (x: DecimalVector, Some(ZoneValue.Decimal(d))) => x.setSafe(i, d)
+    case (other, x) => throw new IllegalArgumentException(s"$x does not fit ${other.getField}")
+  }
+
   /** Value `i` of an unsigned or signed integer vector, as a long (0 where null). */
   def long(v: FieldVector, i: Int): Long = v match {
     case x: UInt4Vector => Integer.toUnsignedLong(x.get(i))

@@ -110,6 +110,20 @@ class ConflictRulesSuite extends AnyFunSuite {
     assert(verdict(ConflictRules.check(txn(UPDATE_CONFIG, config = Map("k" -> "1")), txn(OVERWRITE, config = Map("k" -> "2")))) == 'I')
   }
 
+  test("CreateIndex: new rows and deletions pass; rewritten fragments or columns and the same index retry") {
+    val (o, d) = same(Map(REWRITE -> 'R', DATA_REPLACEMENT -> 'R', DATA_OVERLAY -> 'R', MERGE -> 'R', PROJECT -> 'R',
+      OVERWRITE -> 'I', RESTORE -> 'I', UPDATE_MEM_WAL_STATE -> 'I'))
+    row(CREATE_INDEX, o, d)
+    def index(name: String, field: Int) = Transaction.newBuilder().setUuid(name).setCreateIndex(Transaction.CreateIndex.newBuilder()
+      .addNewIndices(sparklance.format.proto.TableProtos.IndexMetadata.newBuilder().setName(name).addFields(field))).build()
+    assert(verdict(ConflictRules.check(index("k_idx", 0), index("k_idx", 0))) == 'R')
+    assert(verdict(ConflictRules.check(index("k_idx", 0), index("s_idx", 3))) == 'C')
+    def rewroteColumn(field: Int) = Transaction.newBuilder().setUuid("u").setUpdate(Transaction.Update.newBuilder()
+      .addUpdatedFragments(frag(1)).addFieldsModified(field).setUpdateMode(Transaction.UpdateMode.REWRITE_COLUMNS)).build()
+    assert(verdict(ConflictRules.check(index("k_idx", 0), rewroteColumn(0))) == 'R')
+    assert(verdict(ConflictRules.check(index("k_idx", 0), rewroteColumn(2))) == 'C')
+  }
+
   test("a change of nullability cannot pass a commit that wrote values, in either order") {
     for (values <- Seq(APPEND, UPDATE, DATA_REPLACEMENT, DATA_OVERLAY); schema <- Seq(PROJECT, MERGE)) {
       assert(verdict(ConflictRules.check(txn(values), txn(schema, preservesNullability = false))) == 'R', s"$values vs $schema")

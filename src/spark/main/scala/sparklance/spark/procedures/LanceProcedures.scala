@@ -13,6 +13,8 @@ object LanceProcedures {
     VacuumProcedure.Name -> (new VacuumProcedure(_)),
     RestoreProcedure.Name -> (new RestoreProcedure(_)),
     CreateTagProcedure.Name -> (new CreateTagProcedure(_)),
+    CreateIndexProcedure.Name -> (new CreateIndexProcedure(_)),
+    DropIndexProcedure.Name -> (new DropIndexProcedure(_)),
     DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)),
     UndropTableProcedure.Name -> (new UndropTableProcedure(_)),
     PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)))

@@ -1,0 +1,110 @@
+"""Data skipping benchmark: filters on a table clustered by its key, as Lance (with a ZONEMAP index
+on the key), Parquet and Delta Lake, written from the same DataFrame.
+
+ROWS rows in 10 files / fragments, sorted by `k`: k BIGINT, day DATE (100,000 rows a day), v DOUBLE,
+s STRING (short), payload STRING (64 bytes). The Lance table is written by sparklance; its zone map
+(8,192 rows a zone) is built by pylance's create_scalar_index, as LanceDB users build theirs.
+Queries, 1 warm-up + 5 timed runs, median, and the ratio sparklance / each other system:
+  point   SELECT * WHERE k = <one key>
+  range   count and sums over a 1% range of k
+  day     count and sums WHERE day = <one day> (1% of rows)
+sparklance also runs each query with data skipping off (read option data_skipping = false). The bytes
+each query read are printed: sparklance's scan metric of data-file bytes, Spark's size of the files
+a Parquet or Delta scan opened.
+
+Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]"""
+import argparse
+import tempfile
+from pathlib import Path
+
+import lance
+from lance.indices import IndexConfig
+
+from common import print_table, spark_session, timed
+
+
+def scan_bytes(df):
+    """The bytes the query's scans read, by their own metrics (data-file bytes for sparklance,
+    size of the files opened for Parquet and Delta), or None if the plan has no such metric."""
+    total, found = 0, False
+    nodes = [df._jdf.queryExecution().executedPlan()]
+    while nodes:
+        node = nodes.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            nodes.append(node.executedPlan())
+            continue
+        if name.endswith("QueryStageExec"):
+            nodes.append(node.plan())
+            continue
+        metrics = node.metrics()
+        for metric in ("dataBytesRead", "filesSize"):
+            if metrics.contains(metric):
+                total += metrics.apply(metric).value()
+                found = True
+        children = node.children()
+        nodes.extend(children.apply(i) for i in range(children.size()))
+    return total if found else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    rows = args.rows
+    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-"))
+    spark = spark_session(root / "warehouse", with_delta=True)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
+    df = spark.range(rows).selectExpr(
+        "id AS k", "date_add(DATE'2020-01-01', CAST(id DIV 100000 AS INT)) AS day", "id * 0.5 AS v",
+        "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
+    clustered = df.repartitionByRange(10, "k").sortWithinPartitions("k")
+    spark.sql(f"CREATE TABLE lance.bench.t (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) "
+              f"TBLPROPERTIES ('max_rows_per_file' = '{rows // 10 + 1}', 'optimize_write' = 'false')")
+    clustered.writeTo("lance.bench.t").append()
+    lance_path = root / "warehouse" / "bench" / "t.lance"
+    ds = lance.dataset(str(lance_path))
+    ds.create_scalar_index("k", IndexConfig("zonemap", {"rows_per_zone": 8192}), name="k_zm")
+    ds.create_scalar_index("day", IndexConfig("zonemap", {"rows_per_zone": 8192}), name="day_zm")
+    parquet, delta = root / "parquet", root / "delta"
+    clustered.write.parquet(str(parquet))
+    clustered.write.format("delta").save(str(delta))
+    spark.sql("REFRESH TABLE lance.bench.t")
+
+    key = rows // 2 + 12345
+    low = rows // 3
+    day = f"date_add(DATE'2020-01-01', {rows // 100000 // 2})"
+    queries = {
+        "point": f"SELECT * FROM {{t}} WHERE k = {key}",
+        "range": f"SELECT count(*), sum(v), max(s) FROM {{t}} WHERE k BETWEEN {low} AND {low + rows // 100 - 1}",
+        "day": f"SELECT count(*), sum(v), max(s) FROM {{t}} WHERE day = {day}",
+    }
+    tables = {"sparklance": "lance.bench.t", "no skipping": "lance.bench.t WITH ('data_skipping' = 'false')",
+              "parquet": f"parquet.`{parquet}`", "delta": f"delta.`{delta}`"}
+    results = []
+    for name, query in queries.items():
+        answers, medians, read = {}, {}, {}
+        for system, table in tables.items():
+            sql = query.format(t=table)
+            df_q = spark.sql(sql)
+            answers[system] = sorted(map(tuple, df_q.collect()))
+            read[system] = scan_bytes(df_q)
+            medians[system], _ = timed(lambda sql=sql: spark.sql(sql).collect(), runs=args.runs)
+        assert all(a == answers["parquet"] for a in answers.values()), (name, answers)
+        results.append((name, medians, read))
+        print(name, {k: round(v, 3) for k, v in medians.items()}, read, flush=True)
+
+    systems = list(tables)
+    header = ["query"] + [f"{s} s" for s in systems] + ["vs no skipping", "vs parquet", "vs delta"] + \
+        [f"{s} MB read" for s in systems]
+    table = [[name] + [f"{m[s]:.3f}" for s in systems] +
+             [f"{m['sparklance'] / m[o]:.2f}" for o in ("no skipping", "parquet", "delta")] +
+             ["-" if r[s] is None else f"{r[s] / 1e6:.1f}" for s in systems]
+             for name, m, r in results]
+    print_table(f"Filters on {rows:,} rows clustered by k (median of {args.runs})", header, table)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+package sparklance.spark.procedures
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.index.Indices
+import sparklance.spark.LanceCatalog
+
+/**
+ * `CALL lance.system.drop_index(table => 'db.t', name => 'c_idx')`: removes every segment of the
+ * index from the table's newest version (a Lance CreateIndex that only removes, as pylance's
+ * `drop_index`). Its files stay for older versions until vacuum removes them.
+ */
+final class DropIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
+  override def name(): String = DropIndexProcedure.Name
+  override def description(): String = "Drops an index of a table"
+
+  override def parameters(): Array[ProcedureParameter] =
+    Array(param("table", StringType, required = true), param("name", StringType, required = true))
+
+  override def resultSchema: StructType = StructType(Seq(
+    StructField("name", StringType, nullable = false), StructField("segments", LongType, nullable = false),
+    StructField("version", LongType, nullable = false)))
+
+  override protected def run(args: InternalRow): InternalRow = {
+    val target = table(args, 0)
+    val indexName = args.getUTF8String(1).toString
+    val read = target.dataset.snapshot(forWrite = true)
+    val indices = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}")
+    val segments = indices.filter(_.getName == indexName)
+    if (segments.isEmpty) throw new IllegalArgumentException(s"Procedure drop_index of ${target.quotedName}: no index named " +
+      s"'$indexName' (indices: ${indices.map(_.getName).distinct.sorted.mkString(", ")})")
+    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries)
+      .commit(Some(read), Operation.CreateIndex(Nil, segments))
+    InternalRow(UTF8String.fromString(indexName), segments.size.toLong, committed.version)
+  }
+}
+
+object DropIndexProcedure {
+  val Name = "drop_index"
+}
