@@ -269,6 +269,11 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', rows_per_zone => 1000)")
     k_segments = [i for i in lance.dataset(path).list_indices() if i["name"] == "k_idx"]
     assert len(k_segments) == 1 and k_segments[0]["fragment_ids"] == {0, 1, 2, 3, 4, 5}
+    listed = {r.name: r for r in spark.sql(f"SELECT * FROM {table_name}.indices").collect()}
+    assert set(listed) == {"k_idx", "d_zm", "s_idx"}
+    assert (listed["k_idx"].type, listed["k_idx"].columns, listed["k_idx"].uuid) == ("ZoneMap", ["k"], k_segments[0]["uuid"])
+    assert listed["k_idx"].fragment_ids == [0, 1, 2, 3, 4, 5] and listed["k_idx"].unindexed_fragment_ids == []
+    assert listed["d_zm"].unindexed_fragment_ids == [5] and listed["d_zm"].skips_data
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 20050")
     assert [r.k for r in df.collect()] == [20050] and df.rdd.getNumPartitions() == 1
 

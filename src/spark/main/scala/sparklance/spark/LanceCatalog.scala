@@ -142,7 +142,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     new LanceTable(quoted(ident), ds, snapshot, settings)
   }
 
-  /** `ns.t.history` and `ns.t.tags` name metadata tables of table `ns.t` (unless a real table has that name). */
+  /** `ns.t.history`, `ns.t.tags` and `ns.t.indices` name metadata tables of table `ns.t` (unless a real table has that name). */
   private def metadataTableOf(ident: Identifier): Option[Table] =
     if (ident.namespace().length < 2) None
     else {
@@ -151,6 +151,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       val table: Option[Table] = ident.name() match {
         case HistoryTable.Name => Some(new HistoryTable(quoted(owner), ds))
         case TagsTable.Name => Some(new TagsTable(quoted(owner), ds))
+        case IndicesTable.Name => Some(new IndicesTable(quoted(owner), ds))
         case _ => None
       }
       table.filter(_ => ds.exists)

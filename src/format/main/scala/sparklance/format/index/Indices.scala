@@ -34,7 +34,10 @@ object Indices {
     new java.util.UUID(b.getLong, b.getLong).toString
   }
 
+  /** The index's type as Lance names its details message: ZoneMap, BTree, Bitmap, Inverted, Vector... */
+  def typeName(index: IndexMetadata): String =
+    index.getIndexDetails.getTypeUrl.split('/').last.split('.').last.stripSuffix("IndexDetails")
+
   /** A readable label for errors and reports: the name and the type. */
-  def describe(index: IndexMetadata): String =
-    s"'${index.getName}' (${index.getIndexDetails.getTypeUrl.split('/').last.split('.').last.stripSuffix("IndexDetails")})"
+  def describe(index: IndexMetadata): String = s"'${index.getName}' (${typeName(index)})"
 }
