@@ -3,7 +3,8 @@ the ZONEMAP indices pylance builds, and must never change a result.
 
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
 Spark UPDATEs, pylance compactions, ZONEMAP builds by pylance and by sparklance's create_index on
-random columns with random zone sizes, and pylance's index refreshes (which merge either's segments), so zone maps are present, absent, stale for appended fragments and cover only
+random columns with random zone sizes, pylance BTREE builds, and pylance's index refreshes (which
+merge either's segments), so zone maps are present, absent, stale for appended fragments and cover only
 some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes of
 each type, dates before 1970 and timestamps written through several time zones. After every step
 random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
@@ -167,6 +168,10 @@ class Writer:
         config = IndexConfig("zonemap", {"rows_per_zone": self.rnd.choice([16, 100, 1000, 8192])})
         lance.dataset(self.path).create_scalar_index(column, config, name=f"{column}_zm", replace=True)
 
+    def btree(self):
+        column = self.rnd.choice(["k", "i", "d", "s", "dt", "ts"])
+        lance.dataset(self.path).create_scalar_index(column, "BTREE", name=f"{column}_bt", replace=True)
+
     def spark_zonemap(self):
         column = self.rnd.choice(INDEXABLE)
         self.spark.sql(f"CALL lance.system.create_index(table => '{self.ident.split('.', 1)[1]}', column => '{column}', "
@@ -187,7 +192,7 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
     w.spark_append()
     w.zonemap()
     steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.compact,
-             w.zonemap, w.spark_zonemap, w.spark_zonemap, w.refresh]
+             w.zonemap, w.spark_zonemap, w.spark_zonemap, w.btree, w.refresh]
     checked = 0
     for step in range(STEPS):
         rnd.choice(steps)()
@@ -290,3 +295,24 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     with pytest.raises(Exception, match="no top-level column 'nope'"):
         spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'nope')")
     assert len(lance.dataset(path).versions()) == versions_before
+
+
+def test_pylance_btree_selects_the_rows_of_matching_values(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '5000')")
+    # Keys in random order: a zone map could not skip anything, a BTREE still finds the rows.
+    spark.range(0, 20000).selectExpr("(id * 7919) % 20000 AS k", "CAST(id AS STRING) AS s").coalesce(1) \
+        .writeTo(table_name).append()
+    spark.sql(f"DELETE FROM {table_name} WHERE k = 777")
+    lance.dataset(path).create_scalar_index("k", "BTREE")
+    spark.range(20000, 20010).selectExpr("id AS k", "'late' AS s").coalesce(1).writeTo(table_name).append()
+
+    def read(where):
+        df = spark.sql(f"SELECT k FROM {table_name} WHERE {where}")
+        return sorted(r.k for r in df.collect()), df.rdd.getNumPartitions()
+
+    assert read("k = 12345") == ([12345], 2)  # its fragment's one row, and the fragment appended after the index
+    assert read("k = 777") == ([], 1)  # deleted before the index was built: only the appended fragment is read
+    assert read("k IN (1, 2, 20005)")[0] == [1, 2, 20005]
+    assert read("k BETWEEN 100 AND 199 OR s = 'late'")[0] == list(range(100, 200)) + list(range(20000, 20010))
+    assert read("k > 19990")[0] == list(range(19991, 20010))

@@ -60,6 +60,32 @@ object ColumnFilter {
     case In(_, _) | StartsWith(_, _) | Keep => Keep
   }
 
+  /**
+   * Whether a row whose column holds `value` (None: null) passes `leaf`, a filter on one column
+   * without NOT ([[negationFree]]); values that do not compare are kept.
+   */
+  def keeps(leaf: ColumnFilter, value: Option[ZoneValue]): Boolean = {
+    def order(v: ZoneValue, c: ZoneValue)(test: Int => Boolean) = ZoneValue.compare(v, c).forall(test)
+    leaf match {
+      case Compare(_, op, c) => value.exists(v => order(v, c)(r => op match {
+        case Equal => r == 0
+        case Less => r < 0
+        case LessOrEqual => r <= 0
+        case Greater => r > 0
+        case GreaterOrEqual => r >= 0
+      }))
+      case NotEqual(_, c) => value.exists(v => order(v, c)(_ != 0))
+      case In(_, cs) => value.exists(v => cs.exists(c => order(v, c)(_ == 0)))
+      case IsNull(_) => value.isEmpty
+      case IsNotNull(_) => value.isDefined
+      case StartsWith(_, prefix) => value.exists {
+        case ZoneValue.Bytes(b) => b.startsWith(prefix)
+        case _ => true
+      }
+      case _ => true
+    }
+  }
+
   /** The field id a filter on one column reads; None for AND, OR, NOT and [[Keep]]. */
   def fieldId(filter: ColumnFilter): Option[Int] = filter match {
     case Compare(id, _, _) => Some(id)

@@ -1,7 +1,9 @@
 package sparklance.format.skipping
 
 import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
@@ -10,38 +12,82 @@ import sparklance.format.skipping.ColumnFilter._
 import sparklance.format.table.LanceSchema
 
 /**
- * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP indices
- * (LANCE-SCALAR-INDICES.md §2, §6): a fragment an index covers is read only on the spans of the
- * zones the filter cannot rule out; a fragment no index covers is read whole.
+ * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP and BTREE
+ * indices (LANCE-SCALAR-INDICES.md §2, §3, §6): a fragment an index covers is read only on the
+ * spans of the zones the filter cannot rule out (zone map) or at the rows whose values match
+ * (BTREE); a fragment no index covers is read whole.
  *
- * An index's zones are used only for fragments that both exist and are in its fragment bitmap:
- * zones a segment still holds for fragments since rewritten, or covered by another segment, are
- * ignored. Segments of one index (one name) cover disjoint fragments and are used together.
+ * An index is used only for fragments that both exist and are in its fragment bitmap: what a
+ * segment still holds of fragments since rewritten, or covered by another segment, is ignored.
+ * Segments of one index (one name) cover disjoint fragments and are used together.
  */
 final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchema, indices: Seq[IndexMetadata],
-    fragments: Seq[DataFragment], allocator: BufferAllocator) {
+    fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
 
   private val physicalRows: Map[Long, Long] = fragments.map(f => f.getId -> f.getPhysicalRows).toMap
 
-  /** Zones by fragment of the field's zone map, for the fragments it covers; None without one. */
-  private def zonesOf(fieldId: Int): Option[Map[Long, Seq[Zone]]] = {
-    val field = schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f.arrowType))
-    val onField = indices.filter(i => ZoneMapSegment.isZoneMap(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
-    for {
-      f <- field
-      name <- onField.headOption.map(_.getName)
-      covered = onField.filter(_.getName == name).flatMap { segment =>
-        val coverage = Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
-          .getOrElse(Set.empty[Long])
-        if (coverage.isEmpty) Nil
-        else DataSkipping.zones(storage, tablePath, segment, f.arrowType, allocator).fold(Seq.empty[(Long, Seq[Zone])]) { zones =>
+  /** What one index tells of the rows of the fragments it covers that a filter on its column keeps. */
+  private trait FieldIndex {
+    def covers(fragment: Long): Boolean
+    /** The offsets of `fragment` (covered) that may hold a row `leaf` keeps. */
+    def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap
+  }
+
+  private final class ZoneMapIndex(zones: Map[Long, Seq[Zone]]) extends FieldIndex {
+    def covers(fragment: Long): Boolean = zones.contains(fragment)
+    def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
+      val kept = new RoaringBitmap()
+      zones(fragment).filter(ZoneTest.mightMatch(_, leaf)).foreach(z => kept.add(z.start, math.min(z.end, physicalRows(fragment))))
+      kept
+    }
+  }
+
+  private final class BTreeIndex(segments: Seq[(Set[Long], BTreeSegment)]) extends FieldIndex {
+    private val matched = mutable.Map.empty[ColumnFilter, Map[Long, RoaringBitmap]]
+    def covers(fragment: Long): Boolean = segments.exists(_._1(fragment))
+    def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap =
+      matched.getOrElseUpdate(leaf, addresses(leaf)).getOrElse(fragment, new RoaringBitmap())
+
+    /** The rows whose values pass `leaf`, read from the pages whose bounds do not rule it out. */
+    private def addresses(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
+      val found = mutable.Map.empty[Long, RoaringBitmap]
+      for ((coverage, segment) <- segments; page <- segment.pages if ZoneTest.mightMatch(segment.zone(page), leaf);
+           (value, address) <- BTreeSegment.entries(storage, tablePath, segment, page, allocator)
+           if ColumnFilter.keeps(leaf, value) && coverage(address >>> 32))
+        found.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add(address.toInt)
+      found.toMap
+    }
+  }
+
+  /** The segments of the first index (by name) of a kind on the field, each with the existing fragments it covers. */
+  private def segmentsOf(fieldId: Int, kind: IndexMetadata => Boolean): Seq[(Set[Long], IndexMetadata)] = {
+    val onField = indices.filter(i => kind(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
+    onField.headOption.map(_.getName).toSeq.flatMap { name =>
+      onField.filter(_.getName == name).map { segment =>
+        Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
+          .getOrElse(Set.empty[Long]) -> segment
+      }.filter(_._1.nonEmpty)
+    }
+  }
+
+  private def indicesOf(fieldId: Int): Seq[FieldIndex] =
+    schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f.arrowType)).toSeq.flatMap { field =>
+      val zoneMaps = segmentsOf(fieldId, ZoneMapSegment.isZoneMap).flatMap { case (coverage, segment) =>
+        DataSkipping.cached(s"${Indices.directory(segment)}|zonemap|${field.arrowType}")(
+          ZoneMapSegment.read(storage, tablePath, segment, field.arrowType, allocator)).toSeq.flatMap { zones =>
           val byFragment = zones.filter(z => coverage(z.fragmentId)).groupBy(_.fragmentId)
           coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
         }
       }
-      if covered.nonEmpty
-    } yield covered.toMap
-  }
+      // A BTREE of index version 0 on a table with stable row ids may hold row ids, not addresses.
+      val btrees = segmentsOf(fieldId, i => BTreeSegment.isBTree(i) && !(stableRowIds && i.getIndexVersion == 0))
+        .flatMap { case (coverage, segment) =>
+          DataSkipping.cached(s"${Indices.directory(segment)}|btree|${field.arrowType}")(
+            BTreeSegment.read(storage, tablePath, segment, field.arrowType, allocator)).map(coverage -> _)
+        }
+      Seq(zoneMaps).filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
+        Seq(btrees).filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex)
+    }
 
   /**
    * For each fragment the filter lets skip rows of, the physical offsets that may hold matching
@@ -49,42 +95,33 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
    */
   def candidates(filter: ColumnFilter): Map[Long, RoaringBitmap] = {
     val plain = negationFree(filter)
-    val zones = ColumnFilter.fieldIds(plain).toSeq.flatMap(id => zonesOf(id).map(id -> _)).toMap
-    if (zones.isEmpty) Map.empty
-    else physicalRows.keys.flatMap(id => rows(plain, id, zones).map(id -> _)).toMap
+    val byField = ColumnFilter.fieldIds(plain).toSeq.map(id => id -> indicesOf(id)).filter(_._2.nonEmpty).toMap
+    if (byField.isEmpty) Map.empty
+    else physicalRows.keys.flatMap(id => rows(plain, id, byField).map(id -> _)).toMap
   }
 
   /** The offsets of fragment `id` that may match; None for all of them. */
-  private def rows(filter: ColumnFilter, id: Long, zones: Map[Int, Map[Long, Seq[Zone]]]): Option[RoaringBitmap] =
+  private def rows(filter: ColumnFilter, id: Long, byField: Map[Int, Seq[FieldIndex]]): Option[RoaringBitmap] =
     filter match {
-      case And(l, r) => (rows(l, id, zones), rows(r, id, zones)) match {
+      case And(l, r) => (rows(l, id, byField), rows(r, id, byField)) match {
         case (Some(a), Some(b)) => Some(RoaringBitmap.and(a, b))
         case (a, b) => a.orElse(b)
       }
-      case Or(l, r) => for (a <- rows(l, id, zones); b <- rows(r, id, zones)) yield RoaringBitmap.or(a, b)
-      case leaf => ColumnFilter.fieldId(leaf).flatMap(zones.get).flatMap(_.get(id)).map { fragmentZones =>
-        val kept = new RoaringBitmap()
-        val limit = physicalRows(id)
-        fragmentZones.filter(ZoneTest.mightMatch(_, leaf)).foreach(z => kept.add(z.start, math.min(z.end, limit)))
-        kept
-      }
+      case Or(l, r) => for (a <- rows(l, id, byField); b <- rows(r, id, byField)) yield RoaringBitmap.or(a, b)
+      case leaf =>
+        // Every index covering the fragment bounds the rows; together, by their intersection.
+        ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(_.covers(id))
+          .map(_.candidates(leaf, id)).reduceOption(RoaringBitmap.and)
     }
 }
 
 object DataSkipping {
   private val cacheSize = 256
-  // Index files never change once written: a segment's zones are read once per process.
-  private val cache = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap[String, Option[IndexedSeq[Zone]]](16, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[String, Option[IndexedSeq[Zone]]]): Boolean = size() > cacheSize
+  // Index files never change once written: what a segment's lookup files hold is read once per process.
+  private val cache = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap[String, Option[Any]](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[String, Option[Any]]): Boolean = size() > cacheSize
   })
 
-  private def zones(storage: Storage, tablePath: String, segment: IndexMetadata, columnType: org.apache.arrow.vector.types.pojo.ArrowType,
-      allocator: BufferAllocator): Option[IndexedSeq[Zone]] = {
-    val key = s"$tablePath/_indices/${Indices.directory(segment)}|$columnType"
-    Option(cache.get(key)).getOrElse {
-      val read = ZoneMapSegment.read(storage, tablePath, segment, columnType, allocator)
-      cache.put(key, read)
-      read
-    }
-  }
+  private def cached[T](key: String)(read: => Option[T]): Option[T] =
+    Option(cache.get(key)).getOrElse { val r = read; cache.put(key, r); r }.asInstanceOf[Option[T]]
 }

@@ -18,6 +18,8 @@ object ZoneTest {
   private case object Unknown extends Values
 
   private def values(zone: Zone): Values = (zone.min, zone.max) match {
+    // Bounds out of Spark's order (another writer's order of NaN, say) tell nothing.
+    case (Some(lo), Some(hi)) if ZoneValue.compare(lo, hi).forall(_ > 0) => Unknown
     case (Some(lo), Some(hi)) => Within(lo, hi)
     case (None, Some(hi)) if ZoneValue.isNaN(hi) => Within(hi, hi) // NaN and nulls only
     case (None, None) if zone.nanCount == 0 => NoValues

@@ -72,7 +72,9 @@ object DataFilters {
       if (op == "<=>") Some(ColumnFilter.IsNull(f.id)) else None
     } else value(l).map { v =>
       op match {
-        case "=" | "<=>" => ColumnFilter.Compare(f.id, CompareOp.Equal, v)
+        case "=" => ColumnFilter.Compare(f.id, CompareOp.Equal, v)
+        // Null-safe: false, not unknown, on a null, which matters under NOT.
+        case "<=>" => ColumnFilter.And(ColumnFilter.IsNotNull(f.id), ColumnFilter.Compare(f.id, CompareOp.Equal, v))
         case "<>" => ColumnFilter.NotEqual(f.id, v)
         case "<" => ColumnFilter.Compare(f.id, CompareOp.Less, v)
         case "<=" => ColumnFilter.Compare(f.id, CompareOp.LessOrEqual, v)

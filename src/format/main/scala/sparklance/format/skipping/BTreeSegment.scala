@@ -1,0 +1,89 @@
+package sparklance.format.skipping
+
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.types.pojo.ArrowType
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CorruptFileException, Resources}
+import sparklance.format.file.DataFileReader
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.IndexMetadata
+
+/**
+ * One segment of a BTREE index as pylance writes it (LANCE-SCALAR-INDICES.md §3):
+ * `page_data.lance` holds every indexed row's value and row address sorted by value, nulls first;
+ * `page_lookup.lance` one row a page of `batchSize` of them, with the page's first and last value
+ * and its null count.
+ */
+final case class BTreeSegment(index: IndexMetadata, pages: IndexedSeq[BTreeSegment.Page], batchSize: Long, rows: Long) {
+  /** Page `p`'s bounds as a zone, for [[ZoneTest]]: a page starting with nulls has no lower bound. */
+  def zone(p: BTreeSegment.Page): Zone =
+    Zone(0, p.index * batchSize, math.min(batchSize, rows - p.index * batchSize), p.min, p.max, p.nullCount, 0)
+}
+
+object BTreeSegment {
+  val TypeUrlSuffix = "lance.table.BTreeIndexDetails"
+  private val DataFile = "page_data.lance"
+  private val LookupFile = "page_lookup.lance"
+
+  final case class Page(index: Int, min: Option[ZoneValue], max: Option[ZoneValue], nullCount: Long)
+
+  def isBTree(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
+
+  private def open(storage: Storage, tablePath: String, index: IndexMetadata, name: String): DataFileReader = {
+    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$name")
+    val size = index.getFilesList.asScala.find(_.getPath == name).map(_.getSizeBytes).filter(_ > 0)
+    DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _)))
+  }
+
+  /** Reads `names` of a file whose top-level fields are all leaves, every row. */
+  private def columns[T](reader: DataFileReader, path: String, names: Seq[String], allocator: BufferAllocator,
+      from: Long, n: Int)(body: Seq[org.apache.arrow.vector.FieldVector] => T): T = {
+    val fields = reader.schema.fields
+    val columnOf = fields.map(_.id).zipWithIndex.toMap
+    val vectors = names.map { name =>
+      reader.read(fields.find(_.name == name).getOrElse(
+        throw new CorruptFileException(path, s"no '$name' column: ${fields.map(_.name).mkString(", ")}")), columnOf, from, n, allocator)
+    }
+    try body(vectors) finally Resources.closeAll(vectors)
+  }
+
+  /**
+   * The pages of `index`, a BTREE on a column of Arrow type `columnType`; None where this reader
+   * does not use it: values of another type, or pages spread over range partitions.
+   */
+  def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
+      allocator: BufferAllocator): Option[BTreeSegment] = {
+    val lookup = open(storage, tablePath, index, LookupFile)
+    val data = try open(storage, tablePath, index, DataFile) catch { case t: Throwable => lookup.close(); throw t }
+    try {
+      val metadata = lookup.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
+      val typed = Seq("min", "max").forall(n => lookup.schema.field(n).exists(_.arrowType == columnType)) &&
+        data.schema.field("values").exists(_.arrowType == columnType)
+      if (!typed || lookup.schema.fields.exists(_.children.nonEmpty) || metadata.get("range_partitioned").contains("true")) None
+      else {
+        val batchSize = metadata.get("batch_size").flatMap(_.toLongOption).getOrElse(4096L)
+        val n = Math.toIntExact(lookup.numRows)
+        val pages = columns(lookup, LookupFile, Seq("min", "max", "null_count", "page_idx"), allocator, 0, n) {
+          case Seq(min, max, nulls, page) => (0 until n).map(i =>
+            Page(ZoneValues.long(page, i).toInt, ZoneValues.at(min, i), ZoneValues.at(max, i), ZoneValues.long(nulls, i)))
+        }
+        Some(BTreeSegment(index, pages, batchSize, data.numRows))
+      }
+    } finally Resources.closeAll(Seq(lookup, data))
+  }
+
+  /** The values and row addresses of page `page` of `segment`. */
+  def entries(storage: Storage, tablePath: String, segment: BTreeSegment, page: Page,
+      allocator: BufferAllocator): IndexedSeq[(Option[ZoneValue], Long)] = {
+    val reader = open(storage, tablePath, segment.index, DataFile)
+    try {
+      val from = page.index * segment.batchSize
+      val n = Math.toIntExact(math.min(segment.batchSize, segment.rows - from))
+      columns(reader, DataFile, Seq("values", "ids"), allocator, from, n) {
+        case Seq(values, ids) => (0 until n).map(i => ZoneValues.at(values, i) -> ZoneValues.long(ids, i))
+      }
+    } finally reader.close()
+  }
+}
