@@ -4,7 +4,8 @@ the ZONEMAP indices pylance builds, and must never change a result.
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
 Spark UPDATEs, pylance compactions, ZONEMAP builds by pylance and by sparklance's create_index on
 random columns with random zone sizes, pylance BTREE builds, and pylance's index refreshes (which
-merge either's segments), so zone maps are present, absent, stale for appended fragments and cover only
+merge either's segments), on a table whose property zonemap_columns has sparklance's writes keep
+zone maps of two random columns current, so zone maps are present, absent, stale for appended fragments and cover only
 some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes of
 each type, dates before 1970 and timestamps written through several time zones. After every step
 random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
@@ -187,7 +188,10 @@ class Writer:
 def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, seed):
     rnd = random.Random(seed)
     path = table_path(warehouse, table_name)
-    spark.sql(f"CREATE TABLE {table_name} ({DDL}) TBLPROPERTIES ('max_rows_per_file' = '300', 'optimize_write' = 'false')")
+    # Zone maps sparklance keeps current on two columns; the others only as the steps build them.
+    maintained = ",".join(rnd.sample(INDEXABLE, 2))
+    spark.sql(f"CREATE TABLE {table_name} ({DDL}) TBLPROPERTIES ('max_rows_per_file' = '300', 'optimize_write' = 'false', "
+              f"'zonemap_columns' = '{maintained}')")
     w = Writer(spark, rnd, table_name, path)
     w.spark_append()
     w.zonemap()
@@ -316,3 +320,51 @@ def test_pylance_btree_selects_the_rows_of_matching_values(spark, warehouse, tab
     assert read("k IN (1, 2, 20005)")[0] == [1, 2, 20005]
     assert read("k BETWEEN 100 AND 199 OR s = 'late'")[0] == list(range(100, 200)) + list(range(20000, 20010))
     assert read("k > 19990")[0] == list(range(19991, 20010))
+
+
+def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    short = table_name.split(".", 1)[1]
+    spark.sql(f"CREATE TABLE {table_name} TBLPROPERTIES ('zonemap_columns' = 'k, s', 'max_rows_per_file' = '3000', "
+              "'optimize_write' = 'false') AS SELECT id AS k, CAST(id AS STRING) AS s, id * 0.5 AS v FROM range(0, 9000)")
+
+    def coverage():
+        rows = spark.sql(f"SELECT name, columns, fragment_ids, unindexed_fragment_ids FROM {table_name}.indices").collect()
+        fragments = sorted(f.fragment_id for f in lance.dataset(path).get_fragments())
+        return rows, fragments
+
+    def check(expected_rows):
+        rows, fragments = coverage()
+        names = {r.name for r in rows}
+        assert names == {"k_idx", "s_idx"}, rows
+        for name in names:
+            covered = sorted(f for r in rows if r.name == name for f in r.fragment_ids if f in fragments)
+            assert covered == fragments, (name, rows, fragments)
+        assert spark.sql(f"SELECT count(*) FROM {table_name}").head()[0] == expected_rows
+        # pylance answers through the zone maps what a plain scan answers.
+        ds = lance.dataset(path)
+        for where in ["k = 4321", "k BETWEEN 20000 AND 20100", "s = '777'"]:
+            indexed = ds.to_table(filter=where, use_scalar_index=True).sort_by("k").to_pylist()
+            assert indexed == ds.to_table(filter=where, use_scalar_index=False).sort_by("k").to_pylist(), where
+
+    check(9000)
+    versions = len(lance.dataset(path).versions())
+    spark.range(20000, 26000).selectExpr("id AS k", "CAST(id AS STRING) AS s", "0.0 AS v").writeTo(table_name).append()
+    assert len(lance.dataset(path).versions()) == versions + 1
+    check(15000)
+    spark.sql(f"UPDATE {table_name} SET v = -1 WHERE k % 10 = 3")
+    check(15000)
+    spark.sql(f"MERGE INTO {table_name} t USING (SELECT id AS k, CAST(id AS STRING) AS s, 9.0 AS v FROM range(25990, 26100)) src "
+              "ON t.k = src.k WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    check(15100)
+    spark.sql(f"DELETE FROM {table_name} WHERE k < 100")
+    check(15000)
+    # A point filter reads one zone of the fragment holding the key, whatever was written since.
+    df = spark.sql(f"SELECT k, v FROM {table_name} WHERE k = 26050")
+    assert [tuple(r) for r in df.collect()] == [(26050, 9.0)] and df.rdd.getNumPartitions() == 1
+    spark.sql(f"INSERT OVERWRITE {table_name} SELECT id AS k, CAST(id AS STRING) AS s, 1.0 AS v FROM range(0, 5000)")
+    check(5000)
+    # create_index folds the write-time segments of a column into one.
+    spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k')")
+    assert [i["name"] for i in lance.dataset(path).list_indices()].count("k_idx") == 1
+    check(5000)

@@ -10,6 +10,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
+import org.apache.spark.sql.SparkSession
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
 import sparklance.spark.maintenance.AutoMaintenance
@@ -108,7 +110,10 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           }
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
-          val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(reads.readSet))
+          val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, tableName, dataset.path, dataset.storage,
+            settings.storageConf, pending.fold(snapshot.schema)(_.schema), snapshot.config, snapshot.file.indexSection, fragments)
+          val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(reads.readSet),
+            indexing = indexing)
           AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite)
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))

@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /**
@@ -36,8 +37,12 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))
 
   override def commitStagedChanges(): Unit = {
-    uncommitted.commit(staged)(
-      new Committer(dataset, settings.commitRetries).commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata)))
+    uncommitted.commit(staged) {
+      val indexing = ZoneMapMaintenance.forNewFragments(org.apache.spark.sql.SparkSession.active, tableName, dataset.path,
+        dataset.storage, settings.storageConf, schema, config, None, staged)
+      new Committer(dataset, settings.commitRetries)
+        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = indexing)
+    }
     staged = Nil
   }
 

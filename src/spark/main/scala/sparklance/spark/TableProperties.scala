@@ -3,6 +3,7 @@ package sparklance.spark
 import sparklance.format.commit.{Committer, Isolation, Operation}
 import sparklance.format.maintenance.{CleanupPolicy, CompactionOptions}
 import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.AutoCompaction
 import sparklance.spark.rowlevel.RewriteMode
 import sparklance.spark.write.OptimizedWrite
@@ -49,7 +50,8 @@ object TableProperties {
       if (v.toLongOption.forall(_ < 2)) throw new IllegalArgumentException(
         s"${AutoCompaction.MinFragments} must be an integer of 2 or more, got '$v'") else v),
     Setting(OptimizedWrite.Property, OptimizedWrite.ConfigKey, OptimizedWrite.validate),
-    Setting(RewriteMode.Property, RewriteMode.ConfigKey, v => RewriteMode.parse(v).name))
+    Setting(RewriteMode.Property, RewriteMode.ConfigKey, v => RewriteMode.parse(v).name),
+    Setting(ZoneMapMaintenance.Property, ZoneMapMaintenance.ConfigKey, ZoneMapMaintenance.validate))
 
   /** Properties only CREATE / REPLACE can set. */
   private val fixed = Seq(DataStorageVersion, EnableStableRowIds)

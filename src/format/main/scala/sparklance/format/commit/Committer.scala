@@ -12,7 +12,7 @@ import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.rowids.RowLineage
-import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, Manifest}
+import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, IndexMetadata, Manifest}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table._
 
@@ -37,7 +37,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
    * a Delete or Update read every row, anything else read nothing).
    */
   def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
-      reads: Option[ReadSet] = None): CommitResult = {
+      reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
     val pending = op match { case e: Operation.Evolving => Some(e.pending); case _ => None }
@@ -56,6 +56,8 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     var base = read
     var attempt = 0
     var storeFailures = 0
+    // The segments built for the attempt under way (see NewFragmentIndices).
+    var attemptSegments = Seq.empty[IndexMetadata]
     val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
     def conflict(version: Long, theirs: Option[Transaction], detail: String, retryable: Boolean = true): Nothing = {
       dropDeletionFiles(ownFiles.toSeq)
@@ -70,7 +72,15 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
       val manifest = nextManifest(base, current, txnName)
       val version = manifest.getVersion
-      val index = indexSectionAfter(base, current)
+      // A retry means the attempt before did not land: nothing names its segments.
+      indexing.foreach(_.discard(attemptSegments))
+      attemptSegments = indexing.toSeq.flatMap { i =>
+        val fresh = Committer.newFragments(Committer.changeOf(current)).size
+        i.segments(manifest.getFragmentsList.asScala.toSeq.takeRight(fresh).map(_.getId), base.fold(0L)(_.version))
+      }
+      val index =
+        if (attemptSegments.isEmpty) indexSectionAfter(base, current)
+        else Some(Indices.encode(Indices.parse(indexSectionAfter(base, current), dataset.path) ++ attemptSegments))
       val recorded = pending.fold(txn) { p =>
         val merge = Transactions.build(base.get.version, uuid,
           Operation.Merge(manifest.getFragmentsList.asScala.toSeq, p.schema, p.preservesNullability), properties)
@@ -425,6 +435,14 @@ object Committer {
   val StoreAttempts = 3
 
   /** The write an operation carries: itself, or the write a schema change lands with. */
+  /** The fragments an operation adds, in the order the commit assigns their ids. */
+  private def newFragments(op: Operation): Seq[DataFragment] = op match {
+    case Operation.Append(fs) => fs
+    case o: Operation.Overwrite => o.fragments
+    case u: Operation.Update => u.newFragments
+    case _ => Nil
+  }
+
   private[commit] def changeOf(op: Operation): Operation = op match {
     case e: Operation.Evolving => e.change
     case other => other

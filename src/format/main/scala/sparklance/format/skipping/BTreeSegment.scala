@@ -17,9 +17,15 @@ import sparklance.format.proto.TableProtos.IndexMetadata
  * and its null count.
  */
 final case class BTreeSegment(index: IndexMetadata, pages: IndexedSeq[BTreeSegment.Page], batchSize: Long, rows: Long) {
-  /** Page `p`'s bounds as a zone, for [[ZoneTest]]: a page starting with nulls has no lower bound. */
-  def zone(p: BTreeSegment.Page): Zone =
-    Zone(0, p.index * batchSize, math.min(batchSize, rows - p.index * batchSize), p.min, p.max, p.nullCount, 0)
+  private def rowsOf(p: BTreeSegment.Page): Long = math.min(batchSize, rows - p.index * batchSize)
+
+  /**
+   * Whether page `p` may hold a row `leaf` keeps. A page starting with nulls records no lower
+   * bound (its first value is null) although values may follow: only its nulls are known then.
+   */
+  def mayHold(p: BTreeSegment.Page, leaf: ColumnFilter): Boolean =
+    if (p.min.isEmpty && p.nullCount < rowsOf(p)) true
+    else ZoneTest.mightMatch(Zone(0, p.index * batchSize, rowsOf(p), p.min, p.max, p.nullCount, 0), leaf)
 }
 
 object BTreeSegment {

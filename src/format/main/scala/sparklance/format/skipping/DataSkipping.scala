@@ -51,7 +51,7 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     /** The rows whose values pass `leaf`, read from the pages whose bounds do not rule it out. */
     private def addresses(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
-      for ((coverage, segment) <- segments; page <- segment.pages if ZoneTest.mightMatch(segment.zone(page), leaf);
+      for ((coverage, segment) <- segments; page <- segment.pages if segment.mayHold(page, leaf);
            (value, address) <- BTreeSegment.entries(storage, tablePath, segment, page, allocator)
            if ColumnFilter.keeps(leaf, value) && coverage(address >>> 32))
         found.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add(address.toInt)

@@ -1,11 +1,13 @@
 package sparklance.spark.rowlevel
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{ReadSet, RowLevelCommit}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.AutoMaintenance
 import sparklance.spark.write.WriteTarget
 
@@ -46,8 +48,11 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
         case recorded => recorded
       }
       val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
+      val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, table.tableName, table.dataset.path,
+        table.dataset.storage, table.settings.storageConf, table.pending.fold(snapshot.schema)(_.schema), snapshot.config,
+        snapshot.file.indexSection, fragments)
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
-        table.settings.commitRetries)
+        table.settings.commitRetries, indexing = indexing)
     }
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)

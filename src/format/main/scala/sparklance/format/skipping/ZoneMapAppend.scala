@@ -1,0 +1,43 @@
+package sparklance.format.skipping
+
+import java.util.UUID
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.roaringbitmap.RoaringBitmap
+import sparklance.format.commit.NewFragmentIndices
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.IndexMetadata
+
+/**
+ * Zone map segments for the fragments a write adds, committed with them: one segment a column,
+ * under that column's index name, covering exactly the new fragments.
+ *
+ * @param columns per column: the index name, the field id, its Arrow type, and the zones of the
+ *                new fragments, whose `fragmentId` is the fragment's position among them (their
+ *                ids are assigned only at commit)
+ */
+final class ZoneMapAppend(storage: Storage, tablePath: String, rowsPerZone: Long,
+    columns: Seq[ZoneMapAppend.Column]) extends NewFragmentIndices {
+
+  override def segments(ids: Seq[Long], readVersion: Long): Seq[IndexMetadata] =
+    if (ids.isEmpty) Nil
+    else {
+      val allocator = new RootAllocator()
+      try columns.map { c =>
+        val uuid = UUID.randomUUID()
+        val zones = c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt)))
+        val size = ZoneMapSegment.write(storage, tablePath, uuid, c.arrowType, zones, rowsPerZone, allocator)
+        val covered = new RoaringBitmap()
+        ids.foreach(id => covered.add(id.toInt))
+        ZoneMapSegment.metadata(uuid, c.indexName, c.fieldId, readVersion, covered, rowsPerZone, size)
+      } finally allocator.close()
+    }
+
+  override def discard(segments: Seq[IndexMetadata]): Unit =
+    segments.foreach(s => storage.deleteRecursively(Storage.join(tablePath, s"_indices/${Indices.directory(s)}")))
+}
+
+object ZoneMapAppend {
+  final case class Column(indexName: String, fieldId: Int, arrowType: ArrowType, zones: Seq[Zone])
+}

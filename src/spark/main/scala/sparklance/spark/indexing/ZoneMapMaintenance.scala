@@ -1,0 +1,69 @@
+package sparklance.spark.indexing
+
+import org.apache.spark.sql.SparkSession
+import scala.jdk.CollectionConverters._
+import sparklance.format.commit.NewFragmentIndices
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
+import sparklance.format.skipping.{ZoneMapAppend, ZoneMapSegment, ZoneValues}
+import sparklance.format.table.LanceSchema
+import sparklance.spark.procedures.CreateIndexProcedure
+
+/**
+ * The table property `zonemap_columns` (comma-separated top-level columns): every write of
+ * sparklance that adds fragments (INSERT, overwrite, CREATE / REPLACE AS SELECT, UPDATE, MERGE)
+ * commits, in the same version, a zone map segment per column covering exactly those fragments,
+ * so the table's zone maps never leave new rows undescribed. Columns the schema no longer has, or
+ * of types without zone maps, are passed over.
+ */
+object ZoneMapMaintenance {
+  val Property = "zonemap_columns"
+  val ConfigKey = "sparklance.zonemap_columns"
+
+  def validate(value: String): String = {
+    val names = value.split(',').map(_.trim).toSeq
+    if (names.isEmpty || names.exists(_.isEmpty))
+      throw new IllegalArgumentException(s"$Property must list column names separated by commas, got '$value'")
+    names.distinct.mkString(",")
+  }
+
+  def columns(config: Map[String, String]): Seq[String] =
+    config.get(ConfigKey).toSeq.flatMap(_.split(',').map(_.trim)).filter(_.nonEmpty)
+
+  /**
+   * The name of the column's zone map: the one zone map already on it (built by create_index, by
+   * pylance, or by earlier writes), else `<column>_idx` unless another index has that name.
+   */
+  private def indexName(column: String, fieldId: Int, existing: Seq[IndexMetadata]): String =
+    existing.filter(i => ZoneMapSegment.isZoneMap(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
+      .map(_.getName).distinct.sorted match {
+      case Seq(one) => one
+      case several if several.contains(s"${column}_idx") => s"${column}_idx"
+      case Seq(first, _*) => first
+      case _ => if (existing.exists(_.getName == s"${column}_idx")) s"${column}_zonemap" else s"${column}_idx"
+    }
+
+  /**
+   * The segments to commit with `fragments` (the write's new fragments, in the operation's order,
+   * written under `schema`) for the table's zone-mapped columns, their zones computed now by one
+   * Spark job a column; None when the table has none.
+   */
+  def forNewFragments(spark: SparkSession, tableName: String, path: String, storage: Storage, storageConf: Map[String, String],
+      schema: LanceSchema, config: Map[String, String], indexSection: Option[Array[Byte]],
+      fragments: Seq[DataFragment]): Option[NewFragmentIndices] = {
+    val fields = columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f.arrowType))
+    if (fields.isEmpty || fragments.isEmpty) None
+    else {
+      val existing = Indices.parse(indexSection, tableName)
+      val rowsPerZone = CreateIndexProcedure.DefaultRowsPerZone
+      // Until the commit assigns ids, a new fragment is named by its position among them.
+      val placeholders = fragments.zipWithIndex.map { case (f, i) => f.toBuilder.setId(i).build() }
+      val perColumn = fields.map { f =>
+        ZoneMapAppend.Column(indexName(f.name, f.id, existing), f.id, f.arrowType,
+          ZoneMapJob.zones(spark, tableName, path, storageConf, placeholders, f, rowsPerZone))
+      }
+      Some(new ZoneMapAppend(storage, path, rowsPerZone, perColumn))
+    }
+  }
+}
