@@ -368,3 +368,42 @@ def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(sp
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k')")
     assert [i["name"] for i in lance.dataset(path).list_indices()].count("k_idx") == 1
     check(5000)
+
+
+def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(spark, warehouse, table_name):
+    import os
+    import threading
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, w INT) TBLPROPERTIES ('zonemap_columns' = 'k', 'optimize_write' = 'false')")
+    errors = []
+
+    def writer(w):
+        try:
+            for n in range(4):
+                start = (w * 4 + n) * 1000
+                spark.range(start, start + 1000).selectExpr("id AS k", f"{w} AS w").coalesce(1).writeTo(table_name).append()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    ds = lance.dataset(path)
+    fragments = sorted(f.fragment_id for f in ds.get_fragments())
+    segments = ds.list_indices()
+    assert len(fragments) == 12
+    history = spark.sql(f"SELECT version, read_version FROM {table_name}.history WHERE operation = 'Append'").collect()
+    # The writers raced: commits landed over others' (9 or 10 of 12 in trial runs), each attempt
+    # building its segments for the ids it was about to commit with.
+    assert sum(1 for h in history if h.read_version < h.version - 1) >= 1
+    # Every fragment covered by exactly one segment, with the ids its commit assigned.
+    assert sorted(f for s in segments for f in s["fragment_ids"]) == fragments
+    # Segments built for attempts that lost a race were removed; every directory left is referenced.
+    assert sorted(os.listdir(os.path.join(path, "_indices"))) == sorted(s["uuid"] for s in segments)
+    for k in [0, 5999, 11999]:
+        df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
+        assert [r.k for r in df.collect()] == [k] and df.rdd.getNumPartitions() == 1
+        assert ds.to_table(filter=f"k = {k}", use_scalar_index=True).num_rows == 1
