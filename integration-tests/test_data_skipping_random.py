@@ -362,6 +362,10 @@ def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(sp
     # A point filter reads one zone of the fragment holding the key, whatever was written since.
     df = spark.sql(f"SELECT k, v FROM {table_name} WHERE k = 26050")
     assert [tuple(r) for r in df.collect()] == [(26050, 9.0)] and df.rdd.getNumPartitions() == 1
+    before = len(lance.dataset(path).get_fragments())
+    compacted = spark.sql(f"CALL lance.system.compact(table => '{short}', target_rows_per_fragment => 100000)").head()
+    assert compacted.fragments_removed >= 2 and len(lance.dataset(path).get_fragments()) < before
+    check(15000)
     spark.sql(f"INSERT OVERWRITE {table_name} SELECT id AS k, CAST(id AS STRING) AS s, 1.0 AS v FROM range(0, 5000)")
     check(5000)
     # create_index folds the write-time segments of a column into one.

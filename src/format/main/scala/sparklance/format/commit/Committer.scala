@@ -75,8 +75,14 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       // A retry means the attempt before did not land: nothing names its segments.
       indexing.foreach(_.discard(attemptSegments))
       attemptSegments = indexing.toSeq.flatMap { i =>
-        val fresh = Committer.newFragments(Committer.changeOf(current)).size
-        i.segments(manifest.getFragmentsList.asScala.toSeq.takeRight(fresh).map(_.getId), base.fold(0L)(_.version))
+        val change = Committer.changeOf(current)
+        val fresh = Committer.newFragments(change)
+        // A compaction's fragments come with their reserved ids; others get theirs, in order, at the end.
+        val ids = change match {
+          case _: Operation.Rewrite => fresh.map(_.getId)
+          case _ => manifest.getFragmentsList.asScala.toSeq.takeRight(fresh.size).map(_.getId)
+        }
+        i.segments(ids, base.fold(0L)(_.version))
       }
       val index =
         if (attemptSegments.isEmpty) indexSectionAfter(base, current)
@@ -440,6 +446,7 @@ object Committer {
     case Operation.Append(fs) => fs
     case o: Operation.Overwrite => o.fragments
     case u: Operation.Update => u.newFragments
+    case Operation.Rewrite(groups) => groups.flatMap(_.newFragments)
     case _ => Nil
   }
 

@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.CommitConflictException
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, Snapshot}
@@ -20,7 +20,8 @@ import sparklance.format.table.{Dataset, Snapshot}
  * dropped (their files deleted), the rest commit, and the touched fragments are planned again from
  * the newer version, up to `maxRounds` times.
  */
-final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compaction.inProcess, maxRounds: Int = 3) {
+final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compaction.inProcess, maxRounds: Int = 3,
+    indexing: Compaction.Indexing = Compaction.NoIndexing) {
   private def storage: Storage = dataset.storage
 
   def plan(options: CompactionOptions): CompactionPlan =
@@ -77,7 +78,10 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
       pending = intact
       if (pending.isEmpty) return (None, Nil, lost)
       val withIds = try reserveIds(committer, latest, pending) catch { case NonFatal(e) => drop(pending); throw e }
-      try return (Some(committer.commit(Some(planned), Operation.Rewrite(withIds)).version), withIds, lost)
+      try {
+        val segments = indexing(latest, withIds.flatMap(_.newFragments))
+        return (Some(committer.commit(Some(planned), Operation.Rewrite(withIds), indexing = segments).version), withIds, lost)
+      }
       catch {
         case e: CommitConflictException if e.retryable && attempts < 5 => attempts += 1 // look at the table again
         case e: CommitConflictException => drop(pending); throw e
@@ -105,6 +109,10 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
 }
 
 object Compaction {
+  /** Index segments to commit with a compaction's new fragments (final ids), built on `snapshot`. */
+  type Indexing = (Snapshot, Seq[DataFragment]) => Option[NewFragmentIndices]
+  val NoIndexing: Indexing = (_, _) => None
+
   /** Runs the tasks of a plan of `snapshot` and returns one group per task, in order. */
   type TaskRunner = (Dataset, Snapshot, Seq[CompactionTask]) => Seq[Operation.RewriteGroup]
 

@@ -4,15 +4,17 @@ import org.apache.spark.sql.SparkSession
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.NewFragmentIndices
 import sparklance.format.index.Indices
+import sparklance.format.maintenance.Compaction
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.{ZoneMapAppend, ZoneMapSegment, ZoneValues}
-import sparklance.format.table.LanceSchema
+import sparklance.format.table.{Dataset, LanceSchema}
 import sparklance.spark.procedures.CreateIndexProcedure
 
 /**
  * The table property `zonemap_columns` (comma-separated top-level columns): every write of
- * sparklance that adds fragments (INSERT, overwrite, CREATE / REPLACE AS SELECT, UPDATE, MERGE)
+ * sparklance that adds fragments (INSERT, overwrite, CREATE / REPLACE AS SELECT, UPDATE, MERGE,
+ * compaction)
  * commits, in the same version, a zone map segment per column covering exactly those fragments,
  * so the table's zone maps never leave new rows undescribed. Columns the schema no longer has, or
  * of types without zone maps, are passed over.
@@ -66,4 +68,10 @@ object ZoneMapMaintenance {
       Some(new ZoneMapAppend(storage, path, rowsPerZone, perColumn))
     }
   }
+
+  /** The same for the fragments a compaction writes. */
+  def forCompaction(spark: SparkSession, tableName: String, dataset: Dataset,
+      storageConf: Map[String, String]): Compaction.Indexing = (snapshot, fragments) =>
+    forNewFragments(spark, tableName, dataset.path, dataset.storage, storageConf, snapshot.schema, snapshot.config,
+      snapshot.file.indexSection, fragments)
 }

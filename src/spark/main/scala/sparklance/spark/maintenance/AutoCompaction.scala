@@ -6,6 +6,7 @@ import scala.util.control.NonFatal
 import sparklance.format.maintenance.{Compaction, CompactionOptions, CompactionResult}
 import sparklance.format.table.Dataset
 import sparklance.spark.CatalogSettings
+import sparklance.spark.indexing.ZoneMapMaintenance
 
 /**
  * Compaction right after a write, when the table asks for it (`auto_compact` = true): once the
@@ -33,7 +34,8 @@ object AutoCompaction {
       else {
         val options = CompactionOptions.resolve(Map.empty, latest.config)
         val spark = SparkSession.active
-        val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings))
+        val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings),
+          indexing = ZoneMapMaintenance.forCompaction(spark, tableName, dataset, settings.storageConf))
         val rewritten = compaction.plan(options).tasks.map(_.fragments.size).sum
         val threshold = latest.config.get(MinFragmentsKey).flatMap(_.toLongOption).getOrElse(DefaultMinFragments)
         if (rewritten < threshold) None

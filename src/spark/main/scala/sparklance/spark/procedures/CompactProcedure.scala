@@ -9,6 +9,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction}
 
 /**
@@ -41,7 +42,8 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
       val ids = snapshot.fragments.map(_.getId)
       resolved.copy(excludedFragmentIds = resolved.excludedFragmentIds ++ (ids.toSet -- matching(ids, where)))
     }
-    val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks))
+    val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
+      indexing = ZoneMapMaintenance.forCompaction(spark, target.quotedName, target.dataset, catalog.settingsForTasks.storageConf))
       .run(scoped)
     AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq)
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
