@@ -2,8 +2,9 @@
 on the key), Parquet and Delta Lake, written from the same DataFrame.
 
 ROWS rows in 10 files / fragments, sorted by `k`: k BIGINT, day DATE (100,000 rows a day), v DOUBLE,
-s STRING (short), payload STRING (64 bytes). The Lance table is written by sparklance; its zone map
-(8,192 rows a zone) is built by pylance's create_scalar_index, as LanceDB users build theirs.
+s STRING (short), payload STRING (64 bytes). The Lance table is written by sparklance, its zone maps
+on k and day (8,192 rows a zone) built by `CALL lance.system.create_index` (pylance's
+create_scalar_index builds the same files).
 Queries, 1 warm-up + 5 timed runs, median, and the ratio sparklance / each other system:
   point   SELECT * WHERE k = <one key>
   range   count and sums over a 1% range of k
@@ -16,9 +17,6 @@ Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]""
 import argparse
 import tempfile
 from pathlib import Path
-
-import lance
-from lance.indices import IndexConfig
 
 from common import print_table, spark_session, timed
 
@@ -63,14 +61,11 @@ def main():
     spark.sql(f"CREATE TABLE lance.bench.t (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) "
               f"TBLPROPERTIES ('max_rows_per_file' = '{rows // 10 + 1}', 'optimize_write' = 'false')")
     clustered.writeTo("lance.bench.t").append()
-    lance_path = root / "warehouse" / "bench" / "t.lance"
-    ds = lance.dataset(str(lance_path))
-    ds.create_scalar_index("k", IndexConfig("zonemap", {"rows_per_zone": 8192}), name="k_zm")
-    ds.create_scalar_index("day", IndexConfig("zonemap", {"rows_per_zone": 8192}), name="day_zm")
+    for column in ("k", "day"):
+        spark.sql(f"CALL lance.system.create_index(table => 'bench.t', column => '{column}', rows_per_zone => 8192)")
     parquet, delta = root / "parquet", root / "delta"
     clustered.write.parquet(str(parquet))
     clustered.write.format("delta").save(str(delta))
-    spark.sql("REFRESH TABLE lance.bench.t")
 
     key = rows // 2 + 12345
     low = rows // 3
