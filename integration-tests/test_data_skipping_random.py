@@ -3,7 +3,7 @@ the ZONEMAP indices pylance builds, and must never change a result.
 
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
 Spark UPDATEs, pylance compactions, ZONEMAP builds by pylance and by sparklance's create_index on
-random columns with random zone sizes, pylance BTREE builds, and pylance's index refreshes (which
+random columns with random zone sizes, pylance BTREE and BITMAP builds, and pylance's index refreshes (which
 merge either's segments), on a table whose property zonemap_columns has sparklance's writes keep
 zone maps of two random columns current, so zone maps are present, absent, stale for appended fragments and cover only
 some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes of
@@ -173,6 +173,10 @@ class Writer:
         column = self.rnd.choice(["k", "i", "d", "s", "dt", "ts"])
         lance.dataset(self.path).create_scalar_index(column, "BTREE", name=f"{column}_bt", replace=True)
 
+    def bitmap(self):
+        column = self.rnd.choice(["i", "s", "b", "dt"])
+        lance.dataset(self.path).create_scalar_index(column, "BITMAP", name=f"{column}_bm", replace=True)
+
     def spark_zonemap(self):
         column = self.rnd.choice(INDEXABLE)
         self.spark.sql(f"CALL lance.system.create_index(table => '{self.ident.split('.', 1)[1]}', column => '{column}', "
@@ -196,7 +200,7 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
     w.spark_append()
     w.zonemap()
     steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.compact,
-             w.zonemap, w.spark_zonemap, w.spark_zonemap, w.btree, w.refresh]
+             w.zonemap, w.spark_zonemap, w.spark_zonemap, w.btree, w.bitmap, w.refresh]
     checked = 0
     for step in range(STEPS):
         rnd.choice(steps)()
@@ -411,3 +415,25 @@ def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(sp
         df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
         assert [r.k for r in df.collect()] == [k] and df.rdd.getNumPartitions() == 1
         assert ds.to_table(filter=f"k = {k}", use_scalar_index=True).num_rows == 1
+
+
+def test_pylance_bitmap_selects_the_rows_of_matching_values(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, w STRING) "
+              "TBLPROPERTIES ('max_rows_per_file' = '4000', 'optimize_write' = 'false')")
+    # Fragment i holds the rows of k // 4000 = i; every 7th row has w NULL.
+    spark.range(0, 16000).selectExpr("id AS k", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('w', CAST(id DIV 4000 AS STRING)) END AS w") \
+        .coalesce(1).writeTo(table_name).append()
+    lance.dataset(path).create_scalar_index("w", "BITMAP")
+
+    def read(where):
+        df = spark.sql(f"SELECT k FROM {table_name} WHERE {where}")
+        return sorted(r.k for r in df.collect()), df.rdd.getNumPartitions()
+
+    keys, partitions = read("w = 'w2'")
+    assert keys == [k for k in range(8000, 12000) if k % 7 != 0] and partitions == 1
+    keys, partitions = read("w IN ('w0', 'w3')")
+    assert keys == [k for k in list(range(0, 4000)) + list(range(12000, 16000)) if k % 7 != 0] and partitions == 2
+    keys, _ = read("w IS NULL")
+    assert keys == list(range(0, 16000, 7))
+    assert read("w = 'nope'") == ([], 0)

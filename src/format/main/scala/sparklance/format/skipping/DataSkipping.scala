@@ -12,10 +12,10 @@ import sparklance.format.skipping.ColumnFilter._
 import sparklance.format.table.LanceSchema
 
 /**
- * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP and BTREE
- * indices (LANCE-SCALAR-INDICES.md §2, §3, §6): a fragment an index covers is read only on the
- * spans of the zones the filter cannot rule out (zone map) or at the rows whose values match
- * (BTREE); a fragment no index covers is read whole.
+ * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP, BTREE and
+ * BITMAP indices (LANCE-SCALAR-INDICES.md §2-§4, §6): a fragment an index covers is read only on
+ * the spans of the zones the filter cannot rule out (zone map) or at the rows whose values match
+ * (BTREE, BITMAP); a fragment no index covers is read whole.
  *
  * An index is used only for fragments that both exist and are in its fragment bitmap: what a
  * segment still holds of fragments since rewritten, or covered by another segment, is ignored.
@@ -42,19 +42,35 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     }
   }
 
-  private final class BTreeIndex(segments: Seq[(Set[Long], BTreeSegment)]) extends FieldIndex {
+  /** An index that names the rows holding each value (BTREE, BITMAP): found once per filter. */
+  private abstract class RowsIndex(coverages: Seq[Set[Long]]) extends FieldIndex {
     private val matched = mutable.Map.empty[ColumnFilter, Map[Long, RoaringBitmap]]
-    def covers(fragment: Long): Boolean = segments.exists(_._1(fragment))
+    def covers(fragment: Long): Boolean = coverages.exists(_(fragment))
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap =
-      matched.getOrElseUpdate(leaf, addresses(leaf)).getOrElse(fragment, new RoaringBitmap())
+      matched.getOrElseUpdate(leaf, rows(leaf)).getOrElse(fragment, new RoaringBitmap())
+    /** The offsets, per covered fragment, of the rows whose values pass `leaf`. */
+    protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap]
+  }
 
-    /** The rows whose values pass `leaf`, read from the pages whose bounds do not rule it out. */
-    private def addresses(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
+  /** Reads the pages whose bounds do not rule `leaf` out, then tests each value. */
+  private final class BTreeIndex(segments: Seq[(Set[Long], BTreeSegment)]) extends RowsIndex(segments.map(_._1)) {
+    protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
       for ((coverage, segment) <- segments; page <- segment.pages if segment.mayHold(page, leaf);
            (value, address) <- BTreeSegment.entries(storage, tablePath, segment, page, allocator)
            if ColumnFilter.keeps(leaf, value) && coverage(address >>> 32))
         found.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add(address.toInt)
+      found.toMap
+    }
+  }
+
+  /** Tests each distinct value and gathers the rows of those that pass. */
+  private final class BitmapIndex(segments: Seq[(Set[Long], BitmapSegment)]) extends RowsIndex(segments.map(_._1)) {
+    protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
+      val found = mutable.Map.empty[Long, RoaringBitmap]
+      for ((coverage, segment) <- segments; (key, rows) <- segment.keys if ColumnFilter.keeps(leaf, key);
+           (fragment, offsets) <- BitmapSegment.treemap(rows, id => physicalRows.getOrElse(id, 0L)) if coverage(fragment))
+        found.getOrElseUpdate(fragment, new RoaringBitmap()).or(offsets)
       found.toMap
     }
   }
@@ -85,8 +101,14 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
           DataSkipping.cached(s"${Indices.directory(segment)}|btree|${field.arrowType}")(
             BTreeSegment.read(storage, tablePath, segment, field.arrowType, allocator)).map(coverage -> _)
         }
+      // A BITMAP holds row ids on a table with stable row ids: only addresses are used here.
+      val bitmaps = if (stableRowIds) Nil else segmentsOf(fieldId, BitmapSegment.isBitmap).flatMap { case (coverage, segment) =>
+        DataSkipping.cached(s"${Indices.directory(segment)}|bitmap|${field.arrowType}")(
+          BitmapSegment.read(storage, tablePath, segment, field.arrowType, allocator)).map(coverage -> _)
+      }
       Seq(zoneMaps).filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
-        Seq(btrees).filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex)
+        Seq(btrees).filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
+        Seq(bitmaps).filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
     }
 
   /**

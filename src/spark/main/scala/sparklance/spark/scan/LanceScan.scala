@@ -9,7 +9,7 @@ import scala.jdk.CollectionConverters._
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.index.Indices
-import sparklance.format.skipping.{BTreeSegment, ColumnFilter, DataSkipping, ZoneMapSegment}
+import sparklance.format.skipping.{BitmapSegment, BTreeSegment, ColumnFilter, DataSkipping, ZoneMapSegment}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
@@ -80,7 +80,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   private lazy val candidates: Map[Long, RoaringBitmap] = dataFilter match {
     case Some(filter) if options.getBoolean(LanceScan.DataSkippingOption, true) =>
       val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
-      if (!indices.exists(i => ZoneMapSegment.isZoneMap(i) || BTreeSegment.isBTree(i))) Map.empty
+      if (!indices.exists(i => ZoneMapSegment.isZoneMap(i) || BTreeSegment.isBTree(i) || BitmapSegment.isBitmap(i))) Map.empty
       else {
         val allocator = Allocators.child(s"zones-${table.tableName}")
         try new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
