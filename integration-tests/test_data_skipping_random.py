@@ -437,3 +437,15 @@ def test_pylance_bitmap_selects_the_rows_of_matching_values(spark, warehouse, ta
     keys, _ = read("w IS NULL")
     assert keys == list(range(0, 16000, 7))
     assert read("w = 'nope'") == ([], 0)
+
+
+def test_zonemap_columns_must_name_columns_with_zone_maps(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    with pytest.raises(Exception, match="'nope' is not a top-level column"):
+        spark.sql(f"CREATE TABLE {table_name} (k BIGINT, st STRUCT<x: INT>) TBLPROPERTIES ('zonemap_columns' = 'k, nope')")
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, st STRUCT<x: INT>) TBLPROPERTIES ('zonemap_columns' = 'k')")
+    versions = len(lance.dataset(path).versions())
+    with pytest.raises(Exception, match="'st' is of type Struct, which has no zone map"):
+        spark.sql(f"ALTER TABLE {table_name} SET TBLPROPERTIES ('zonemap_columns' = 'k, st')")
+    assert len(lance.dataset(path).versions()) == versions
+    assert spark.sql(f"SHOW TBLPROPERTIES {table_name} ('zonemap_columns')").head().value == "k"

@@ -13,6 +13,7 @@ import sparklance.format.io.Storage
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
+import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.procedures.LanceProcedures
 
 /**
@@ -224,6 +225,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val props = properties.asScala.toMap
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
+    ZoneMapMaintenance.check(quoted(ident), lance, stored.config)
     sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
       sparklance.format.table.StorageVersion.forWriting(quoted(ident), stored.config(sparklance.format.commit.Committer.StorageVersionKey)),
       lance.fields)

@@ -9,6 +9,7 @@ import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema, PendingSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
 import sparklance.spark.evolution.{ColumnValues, ColumnWriteJob}
+import sparklance.spark.indexing.ZoneMapMaintenance
 
 /**
  * ALTER TABLE on a sparklance table, each statement one commit, as pylance records it: column
@@ -29,7 +30,11 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val set = properties.collect { case p: SetProperty => p.property() -> p.value() }.toMap
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
     retrying { snapshot =>
-      if (properties.nonEmpty) (TableProperties.change(table, set, unset), Nil)
+      if (properties.nonEmpty) {
+        val change = TableProperties.change(table, set, unset)
+        ZoneMapMaintenance.check(table, snapshot.schema, change.config)
+        (change, Nil)
+      }
       else {
         val (evolved, files) = planColumns(snapshot, columns)
         (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)

@@ -16,8 +16,8 @@ import sparklance.spark.procedures.CreateIndexProcedure
  * sparklance that adds fragments (INSERT, overwrite, CREATE / REPLACE AS SELECT, UPDATE, MERGE,
  * compaction)
  * commits, in the same version, a zone map segment per column covering exactly those fragments,
- * so the table's zone maps never leave new rows undescribed. Columns the schema no longer has, or
- * of types without zone maps, are passed over.
+ * so the table's zone maps never leave new rows undescribed. CREATE and ALTER TABLE refuse
+ * columns the schema lacks or whose type has no zone map; a column dropped later is passed over.
  */
 object ZoneMapMaintenance {
   val Property = "zonemap_columns"
@@ -28,6 +28,23 @@ object ZoneMapMaintenance {
     if (names.isEmpty || names.exists(_.isEmpty))
       throw new IllegalArgumentException(s"$Property must list column names separated by commas, got '$value'")
     names.distinct.mkString(",")
+  }
+
+  /**
+   * Refuses, naming them, listed columns that are not top-level columns of `schema` or whose type
+   * has no zone map; `config` is what a CREATE or ALTER TABLE stores.
+   */
+  def check(table: String, schema: LanceSchema, config: Map[String, String]): Unit = {
+    val wrong = columns(config).flatMap { name =>
+      schema.field(name) match {
+        case None => Some(s"'$name' is not a top-level column")
+        case Some(f) if !ZoneValues.supports(f.arrowType) => Some(s"'$name' is of type ${f.arrowType}, which has no zone map")
+        case _ => None
+      }
+    }
+    if (wrong.nonEmpty) throw new IllegalArgumentException(s"$Property of $table: ${wrong.mkString("; ")} " +
+      s"(columns: ${schema.fields.map(_.name).mkString(", ")}; zone maps exist for integers, dates, timestamps in " +
+      "microseconds, floating point, strings, binary, booleans and decimals)")
   }
 
   def columns(config: Map[String, String]): Seq[String] =
