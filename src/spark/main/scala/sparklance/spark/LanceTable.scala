@@ -1,6 +1,7 @@
 package sparklance.spark
 
 import java.util
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
@@ -10,7 +11,6 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
-import org.apache.spark.sql.SparkSession
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}

@@ -1,6 +1,7 @@
 package sparklance.spark
 
 import java.util
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import scala.jdk.CollectionConverters._
@@ -38,7 +39,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
 
   override def commitStagedChanges(): Unit = {
     uncommitted.commit(staged) {
-      val indexing = ZoneMapMaintenance.forNewFragments(org.apache.spark.sql.SparkSession.active, tableName, dataset.path,
+      val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, tableName, dataset.path,
         dataset.storage, settings.storageConf, schema, config, None, staged)
       new Committer(dataset, settings.commitRetries)
         .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = indexing)

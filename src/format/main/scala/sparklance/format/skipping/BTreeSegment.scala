@@ -3,10 +3,7 @@ package sparklance.format.skipping
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.types.pojo.ArrowType
-import scala.jdk.CollectionConverters._
-import sparklance.format.{CorruptFileException, Resources}
-import sparklance.format.file.DataFileReader
-import sparklance.format.index.Indices
+import sparklance.format.Resources
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 
@@ -37,42 +34,23 @@ object BTreeSegment {
 
   def isBTree(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
 
-  private def open(storage: Storage, tablePath: String, index: IndexMetadata, name: String): DataFileReader = {
-    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$name")
-    val size = index.getFilesList.asScala.find(_.getPath == name).map(_.getSizeBytes).filter(_ > 0)
-    DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _)))
-  }
-
-  /** Reads `names` of a file whose top-level fields are all leaves, every row. */
-  private def columns[T](reader: DataFileReader, path: String, names: Seq[String], allocator: BufferAllocator,
-      from: Long, n: Int)(body: Seq[org.apache.arrow.vector.FieldVector] => T): T = {
-    val fields = reader.schema.fields
-    val columnOf = fields.map(_.id).zipWithIndex.toMap
-    val vectors = names.map { name =>
-      reader.read(fields.find(_.name == name).getOrElse(
-        throw new CorruptFileException(path, s"no '$name' column: ${fields.map(_.name).mkString(", ")}")), columnOf, from, n, allocator)
-    }
-    try body(vectors) finally Resources.closeAll(vectors)
-  }
-
   /**
    * The pages of `index`, a BTREE on a column of Arrow type `columnType`; None where this reader
    * does not use it: values of another type, or pages spread over range partitions.
    */
   def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[BTreeSegment] = {
-    val lookup = open(storage, tablePath, index, LookupFile)
-    val data = try open(storage, tablePath, index, DataFile) catch { case t: Throwable => lookup.close(); throw t }
+    val lookup = IndexFile.open(storage, tablePath, index, LookupFile)
+    val data = try IndexFile.open(storage, tablePath, index, DataFile) catch { case t: Throwable => lookup.close(); throw t }
     try {
       val metadata = lookup.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
       val typed = Seq("min", "max").forall(n => lookup.schema.field(n).exists(_.arrowType == columnType)) &&
         data.schema.field("values").exists(_.arrowType == columnType)
-      if (!typed || lookup.schema.fields.exists(_.children.nonEmpty) || metadata.get("range_partitioned").contains("true")) None
+      if (!typed || !lookup.flat || !data.flat || metadata.get("range_partitioned").contains("true")) None
       else {
         val batchSize = metadata.get("batch_size").flatMap(_.toLongOption).getOrElse(4096L)
-        val n = Math.toIntExact(lookup.numRows)
-        val pages = columns(lookup, LookupFile, Seq("min", "max", "null_count", "page_idx"), allocator, 0, n) {
-          case Seq(min, max, nulls, page) => (0 until n).map(i =>
+        val pages = lookup.all(Seq("min", "max", "null_count", "page_idx"), allocator) {
+          case Seq(min, max, nulls, page) => (0 until min.getValueCount).map(i =>
             Page(ZoneValues.long(page, i).toInt, ZoneValues.at(min, i), ZoneValues.at(max, i), ZoneValues.long(nulls, i)))
         }
         Some(BTreeSegment(index, pages, batchSize, data.numRows))
@@ -80,16 +58,17 @@ object BTreeSegment {
     } finally Resources.closeAll(Seq(lookup, data))
   }
 
-  /** The values and row addresses of page `page` of `segment`. */
-  def entries(storage: Storage, tablePath: String, segment: BTreeSegment, page: Page,
-      allocator: BufferAllocator): IndexedSeq[(Option[ZoneValue], Long)] = {
-    val reader = open(storage, tablePath, segment.index, DataFile)
-    try {
-      val from = page.index * segment.batchSize
-      val n = Math.toIntExact(math.min(segment.batchSize, segment.rows - from))
-      columns(reader, DataFile, Seq("values", "ids"), allocator, from, n) {
-        case Seq(values, ids) => (0 until n).map(i => ZoneValues.at(values, i) -> ZoneValues.long(ids, i))
-      }
-    } finally reader.close()
-  }
+  /** The values and row addresses of `pages` of `segment`, read through one open file. */
+  def entries(storage: Storage, tablePath: String, segment: BTreeSegment, pages: Seq[Page],
+      allocator: BufferAllocator): Seq[(Option[ZoneValue], Long)] =
+    if (pages.isEmpty) Nil
+    else {
+      val data = IndexFile.open(storage, tablePath, segment.index, DataFile)
+      try pages.flatMap { page =>
+        val from = page.index * segment.batchSize
+        data.columns(Seq("values", "ids"), allocator, from, Math.toIntExact(math.min(segment.batchSize, segment.rows - from))) {
+          case Seq(values, ids) => (0 until values.getValueCount).map(i => ZoneValues.at(values, i) -> ZoneValues.long(ids, i))
+        }
+      } finally data.close()
+    }
 }

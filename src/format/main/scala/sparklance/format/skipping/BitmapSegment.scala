@@ -5,11 +5,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, LargeVarBinaryVector, VarBinaryVector}
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
-import scala.jdk.CollectionConverters._
-import sparklance.format.{CorruptFileException, Resources}
 import sparklance.format.deletion.PortableBitmaps
-import sparklance.format.file.DataFileReader
-import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 
@@ -31,24 +27,13 @@ object BitmapSegment {
   /** The keys of `index`, a BITMAP on a column of Arrow type `columnType`; None for keys of another type. */
   def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[BitmapSegment] = {
-    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$LookupFile")
-    val size = index.getFilesList.asScala.find(_.getPath == LookupFile).map(_.getSizeBytes).filter(_ > 0)
-    val reader = DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _)))
+    val file = IndexFile.open(storage, tablePath, index, LookupFile)
     try {
-      val fields = reader.schema.fields
-      def field(name: String) = fields.find(_.name == name).getOrElse(
-        throw new CorruptFileException(path, s"no '$name' column: ${fields.map(_.name).mkString(", ")}"))
-      if (fields.exists(_.children.nonEmpty) || field("keys").arrowType != columnType) None
-      else {
-        val columnOf = fields.map(_.id).zipWithIndex.toMap
-        val n = Math.toIntExact(reader.numRows)
-        val vectors = Seq(field("keys"), field("bitmaps")).map(f => reader.read(f, columnOf, 0, n, allocator))
-        try {
-          val Seq(keys, bitmaps) = vectors
-          Some(BitmapSegment(index, (0 until n).map(i => ZoneValues.at(keys, i) -> bytes(bitmaps, i))))
-        } finally Resources.closeAll(vectors)
+      if (!file.flat || !file.schema.field("keys").exists(_.arrowType == columnType)) None
+      else file.all(Seq("keys", "bitmaps"), allocator) {
+        case Seq(keys, bitmaps) => Some(BitmapSegment(index, (0 until keys.getValueCount).map(i => ZoneValues.at(keys, i) -> bytes(bitmaps, i))))
       }
-    } finally reader.close()
+    } finally file.close()
   }
 
   private def bytes(v: FieldVector, i: Int): Array[Byte] = v match {

@@ -1,7 +1,6 @@
 package sparklance.format.skipping
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
@@ -19,7 +18,8 @@ import sparklance.format.table.LanceSchema
  *
  * An index is used only for fragments that both exist and are in its fragment bitmap: what a
  * segment still holds of fragments since rewritten, or covered by another segment, is ignored.
- * Segments of one index (one name) cover disjoint fragments and are used together.
+ * Segments of one index (one name) cover disjoint fragments and are used together; where several
+ * indices cover a fragment, a row must pass all of them.
  */
 final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchema, indices: Seq[IndexMetadata],
     fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
@@ -56,8 +56,8 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
   private final class BTreeIndex(segments: Seq[(Set[Long], BTreeSegment)]) extends RowsIndex(segments.map(_._1)) {
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
-      for ((coverage, segment) <- segments; page <- segment.pages if segment.mayHold(page, leaf);
-           (value, address) <- BTreeSegment.entries(storage, tablePath, segment, page, allocator)
+      for ((coverage, segment) <- segments;
+           (value, address) <- BTreeSegment.entries(storage, tablePath, segment, segment.pages.filter(segment.mayHold(_, leaf)), allocator)
            if ColumnFilter.keeps(leaf, value) && coverage(address >>> 32))
         found.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add(address.toInt)
       found.toMap
@@ -75,40 +75,40 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     }
   }
 
-  /** The segments of the first index (by name) of a kind on the field, each with the existing fragments it covers. */
-  private def segmentsOf(fieldId: Int, kind: IndexMetadata => Boolean): Seq[(Set[Long], IndexMetadata)] = {
-    val onField = indices.filter(i => kind(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
-    onField.headOption.map(_.getName).toSeq.flatMap { name =>
-      onField.filter(_.getName == name).map { segment =>
-        Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
-          .getOrElse(Set.empty[Long]) -> segment
-      }.filter(_._1.nonEmpty)
-    }
-  }
+  /**
+   * The indices of a kind on the field, one a name, each as its segments with the existing
+   * fragments they cover.
+   */
+  private def indicesOn(fieldId: Int, kind: IndexMetadata => Boolean): Seq[Seq[(Set[Long], IndexMetadata)]] =
+    indices.filter(i => kind(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
+      .groupBy(_.getName).toSeq.sortBy(_._1).map { case (_, segments) =>
+        segments.map { segment =>
+          Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
+            .getOrElse(Set.empty[Long]) -> segment
+        }.filter(_._1.nonEmpty)
+      }.filter(_.nonEmpty)
 
   private def indicesOf(fieldId: Int): Seq[FieldIndex] =
     schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f.arrowType)).toSeq.flatMap { field =>
-      val zoneMaps = segmentsOf(fieldId, ZoneMapSegment.isZoneMap).flatMap { case (coverage, segment) =>
-        DataSkipping.cached(s"${Indices.directory(segment)}|zonemap|${field.arrowType}")(
-          ZoneMapSegment.read(storage, tablePath, segment, field.arrowType, allocator)).toSeq.flatMap { zones =>
+      def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)])(read: IndexMetadata => Option[T]) =
+        segments.flatMap { case (coverage, segment) =>
+          DataSkipping.cached(s"${Indices.directory(segment)}|$kind|${field.arrowType}")(read(segment)).map(coverage -> _)
+        }
+      val zoneMaps = indicesOn(fieldId, ZoneMapSegment.isZoneMap).map { segments =>
+        load("zonemap", segments)(ZoneMapSegment.read(storage, tablePath, _, field.arrowType, allocator)).flatMap { case (coverage, zones) =>
           val byFragment = zones.filter(z => coverage(z.fragmentId)).groupBy(_.fragmentId)
           coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
         }
       }
       // A BTREE of index version 0 on a table with stable row ids may hold row ids, not addresses.
-      val btrees = segmentsOf(fieldId, i => BTreeSegment.isBTree(i) && !(stableRowIds && i.getIndexVersion == 0))
-        .flatMap { case (coverage, segment) =>
-          DataSkipping.cached(s"${Indices.directory(segment)}|btree|${field.arrowType}")(
-            BTreeSegment.read(storage, tablePath, segment, field.arrowType, allocator)).map(coverage -> _)
-        }
+      val btrees = indicesOn(fieldId, i => BTreeSegment.isBTree(i) && !(stableRowIds && i.getIndexVersion == 0))
+        .map(load("btree", _)(BTreeSegment.read(storage, tablePath, _, field.arrowType, allocator)))
       // A BITMAP holds row ids on a table with stable row ids: only addresses are used here.
-      val bitmaps = if (stableRowIds) Nil else segmentsOf(fieldId, BitmapSegment.isBitmap).flatMap { case (coverage, segment) =>
-        DataSkipping.cached(s"${Indices.directory(segment)}|bitmap|${field.arrowType}")(
-          BitmapSegment.read(storage, tablePath, segment, field.arrowType, allocator)).map(coverage -> _)
-      }
-      Seq(zoneMaps).filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
-        Seq(btrees).filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
-        Seq(bitmaps).filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
+      val bitmaps = if (stableRowIds) Nil else indicesOn(fieldId, BitmapSegment.isBitmap)
+        .map(load("bitmap", _)(BitmapSegment.read(storage, tablePath, _, field.arrowType, allocator)))
+      zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
+        btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
+        bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
     }
 
   /**

@@ -1,11 +1,8 @@
 package sparklance.format.skipping
 
-import java.util.UUID
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.types.pojo.ArrowType
-import org.roaringbitmap.RoaringBitmap
 import sparklance.format.commit.NewFragmentIndices
-import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 
@@ -25,17 +22,12 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, rowsPerZone: Long
     else {
       val allocator = new RootAllocator()
       try columns.map { c =>
-        val uuid = UUID.randomUUID()
-        val zones = c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt)))
-        val size = ZoneMapSegment.write(storage, tablePath, uuid, c.arrowType, zones, rowsPerZone, allocator)
-        val covered = new RoaringBitmap()
-        ids.foreach(id => covered.add(id.toInt))
-        ZoneMapSegment.metadata(uuid, c.indexName, c.fieldId, readVersion, covered, rowsPerZone, size)
+        ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
+          c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt))), ids, readVersion, rowsPerZone, allocator)
       } finally allocator.close()
     }
 
-  override def discard(segments: Seq[IndexMetadata]): Unit =
-    segments.foreach(s => storage.deleteRecursively(Storage.join(tablePath, s"_indices/${Indices.directory(s)}")))
+  override def discard(segments: Seq[IndexMetadata]): Unit = segments.foreach(ZoneMapSegment.discard(storage, tablePath, _))
 }
 
 object ZoneMapAppend {

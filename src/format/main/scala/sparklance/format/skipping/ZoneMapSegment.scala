@@ -9,9 +9,8 @@ import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.{CorruptFileException, Resources}
+import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
-import sparklance.format.file.DataFileReader
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
@@ -36,35 +35,23 @@ object ZoneMapSegment {
    */
   def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[IndexedSeq[Zone]] = {
-    val file = index.getFilesList.asScala.find(_.getPath == FileName)
-    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$FileName")
-    val input = file.filter(_.getSizeBytes > 0).fold(storage.openInput(path))(f => storage.openInput(path, f.getSizeBytes))
-    val reader = DataFileReader.open(input)
+    val file = IndexFile.open(storage, tablePath, index, FileName)
     try {
-      val fields = reader.schema.fields
-      def field(name: String) = fields.find(_.name == name).getOrElse(
-        throw new CorruptFileException(path, s"a zone map file without a '$name' column: ${fields.map(_.name).mkString(", ")}"))
-      if (fields.exists(_.children.nonEmpty) || field("min").arrowType != columnType || field("max").arrowType != columnType) None
-      else {
-        // Every top-level field is a leaf here, so the i-th field is the i-th column.
-        val columnOf = fields.map(_.id).zipWithIndex.toMap
-        val n = Math.toIntExact(reader.numRows)
-        val names = Seq("min", "max", "null_count", "nan_count", "fragment_id", "zone_start", "zone_length")
-        val vectors = names.map(name => reader.read(field(name), columnOf, 0, n, allocator))
-        try {
-          val Seq(min, max, nulls, nans, fragment, start, length) = vectors
-          Some((0 until n).map(i => Zone(ZoneValues.long(fragment, i), ZoneValues.long(start, i), ZoneValues.long(length, i),
+      val typed = Seq("min", "max").forall(n => file.schema.field(n).exists(_.arrowType == columnType))
+      if (!file.flat || !typed) None
+      else file.all(Seq("min", "max", "null_count", "nan_count", "fragment_id", "zone_start", "zone_length"), allocator) {
+        case Seq(min, max, nulls, nans, fragment, start, length) => Some((0 until min.getValueCount).map(i =>
+          Zone(ZoneValues.long(fragment, i), ZoneValues.long(start, i), ZoneValues.long(length, i),
             ZoneValues.at(min, i), ZoneValues.at(max, i), ZoneValues.long(nulls, i), ZoneValues.long(nans, i))))
-        } finally Resources.closeAll(vectors)
       }
-    } finally reader.close()
+    } finally file.close()
   }
 
   /**
    * Writes `zones` (of a column of Arrow type `columnType`) as the file of a new segment `uuid`,
    * in file format 2.2 as pylance writes its own; returns the file's size.
    */
-  def write(storage: Storage, tablePath: String, uuid: UUID, columnType: ArrowType, zones: Seq[Zone], rowsPerZone: Long,
+  private def write(storage: Storage, tablePath: String, uuid: UUID, columnType: ArrowType, zones: Seq[Zone], rowsPerZone: Long,
       allocator: BufferAllocator): Long = {
     def field(name: String, t: ArrowType, nullable: Boolean) = new Field(name, new FieldType(nullable, t, null), null)
     val u32 = new ArrowType.Int(32, false)
@@ -99,7 +86,7 @@ object ZoneMapSegment {
    * rows of version `datasetVersion`, describing every live row of `fragments`: what pylance
    * records for its own (LANCE-SCALAR-INDICES.md §1, §5.1).
    */
-  def metadata(uuid: UUID, name: String, fieldId: Int, datasetVersion: Long, fragments: RoaringBitmap, rowsPerZone: Long,
+  private def metadata(uuid: UUID, name: String, fieldId: Int, datasetVersion: Long, fragments: RoaringBitmap, rowsPerZone: Long,
       fileSize: Long): IndexMetadata = {
     val details = ByteString.newOutput()
     val out = CodedOutputStream.newInstance(details)
@@ -120,4 +107,22 @@ object ZoneMapSegment {
       .addFiles(TableProtos.IndexFile.newBuilder().setPath(FileName).setSizeBytes(fileSize))
       .build()
   }
+
+  /**
+   * A new segment of the zone map `name` on field `fieldId` (Arrow type `columnType`): its file,
+   * holding `zones`, written under a fresh uuid, and its manifest entry, covering `fragments`,
+   * built from the rows of version `readVersion`.
+   */
+  def create(storage: Storage, tablePath: String, name: String, fieldId: Int, columnType: ArrowType, zones: Seq[Zone],
+      fragments: Iterable[Long], readVersion: Long, rowsPerZone: Long, allocator: BufferAllocator): IndexMetadata = {
+    val uuid = UUID.randomUUID()
+    val size = write(storage, tablePath, uuid, columnType, zones, rowsPerZone, allocator)
+    val covered = new RoaringBitmap()
+    fragments.foreach(id => covered.add(id.toInt))
+    metadata(uuid, name, fieldId, readVersion, covered, rowsPerZone, size)
+  }
+
+  /** Deletes the files of a segment no manifest names (its commit did not land). */
+  def discard(storage: Storage, tablePath: String, segment: IndexMetadata): Unit =
+    storage.deleteRecursively(Storage.join(tablePath, s"_indices/${Indices.directory(segment)}"))
 }

@@ -1,13 +1,13 @@
 package sparklance.spark.procedures
 
-import java.util.{Locale, UUID}
+import java.util.Locale
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import scala.util.Using
+import sparklance.format.CommitStateUnknownException
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
@@ -57,18 +57,17 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
 
     val settings = catalog.settingsForTasks
     val zones = ZoneMapJob.zones(spark, target.quotedName, target.dataset.path, settings.storageConf, read.fragments, field, rowsPerZone)
-    val uuid = UUID.randomUUID()
-    val size = Using.resource(Allocators.child(s"zone map $indexName of ${target.quotedName}")) { allocator =>
-      ZoneMapSegment.write(target.dataset.storage, target.dataset.path, uuid, field.arrowType, zones, rowsPerZone, allocator)
+    val entry = Using.resource(Allocators.child(s"zone map $indexName of ${target.quotedName}")) { allocator =>
+      ZoneMapSegment.create(target.dataset.storage, target.dataset.path, indexName, field.id, field.arrowType, zones,
+        read.fragments.map(_.getId), read.version, rowsPerZone, allocator)
     }
-    val covered = new RoaringBitmap()
-    read.fragments.foreach(f => covered.add(f.getId.toInt))
-    val entry = ZoneMapSegment.metadata(uuid, indexName, field.id, read.version, covered, rowsPerZone, size)
     val committed = try new Committer(target.dataset, settings.commitRetries).commit(Some(read), Operation.CreateIndex(Seq(entry), existing))
     catch {
+      // With the outcome unknown the manifest may name the segment: its files stay.
+      case e: CommitStateUnknownException => throw e
       case e: Throwable =>
-        // Nothing names the new segment's directory unless the commit landed.
-        target.dataset.storage.deleteRecursively(sparklance.format.io.Storage.join(target.dataset.path, s"_indices/$uuid"))
+        // A commit that did not land names nothing in the segment's directory.
+        ZoneMapSegment.discard(target.dataset.storage, target.dataset.path, entry)
         throw e
     }
     InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, zones.size.toLong, committed.version)

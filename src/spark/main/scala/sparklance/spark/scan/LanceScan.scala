@@ -6,10 +6,11 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import scala.util.Using
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.index.Indices
-import sparklance.format.skipping.{BitmapSegment, BTreeSegment, ColumnFilter, DataSkipping, ZoneMapSegment}
+import sparklance.format.skipping.{ColumnFilter, DataSkipping}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
@@ -73,20 +74,16 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
 
   /**
-   * The offsets that may hold rows the pushed filter keeps, for the fragments the table's zone
-   * maps let skip rows of (see [[DataSkipping]]); the read option `data_skipping = false` turns
-   * this off.
+   * The offsets that may hold rows the pushed filter keeps, for the fragments the table's scalar
+   * indices let skip rows of (see [[DataSkipping]]); the read option `data_skipping = false`
+   * turns this off.
    */
   private lazy val candidates: Map[Long, RoaringBitmap] = dataFilter match {
-    case Some(filter) if options.getBoolean(LanceScan.DataSkippingOption, true) =>
+    case Some(filter) if options.getBoolean(LanceScan.DataSkippingOption, true) && snapshot.file.indexSection.isDefined =>
       val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
-      if (!indices.exists(i => ZoneMapSegment.isZoneMap(i) || BTreeSegment.isBTree(i) || BitmapSegment.isBitmap(i))) Map.empty
-      else {
-        val allocator = Allocators.child(s"zones-${table.tableName}")
-        try new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
-          snapshot.stableRowIds, allocator)
-          .candidates(filter)
-        finally allocator.close()
+      Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
+        new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
+          snapshot.stableRowIds, allocator).candidates(filter)
       }
     case _ => Map.empty
   }

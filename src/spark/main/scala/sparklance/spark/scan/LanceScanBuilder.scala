@@ -10,8 +10,8 @@ import sparklance.spark.LanceTable
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
- * predicates, rows other than those `_rowid` predicates name, zones of fragments the table's
- * ZONEMAP indices rule out for the other predicates, fragments beyond a LIMIT, and for COUNT(*)
+ * predicates, rows other than those `_rowid` predicates name, rows the table's scalar indices
+ * (zone maps, BTREE, BITMAP) rule out for the other predicates, fragments beyond a LIMIT, and for COUNT(*)
  * every file. The scan of a row-level operation also accepts Spark's runtime filter on fragment ids.
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
@@ -29,7 +29,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
 
   /**
    * `_fragid` predicates prune fragments, `_rowid` predicates select rows through the row id
-   * index, and predicates on data columns skip zones of fragments the table's zone maps rule out
+   * index, and predicates on data columns skip the rows the table's scalar indices rule out
    * ([[DataFilters]]); all predicates are still evaluated by Spark.
    */
   override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {

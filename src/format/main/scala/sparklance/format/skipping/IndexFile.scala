@@ -1,0 +1,50 @@
+package sparklance.format.skipping
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CorruptFileException, Resources}
+import sparklance.format.file.DataFileReader
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.IndexMetadata
+import sparklance.format.table.LanceSchema
+
+/**
+ * One Lance file of a scalar index segment, `_indices/<uuid>/<name>`, read as a flat table of
+ * named columns (every top-level field a leaf, so the i-th field is the i-th column).
+ */
+final class IndexFile private (val path: String, reader: DataFileReader) extends AutoCloseable {
+  def schema: LanceSchema = reader.schema
+  def numRows: Long = reader.numRows
+  def flat: Boolean = schema.fields.forall(_.children.isEmpty)
+
+  /** Rows [from, from + n) of the columns `names`, to `body`, and closed after. */
+  def columns[T](names: Seq[String], allocator: BufferAllocator, from: Long, n: Int)(body: Seq[FieldVector] => T): T = {
+    val fields = schema.fields
+    val columnOf = fields.map(_.id).zipWithIndex.toMap
+    val read = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(read) {
+      names.foreach { name =>
+        read += reader.read(fields.find(_.name == name).getOrElse(throw new CorruptFileException(path,
+          s"an index file without a '$name' column: ${fields.map(_.name).mkString(", ")}")), columnOf, from, n, allocator)
+      }
+    }
+    try body(read.toSeq) finally Resources.closeAll(read)
+  }
+
+  /** Every row of the columns `names`. */
+  def all[T](names: Seq[String], allocator: BufferAllocator)(body: Seq[FieldVector] => T): T =
+    columns(names, allocator, 0, Math.toIntExact(numRows))(body)
+
+  def close(): Unit = reader.close()
+}
+
+object IndexFile {
+  /** Opened with the size the manifest records for it, which spares an object store a request. */
+  def open(storage: Storage, tablePath: String, index: IndexMetadata, name: String): IndexFile = {
+    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$name")
+    val size = index.getFilesList.asScala.find(_.getPath == name).map(_.getSizeBytes).filter(_ > 0)
+    new IndexFile(path, DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _))))
+  }
+}
