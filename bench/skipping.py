@@ -12,6 +12,11 @@ Queries, 1 warm-up + 5 timed runs, median, and the ratio sparklance / each other
 sparklance also runs each query with data skipping off (read option data_skipping = false). The bytes
 each query read are printed: sparklance's scan metric of data-file bytes, Spark's size of the files
 a Parquet or Delta scan opened.
+Then a MERGE of 1% clustered keys (UPDATE SET v where matched, INSERT where not; 1% of its keys are
+new on the first run) into the Lance and Delta tables, 1 warm-up + 5 timed runs each on the table the previous run
+left: sparklance with its target scan skipping by the source's keys, and with dynamic pruning off
+(spark.sql.optimizer.dynamicPartitionPruning.enabled = false), against Delta's MERGE; the Lance
+table keeps its zone maps current (zonemap_columns), so rewritten rows stay skippable.
 
 Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]"""
 import argparse
@@ -34,6 +39,9 @@ def scan_bytes(df):
             continue
         if name.endswith("QueryStageExec"):
             nodes.append(node.plan())
+            continue
+        if name == "CommandResultExec":
+            nodes.append(node.commandPhysicalPlan())
             continue
         metrics = node.metrics()
         for metric in ("dataBytesRead", "filesSize"):
@@ -59,7 +67,8 @@ def main():
         "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
     clustered = df.repartitionByRange(10, "k").sortWithinPartitions("k")
     spark.sql(f"CREATE TABLE lance.bench.t (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) "
-              f"TBLPROPERTIES ('max_rows_per_file' = '{rows // 10 + 1}', 'optimize_write' = 'false')")
+              f"TBLPROPERTIES ('max_rows_per_file' = '{rows // 10 + 1}', 'optimize_write' = 'false', "
+              f"'zonemap_columns' = 'k,day')")
     clustered.writeTo("lance.bench.t").append()
     for column in ("k", "day"):
         spark.sql(f"CALL lance.system.create_index(table => 'bench.t', column => '{column}', rows_per_zone => 8192)")
@@ -90,11 +99,33 @@ def main():
         results.append((name, medians, read))
         print(name, {k: round(v, 3) for k, v in medians.items()}, read, flush=True)
 
+    # MERGE of 1% clustered keys; the last 1/100 of them are new keys (above every existing one).
+    first, n, fresh = rows // 5, rows // 100, rows // 10000
+    spark.range(first, first + n).selectExpr(
+        f"IF(id < {first + n - fresh}, id, id + {rows}) AS k", "date_add(DATE'2020-01-01', CAST(id DIV 100000 AS INT)) AS day",
+        "-id * 0.5 AS v", "'merged' AS s", "sha2(CAST(id AS STRING), 256) AS payload").createOrReplaceTempView("merge_src")
+    merge = ("MERGE INTO {t} t USING merge_src s ON t.k = s.k "
+             "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    pruning = "spark.sql.optimizer.dynamicPartitionPruning.enabled"
+    merges, merge_read = {}, {}
+    for system, table, dpp in (("sparklance", "lance.bench.t", "true"), ("no skipping", "lance.bench.t", "false"),
+                               ("delta", f"delta.`{delta}`", "true")):
+        spark.conf.set(pruning, dpp)
+        sql = merge.format(t=table)
+        merge_read[system] = scan_bytes(spark.sql(sql))
+        merges[system], _ = timed(lambda sql=sql: spark.sql(sql).collect(), runs=args.runs)
+    spark.conf.unset(pruning)
+    counts = [spark.sql(f"SELECT count(*), sum(v) FROM {t}").collect() for t in ("lance.bench.t", f"delta.`{delta}`")]
+    assert counts[0] == counts[1], counts
+    merges["parquet"], merge_read["parquet"] = float("nan"), None
+    results.append(("merge 1%", merges, merge_read))
+    print("merge", {k: round(v, 3) for k, v in merges.items()}, merge_read, flush=True)
+
     systems = list(tables)
     header = ["query"] + [f"{s} s" for s in systems] + ["vs no skipping", "vs parquet", "vs delta"] + \
         [f"{s} MB read" for s in systems]
-    table = [[name] + [f"{m[s]:.3f}" for s in systems] +
-             [f"{m['sparklance'] / m[o]:.2f}" for o in ("no skipping", "parquet", "delta")] +
+    table = [[name] + ["-" if m[s] != m[s] else f"{m[s]:.3f}" for s in systems] +
+             ["-" if m[o] != m[o] else f"{m['sparklance'] / m[o]:.2f}" for o in ("no skipping", "parquet", "delta")] +
              ["-" if r[s] is None else f"{r[s] / 1e6:.1f}" for s in systems]
              for name, m, r in results]
     print_table(f"Filters on {rows:,} rows clustered by k (median of {args.runs})", header, table)

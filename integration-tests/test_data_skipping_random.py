@@ -2,13 +2,14 @@
 the ZONEMAP indices pylance builds, and must never change a result.
 
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
-Spark UPDATEs, pylance compactions, ZONEMAP builds by pylance and by sparklance's create_index on
-random columns with random zone sizes, pylance BTREE and BITMAP builds, and pylance's index refreshes (which
-merge either's segments), on a table whose property zonemap_columns has sparklance's writes keep
-zone maps of two random columns current, so zone maps are present, absent, stale for appended fragments and cover only
-some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes of
-each type, dates before 1970 and timestamps written through several time zones. After every step
-random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
+Spark UPDATEs and MERGEs (whose target scans skip by the source's keys), pylance compactions,
+ZONEMAP builds by pylance and by sparklance's create_index on random columns with random zone
+sizes, pylance BTREE and BITMAP builds, and pylance's index refreshes (which merge either's
+segments), on a table whose property zonemap_columns has sparklance's writes keep zone maps of two
+random columns current, so zone maps are present, absent, stale for appended fragments and cover
+only some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes
+of each type, dates before 1970 and timestamps written through several time zones. After every
+step random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
 top-level and nested columns) must return what the same query returns with data skipping off."""
 import datetime
 import decimal
@@ -32,6 +33,8 @@ SCHEMA = pa.schema([
 DDL = ("k BIGINT, i INT, d DOUBLE, f FLOAT, s STRING, dt DATE, ts TIMESTAMP, b BOOLEAN, dec DECIMAL(10, 2), "
        "st STRUCT<x: INT, y: STRING>")
 INDEXABLE = ["k", "i", "d", "f", "s", "dt", "ts", "b", "dec"]
+TYPES = {"k": "BIGINT", "i": "INT", "d": "DOUBLE", "f": "FLOAT", "s": "STRING", "dt": "DATE", "ts": "TIMESTAMP",
+         "b": "BOOLEAN", "dec": "DECIMAL(10, 2)"}
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 ZONES = [datetime.timezone.utc, datetime.timezone(datetime.timedelta(hours=-5)),
@@ -134,9 +137,11 @@ def rows_of(spark, query):
 class Writer:
     """The table, and the next key to write."""
 
-    def __init__(self, spark, rnd, ident, path):
+    def __init__(self, spark, rnd, ident, path, maintained=()):
         self.spark, self.rnd, self.ident, self.path = spark, rnd, ident, path
+        self.maintained = list(maintained)
         self.next_key = 0
+        self.merges = 0
 
     def rows(self):
         n = self.rnd.randint(50, 700)
@@ -160,6 +165,31 @@ class Writer:
         column, value = self.rnd.choice([("i", "CASE WHEN i < 1000 THEN i + 7 END"), ("d", "d * -1"), ("s", "concat(s, 'x')"),
                                          ("k", "CASE WHEN k BETWEEN 0 AND 1000000000 THEN k + 100000 ELSE k END")])
         self.spark.sql(f"UPDATE {self.ident} SET {column} = {value} WHERE {predicate(self.rnd)}")
+
+    def spark_merge(self):
+        """A MERGE on a random column (often one with zone maps kept current), from a source of some of
+        its values and some others: its target scan skips by the source's keys, so the rows it marks as
+        matched and the rows it inserts are counted against the same join read without skipping."""
+        self.merges += 1
+        column = self.rnd.choice(self.maintained + INDEXABLE)
+        plain = f"{self.ident} WITH ('data_skipping' = 'false')"
+        source = f"{self.ident}_src"
+        others = [f"SELECT CAST({literal(self.rnd, column)} AS {TYPES[column]})" for _ in range(self.rnd.randint(0, 4))]
+        if self.rnd.random() < 0.3:
+            others.append(f"SELECT CAST(NULL AS {TYPES[column]})")
+        picked = f"SELECT {column} AS key FROM {plain} WHERE pmod(xxhash64({column}, {self.merges}), {self.rnd.choice([3, 10, 40])}) = 0"
+        self.spark.sql(f"CREATE OR REPLACE TABLE {source} AS SELECT DISTINCT key FROM ({' UNION ALL '.join([picked] + others)})")
+        matched = self.spark.sql(f"SELECT count(*) FROM {plain} t JOIN {source} s ON t.{column} = s.key").head()[0]
+        unmatched = self.spark.sql(f"SELECT count(*) FROM {source} s LEFT ANTI JOIN {plain} t ON t.{column} = s.key").head()[0]
+        marker, updated, inserted = (("i", -1000000 - self.merges, -2000000 - self.merges) if column == "s"
+                                     else ("s", f"'m{self.merges}'", f"'n{self.merges}'"))
+        self.spark.sql(f"MERGE INTO {self.ident} t USING {source} s ON t.{column} = s.key "
+                       f"WHEN MATCHED THEN UPDATE SET {marker} = {updated} "
+                       f"WHEN NOT MATCHED THEN INSERT ({column}, {marker}) VALUES (s.key, {inserted})")
+        marked = self.spark.sql(f"SELECT {marker} = {updated}, count(*) FROM {plain} "
+                                f"WHERE {marker} IN ({updated}, {inserted}) GROUP BY 1").collect()
+        assert dict((r[0], r[1]) for r in marked) == {k: v for k, v in {True: matched, False: unmatched}.items() if v}, \
+            (column, matched, unmatched, marked)
 
     def compact(self):
         lance.dataset(self.path).optimize.compact_files(target_rows_per_fragment=self.rnd.choice([500, 2000]))
@@ -196,10 +226,10 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
     maintained = ",".join(rnd.sample(INDEXABLE, 2))
     spark.sql(f"CREATE TABLE {table_name} ({DDL}) TBLPROPERTIES ('max_rows_per_file' = '300', 'optimize_write' = 'false', "
               f"'zonemap_columns' = '{maintained}')")
-    w = Writer(spark, rnd, table_name, path)
+    w = Writer(spark, rnd, table_name, path, maintained.split(","))
     w.spark_append()
     w.zonemap()
-    steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.compact,
+    steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.spark_merge, w.spark_merge, w.compact,
              w.zonemap, w.spark_zonemap, w.spark_zonemap, w.btree, w.bitmap, w.refresh]
     checked = 0
     for step in range(STEPS):
@@ -211,7 +241,7 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
             plain = rows_of(spark, f"SELECT {columns} FROM {table_name} WITH ('data_skipping' = 'false') WHERE {where}")
             assert skipped == plain, f"seed {seed} step {step}: WHERE {where}"
             checked += 1
-    assert checked == STEPS * FILTERS_PER_STEP
+    assert checked == STEPS * FILTERS_PER_STEP and w.merges > 0
     # The table is read by pylance as before.
     assert lance.dataset(path).count_rows() == spark.table(table_name).count()
 

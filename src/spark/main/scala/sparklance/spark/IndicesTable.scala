@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
 import sparklance.format.index.Indices
-import sparklance.format.skipping.ZoneMapSegment
+import sparklance.format.skipping.DataSkipping
 import sparklance.format.table.Dataset
 
 /**
@@ -34,7 +34,7 @@ final class IndicesTable(tableName: String, dataset: Dataset) extends MetadataTa
         text(Indices.directory(index)), index.getDatasetVersion,
         new GenericArrayData(covered.sorted.toArray[Any]),
         new GenericArrayData(fragments.filterNot(coveredSet).toArray[Any]),
-        ZoneMapSegment.isZoneMap(index),
+        DataSkipping.uses(index, snapshot.stableRowIds),
         if (index.hasCreatedAt) java.lang.Long.valueOf(DateTimeUtils.millisToMicros(index.getCreatedAt)) else null)
     }.toArray
   }

@@ -392,4 +392,62 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     // 'pear' matched 2.5's row, and 'fig' the row the first MERGE inserted.
     assert(sql(s"SELECT v FROM $t ORDER BY v").collect().map(_.getInt(0)).toSeq == Seq(11, 12, 180))
   }
+
+  // ---- target scans skipping by the source's keys ----
+
+  /** The scan of the row-level target, which alone receives a dynamic pruning filter. */
+  private def targetScan(plan: org.apache.spark.sql.execution.SparkPlan): BatchScanExec =
+    collectWithSubqueries(plan) { case s: BatchScanExec if s.runtimeFilters.nonEmpty => s } match {
+      case Seq(scan) => scan
+      case scans => fail(s"${scans.size} runtime-filtered scans in\n$plan")
+    }
+
+  /** `numbered(n)` with a zone map of `pk` in zones of 100 rows. */
+  private def zoned(n: Int): String = {
+    val t = numbered(n)
+    sql(s"CALL lance.system.create_index(table => '${t.stripPrefix("lance.")}', column => 'pk', rows_per_zone => 100)")
+    t
+  }
+
+  test("a MERGE's target scan reads only the zones of an indexed key that may hold the source's keys") {
+    val t = zoned(5000)
+    source((10, Some(-1), "upd"), (2550, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    // Keys 10 and 2550 lie in two zones of 100 rows: 200 of the 5,000 rows are read.
+    assert(targetScan(plan).metrics("numOutputRows").value == 200, plan)
+    val expected = (0 until 5000).map(i => if (i == 10 || i == 2550) Row(i, -1, "upd") else Row(i, i, "old")) ++
+      Seq(Row(7000, 7, "new"))
+    assert(rows(t) == Row(-3, null, "new") +: expected)
+  }
+
+  test("the target scans of a matched-only MERGE and of a DELETE by a subquery skip zones too") {
+    val t = zoned(3000)
+    source((150, Some(-1), "upd"), (151, Some(-2), "upd"), (9999, Some(0), "none"))
+    val merge = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET salary = s.salary")
+    assert(targetScan(merge).metrics("numOutputRows").value == 100, merge)
+    val delete = executed(s"DELETE FROM $t WHERE pk IN (SELECT pk - 100 FROM src)")
+    // Keys 50 and 51 share one zone; the fragment of the two rows the MERGE rewrote has no zones
+    // and is read whole.
+    assert(targetScan(delete).metrics("numOutputRows").value == 102, delete)
+    val expected = (0 until 3000).filterNot(Set(50, 51)).map {
+      case 150 => Row(150, -1, "old")
+      case 151 => Row(151, -2, "old")
+      case i => Row(i, i, "old")
+    }
+    assert(rows(t) == expected)
+  }
+
+  test("no dynamic pruning of a target without an index on the key, or with dynamic pruning off") {
+    def runtimeFiltered(plan: org.apache.spark.sql.execution.SparkPlan) =
+      collectWithSubqueries(plan) { case s: BatchScanExec if s.runtimeFilters.nonEmpty => s }
+    source((10, Some(-1), "upd"))
+    val plain = numbered(1000)
+    assert(runtimeFiltered(executed(s"MERGE INTO $plain t USING src s ON t.pk = s.pk $upsert")).isEmpty)
+    val t = zoned(1000)
+    withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
+      val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+      assert(runtimeFiltered(plan).isEmpty, plan)
+    }
+    assert(sql(s"SELECT salary FROM $t WHERE pk = 10").head().getInt(0) == -1)
+  }
 }

@@ -21,8 +21,41 @@ object ColumnFilter {
 
   final case class Compare(fieldId: Int, op: CompareOp, value: ZoneValue) extends ColumnFilter
   final case class NotEqual(fieldId: Int, value: ZoneValue) extends ColumnFilter
-  /** `column IN (values)`; nulls among the values match no row. */
-  final case class In(fieldId: Int, values: Seq[ZoneValue]) extends ColumnFilter
+  /**
+   * `column IN (values)`; nulls among the values match no row. A runtime filter may list a
+   * MERGE source's every key, so tests search the values in order rather than scan them.
+   */
+  final case class In(fieldId: Int, values: Seq[ZoneValue]) extends ColumnFilter {
+    /** The values in Spark's order; None when they are of several kinds, which do not compare. */
+    private lazy val sorted: Option[Array[ZoneValue]] = {
+      val kinds = values.map(_.getClass).distinct
+      if (kinds.size > 1) None
+      else Some(values.toArray.sortWith((a, b) => ZoneValue.compare(a, b).exists(_ < 0)))
+    }
+
+    /** Whether some value lies within [lo, hi]; values that do not compare with the bounds may. */
+    def anyWithin(lo: ZoneValue, hi: ZoneValue): Boolean = sorted match {
+      case Some(vs) if vs.nonEmpty && ZoneValue.compare(vs(0), lo).isDefined && ZoneValue.compare(vs(0), hi).isDefined =>
+        val first = firstAtLeast(vs, lo)
+        first < vs.length && ZoneValue.compare(vs(first), hi).forall(_ <= 0)
+      case Some(vs) if vs.isEmpty => false
+      case _ => values.exists(v => ZoneValue.compare(lo, v).forall(_ <= 0) && ZoneValue.compare(hi, v).forall(_ >= 0))
+    }
+
+    /** Whether a value equals `v` (one that does not compare with it may). */
+    def holds(v: ZoneValue): Boolean = anyWithin(v, v)
+
+    /** The index of the first of `vs` not below `bound`, or `vs.length`. */
+    private def firstAtLeast(vs: Array[ZoneValue], bound: ZoneValue): Int = {
+      var lo = 0
+      var hi = vs.length
+      while (lo < hi) {
+        val mid = (lo + hi) >>> 1
+        if (ZoneValue.compare(vs(mid), bound).exists(_ < 0)) lo = mid + 1 else hi = mid
+      }
+      lo
+    }
+  }
   final case class IsNull(fieldId: Int) extends ColumnFilter
   final case class IsNotNull(fieldId: Int) extends ColumnFilter
   /** A string or binary column starting with `prefix`. */
@@ -75,7 +108,7 @@ object ColumnFilter {
         case GreaterOrEqual => r >= 0
       }))
       case NotEqual(_, c) => value.exists(v => order(v, c)(_ != 0))
-      case In(_, cs) => value.exists(v => cs.exists(c => order(v, c)(_ == 0)))
+      case in: In => value.exists(in.holds)
       case IsNull(_) => value.isEmpty
       case IsNotNull(_) => value.isDefined
       case StartsWith(_, prefix) => value.exists {

@@ -100,11 +100,10 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
           coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
         }
       }
-      // A BTREE of index version 0 on a table with stable row ids may hold row ids, not addresses.
-      val btrees = indicesOn(fieldId, i => BTreeSegment.isBTree(i) && !(stableRowIds && i.getIndexVersion == 0))
+      def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
+      val btrees = indicesOn(fieldId, usable(BTreeSegment.isBTree))
         .map(load("btree", _)(BTreeSegment.read(storage, tablePath, _, field.arrowType, allocator)))
-      // A BITMAP holds row ids on a table with stable row ids: only addresses are used here.
-      val bitmaps = if (stableRowIds) Nil else indicesOn(fieldId, BitmapSegment.isBitmap)
+      val bitmaps = indicesOn(fieldId, usable(BitmapSegment.isBitmap))
         .map(load("bitmap", _)(BitmapSegment.read(storage, tablePath, _, field.arrowType, allocator)))
       zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
         btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
@@ -138,6 +137,20 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
 }
 
 object DataSkipping {
+  /**
+   * Whether scans skip rows by this index: a zone map; a BTREE, but not one of index version 0 on
+   * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP on a table
+   * without stable row ids (with them it holds row ids).
+   */
+  def uses(index: IndexMetadata, stableRowIds: Boolean): Boolean =
+    ZoneMapSegment.isZoneMap(index) ||
+      (BTreeSegment.isBTree(index) && !(stableRowIds && index.getIndexVersion == 0)) ||
+      (BitmapSegment.isBitmap(index) && !stableRowIds)
+
+  /** The fields scans of a table with these indices can skip rows by. */
+  def indexedFields(indices: Seq[IndexMetadata], stableRowIds: Boolean): Set[Int] =
+    indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds)).map(_.getFields(0).intValue).toSet
+
   private val cacheSize = 256
   // Index files never change once written: what a segment's lookup files hold is read once per process.
   private val cache = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap[String, Option[Any]](16, 0.75f, true) {

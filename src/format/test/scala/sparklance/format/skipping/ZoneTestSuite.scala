@@ -65,7 +65,7 @@ class ZoneTestSuite extends AnyFunSuite {
     rnd.nextInt(9) match {
       case 0 => IsNull(0)
       case 1 => IsNotNull(0)
-      case 2 => In(0, Seq.fill(1 + rnd.nextInt(3))(randomValue(kind, rnd)))
+      case 2 => In(0, Seq.fill(1 + rnd.nextInt(12))(randomValue(kind, rnd)))
       case 3 => NotEqual(0, v)
       case 4 if kind == 2 => StartsWith(0, strings(rnd.nextInt(strings.size)).getBytes(UTF_8).take(rnd.nextInt(3)))
       case _ => Compare(0, Seq(Equal, Less, LessOrEqual, Greater, GreaterOrEqual)(rnd.nextInt(5)), v)
@@ -87,6 +87,18 @@ class ZoneTestSuite extends AnyFunSuite {
       if (!kept) skipped += 1
     }
     assert(skipped > 10000, skipped)
+  }
+
+  test("IN searches its values in order: the same answers as comparing with each") {
+    val rnd = new Random(29)
+    for (_ <- 0 until 20000) {
+      val kind = rnd.nextInt(3)
+      val in = In(0, Seq.fill(rnd.nextInt(40))(randomValue(kind, rnd)))
+      val v = randomValue(kind, rnd)
+      assert(ColumnFilter.keeps(in, Some(v)) == in.values.exists(order(v, _) == 0), s"$v in $in")
+      val Seq(lo, hi) = Seq(v, randomValue(kind, rnd)).sortWith(order(_, _) < 0)
+      assert(in.anyWithin(lo, hi) == in.values.exists(x => order(lo, x) <= 0 && order(x, hi) <= 0), s"[$lo, $hi] and $in")
+    }
   }
 
   test("-0.0 and 0.0 are one value; NaN is above infinity and equals itself") {

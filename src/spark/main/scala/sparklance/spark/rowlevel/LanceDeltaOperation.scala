@@ -4,6 +4,8 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo, RowLevelOperation, SupportsDelta}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import sparklance.format.index.Indices
+import sparklance.format.skipping.DataSkipping
 import sparklance.spark.LanceTable
 import sparklance.spark.scan.LanceScanBuilder
 
@@ -24,11 +26,25 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
    */
   @volatile private[spark] var conditionColumns: Option[Set[String]] = None
 
+  /**
+   * Whether [[TargetKeyPruning]] has the target scan filtered at run time by the source's keys on
+   * an indexed column, which then takes the place of Spark's runtime group filter.
+   */
+  @volatile private[spark] var keyPruned: Boolean = false
+
   /** Whether a MERGE's rows come from an outer join that shuffles them ([[OuterMergeRule]]). */
   @volatile private[spark] var outerJoined: Boolean = false
 
+  /** The top-level columns the target's scan can skip rows by, through an index on them ([[TargetKeyPruning]]). */
+  private[spark] def indexedColumns: Set[String] = {
+    val snapshot = table.snapshot
+    val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
+    val fields = DataSkipping.indexedFields(indices, snapshot.stableRowIds)
+    snapshot.schema.fields.filter(f => fields.contains(f.id)).map(_.name).toSet
+  }
+
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns)
+    new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns, keyPruned = keyPruned)
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
 

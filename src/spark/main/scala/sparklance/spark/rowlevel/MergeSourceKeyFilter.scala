@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, EqualTo, Expression, Literal, PredicateHelper, ScalarSubquery, XxHash64}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{BloomFilterAggregate, CollectSet}
 import org.apache.spark.sql.catalyst.plans.RightOuter
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, WriteDelta}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, WriteDelta}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
@@ -58,26 +58,12 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
     // The subquery reads the source a second time: a source that may differ between the two
     // reads (rand(), uuid()) could leave out keys the join then matches. Spark's analysis refuses
     // such MERGE sources today; the rule does not rely on that.
-    lazy val small = join.right.stats.sizeInBytes <= BigInt(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD))
-    if (pairs.isEmpty || !join.right.deterministic || !small) None else Some((pairs.map(_._1), pairs.map(_._2)))
+    if (pairs.isEmpty || !join.right.deterministic || !SourceSize.small(join.right)) None else Some((pairs.map(_._1), pairs.map(_._2)))
   }
 
   /** Whether the source's keys are few enough, by its known row count, to be held exactly. */
   private def exact(sourceKey: Expression, source: LogicalPlan): Boolean =
-    SourceKeysContain.supports(sourceKey.dataType) && rowsAtMost(source).exists(_ <= MergeSourceKeyFilter.MaxExactKeys)
-
-  /**
-   * The most rows `plan` returns, where Spark knows a bound: from its operators (a local
-   * relation, a limit), or its statistics, which a projection's do not carry over without
-   * cost-based optimization although it keeps every row.
-   */
-  private def rowsAtMost(plan: LogicalPlan): Option[BigInt] = {
-    val below = plan match {
-      case p: Project => rowsAtMost(p.child)
-      case _ => None
-    }
-    (plan.maxRows.map(BigInt(_)) ++ plan.stats.rowCount ++ below).minOption
-  }
+    SourceKeysContain.supports(sourceKey.dataType) && SourceSize.rowsAtMost(source).exists(_ <= MergeSourceKeyFilter.MaxExactKeys)
 
   /** The optimized plan of one row holding the distinct (non-null) keys of the source. */
   private def keySetOf(sourceKey: Expression, source: LogicalPlan): LogicalPlan =
@@ -86,7 +72,7 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
 
   /** The optimized plan of one row holding the Bloom filter of the source's keys. */
   private def bloomOf(sourceKeys: Seq[Expression], source: LogicalPlan): LogicalPlan = {
-    val items = rowsAtMost(source).filter(_ > 0).map(_.toLong)
+    val items = SourceSize.rowsAtMost(source).filter(_ > 0).map(_.toLong)
       .getOrElse(conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_EXPECTED_NUM_ITEMS))
     // 16 bits a key: about one false positive in 2,000 target rows (Spark caps items and bits by
     // its own settings).

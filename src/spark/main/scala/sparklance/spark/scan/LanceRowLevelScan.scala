@@ -27,6 +27,13 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   override def filterAttributes(): Array[NamedReference] =
     if (groupFilter) Array(Expressions.column(LanceTable.FragmentId)) else Array.empty
 
-  override def filter(predicates: Array[Predicate]): Unit =
+  /**
+   * `_fragid IN (...)` from the runtime group filter selects fragments; predicates on data columns
+   * (the source's keys that [[sparklance.spark.rowlevel.TargetKeyPruning]] asks Spark to gather)
+   * skip the rows the table's indices rule out.
+   */
+  override def filter(predicates: Array[Predicate]): Unit = {
     KeyPredicates.fragmentIds(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
+    predicates.flatMap(DataFilters.of(_, snapshot.schema)).reduceOption(ColumnFilter.And(_, _)).foreach(restrictTo)
+  }
 }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import org.roaringbitmap.RoaringBitmap
-import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.deletion.{DeletionFiles, PortableBitmaps}
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ColumnFilter, DataSkipping}
 import sparklance.format.proto.TableProtos.DataFragment
@@ -73,22 +73,47 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
 
+  /** A filter Spark found only at run time (a row-level statement's source keys), kept with the pushed one. */
+  @volatile private var runtimeFilter: Option[ColumnFilter] = None
+  protected def restrictTo(filter: ColumnFilter): Unit =
+    runtimeFilter = Some(runtimeFilter.fold(filter)(ColumnFilter.And(_, filter)))
+
+  // Spark plans the partitions before and after handing over runtime filters: each filter's
+  // candidates are found once.
+  private var lastCandidates: Option[(Option[ColumnFilter], Map[Long, RoaringBitmap])] = None
+
   /**
-   * The offsets that may hold rows the pushed filter keeps, for the fragments the table's scalar
-   * indices let skip rows of (see [[DataSkipping]]); the read option `data_skipping = false`
-   * turns this off.
+   * The offsets that may hold rows the pushed and runtime filters keep, for the fragments the
+   * table's scalar indices let skip rows of (see [[DataSkipping]]); the read option
+   * `data_skipping = false` turns this off.
    */
-  private lazy val candidates: Map[Long, RoaringBitmap] = dataFilter match {
-    case Some(filter) if options.getBoolean(LanceScan.DataSkippingOption, true) && snapshot.file.indexSection.isDefined =>
-      val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
-      Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
-        new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
-          snapshot.stableRowIds, allocator).candidates(filter)
+  private def candidates: Map[Long, RoaringBitmap] = synchronized {
+    val filter = (dataFilter ++ runtimeFilter).reduceOption(ColumnFilter.And(_, _))
+    lastCandidates.filter(_._1 == filter).map(_._2).getOrElse {
+      val found = filter match {
+        case Some(f) if options.getBoolean(LanceScan.DataSkippingOption, true) && snapshot.file.indexSection.isDefined =>
+          val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
+          val kept = Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
+            new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
+              snapshot.stableRowIds, allocator).candidates(f)
+          }
+          // Indices describe rows as written: zones whose rows were all deleted since (rewritten by
+          // an UPDATE or MERGE, say) are not read either.
+          val byId = snapshot.fragments.map(f => f.getId -> f).toMap
+          kept.map { case (id, rows) =>
+            val fragment = byId(id)
+            if (rows.isEmpty || !fragment.hasDeletionFile) id -> rows
+            else id -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, table.dataset.path, fragment))
+          }
+        case _ => Map.empty[Long, RoaringBitmap]
       }
-    case _ => Map.empty
+      lastCandidates = Some(filter -> found)
+      found
+    }
   }
 
-  override def planInputPartitions(): Array[InputPartition] =
+  override def planInputPartitions(): Array[InputPartition] = {
+    val candidates = this.candidates
     fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty)).flatMap { f =>
       namedRows.flatMap(_.get(f.getId)) match {
         case Some(rows) =>
@@ -105,6 +130,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
             .map { case (start, end) => LanceInputPartition(f.toByteArray, start, end, limit, within = within): InputPartition }
       }
     }.toArray
+  }
 
   /** Sidecar bytes per row of the blob columns read (the data files' sizes do not hold them). */
   private lazy val readBlobBytesPerRow: Double =

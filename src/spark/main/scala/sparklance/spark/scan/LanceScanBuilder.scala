@@ -12,10 +12,11 @@ import sparklance.spark.LanceTable
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
  * predicates, rows other than those `_rowid` predicates name, rows the table's scalar indices
  * (zone maps, BTREE, BITMAP) rule out for the other predicates, fragments beyond a LIMIT, and for COUNT(*)
- * every file. The scan of a row-level operation also accepts Spark's runtime filter on fragment ids.
+ * every file. The scan of a row-level operation also accepts Spark's runtime filters: on fragment ids,
+ * and on the join key ([[sparklance.spark.rowlevel.TargetKeyPruning]], `keyPruned`).
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
-    conditionColumns: Option[Set[String]] = None)
+    conditionColumns: Option[Set[String]] = None, keyPruned: Boolean = false)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates
     with SupportsPushDownV2Filters with SupportsPushDownLimit {
 
@@ -64,7 +65,10 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table.tableName)
     else if (rowLevel) {
       val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
-      new LanceRowLevelScan(table, required, options, groupFilter = !conditionColumns.exists(dataColumns.subsetOf), dataFilter)
+      // The group filter's subquery reads the key column of every fragment; a runtime filter on an
+      // indexed key finds the fragments, and the zones within them, without reading any.
+      val groupFilter = !keyPruned && !conditionColumns.exists(dataColumns.subsetOf)
+      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter)
     }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter)
