@@ -2,13 +2,14 @@
 the ZONEMAP indices pylance builds, and must never change a result.
 
 Each seed writes a table by a random mix of Spark and pylance appends, Spark and pylance deletes,
-Spark UPDATEs and MERGEs (whose target scans skip by the source's keys), pylance compactions,
-ZONEMAP builds by pylance and by sparklance's create_index on random columns with random zone
-sizes, pylance BTREE and BITMAP builds, and pylance's index refreshes (which merge either's
-segments), on a table whose property zonemap_columns has sparklance's writes keep zone maps of two
-random columns current, so zone maps are present, absent, stale for appended fragments and cover
-only some fragments. The values include NULL, NaN, -0.0, infinities, empty strings, the extremes
-of each type, dates before 1970 and timestamps written through several time zones. After every
+Spark UPDATEs and MERGEs (whose target scans skip by the source's keys), pylance and sparklance
+compactions (sparklance's folds each zone map's segments into one), ZONEMAP builds by pylance and
+by sparklance's create_index on random columns with random zone sizes, pylance BTREE and BITMAP
+builds, and pylance's index refreshes (which merge either's segments), on a table whose property
+zonemap_columns has sparklance's writes keep zone maps of two random columns current, so zone
+maps are present, absent, stale for appended fragments and cover only some fragments. The values
+include NULL, NaN, -0.0, infinities, empty strings, the extremes of each type, dates before 1970
+and timestamps written through several time zones. After every
 step random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND / OR / NOT, on
 top-level and nested columns) must return what the same query returns with data skipping off."""
 import datetime
@@ -191,6 +192,11 @@ class Writer:
         assert dict((r[0], r[1]) for r in marked) == {k: v for k, v in {True: matched, False: unmatched}.items() if v}, \
             (column, matched, unmatched, marked)
 
+    def spark_compact(self):
+        """sparklance's compaction, which also folds every zone map's segments into one."""
+        self.spark.sql(f"CALL lance.system.compact(table => '{self.ident.split('.', 1)[1]}', "
+                       f"target_rows_per_fragment => {self.rnd.choice([500, 2000])})")
+
     def compact(self):
         lance.dataset(self.path).optimize.compact_files(target_rows_per_fragment=self.rnd.choice([500, 2000]))
 
@@ -229,7 +235,8 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
     w = Writer(spark, rnd, table_name, path, maintained.split(","))
     w.spark_append()
     w.zonemap()
-    steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.spark_merge, w.spark_merge, w.compact,
+    w.spark_merge()
+    steps = [w.spark_append, w.pylance_append, w.spark_delete, w.pylance_delete, w.spark_update, w.spark_merge, w.spark_merge, w.compact, w.spark_compact,
              w.zonemap, w.spark_zonemap, w.spark_zonemap, w.btree, w.bitmap, w.refresh]
     checked = 0
     for step in range(STEPS):
@@ -241,7 +248,7 @@ def test_filters_with_and_without_skipping_agree(spark, warehouse, table_name, s
             plain = rows_of(spark, f"SELECT {columns} FROM {table_name} WITH ('data_skipping' = 'false') WHERE {where}")
             assert skipped == plain, f"seed {seed} step {step}: WHERE {where}"
             checked += 1
-    assert checked == STEPS * FILTERS_PER_STEP and w.merges > 0
+    assert checked == STEPS * FILTERS_PER_STEP
     # The table is read by pylance as before.
     assert lance.dataset(path).count_rows() == spark.table(table_name).count()
 
@@ -400,12 +407,72 @@ def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(sp
     compacted = spark.sql(f"CALL lance.system.compact(table => '{short}', target_rows_per_fragment => 100000)").head()
     assert compacted.fragments_removed >= 2 and len(lance.dataset(path).get_fragments()) < before
     check(15000)
+    # compact also folds each column's write-time segments into one.
+    assert sorted(r.name for r in coverage()[0]) == ["k_idx", "s_idx"]
     spark.sql(f"INSERT OVERWRITE {table_name} SELECT id AS k, CAST(id AS STRING) AS s, 1.0 AS v FROM range(0, 5000)")
     check(5000)
     # create_index folds the write-time segments of a column into one.
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k')")
     assert [i["name"] for i in lance.dataset(path).list_indices()].count("k_idx") == 1
     check(5000)
+
+
+def test_zone_map_segments_piling_up_from_writes_are_folded_into_one(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} TBLPROPERTIES ('zonemap_columns' = 'k', 'optimize_write' = 'false') "
+              "AS SELECT id AS k, id * 0.5 AS v FROM range(0, 1000)")
+    deleted = set()
+
+    def segments():
+        return [r.fragment_ids for r in spark.sql(f"SELECT fragment_ids FROM {table_name}.indices WHERE name = 'k_idx'").collect()]
+
+    for n in range(1, 16):
+        start = n * 1000
+        versions = len(lance.dataset(path).versions())
+        spark.range(start, start + 1000).selectExpr("id AS k", "id * 0.5 AS v").coalesce(1).writeTo(table_name).append()
+        if n < 15:
+            assert len(segments()) == n + 1 and len(lance.dataset(path).versions()) == versions + 1
+        if n % 4 == 0:
+            spark.sql(f"DELETE FROM {table_name} WHERE k = {start + 7}")
+            deleted.add(start + 7)
+    # The 16th segment (the CREATE's and 15 appends') made the write fold them: one version for
+    # the fold, one segment covering every fragment, each of its zones as before.
+    assert len(lance.dataset(path).versions()) == versions + 2
+    fragments = sorted(f.fragment_id for f in lance.dataset(path).get_fragments())
+    assert [sorted(s) for s in segments()] == [fragments]
+    for k in (5, 8007, 12007, 15999, 16000):
+        df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
+        assert [r.k for r in df.collect()] == ([] if k in deleted or k >= 16000 else [k]) and df.rdd.getNumPartitions() <= 1, k
+    ds = lance.dataset(path)
+    for where in ["k = 4321", "k BETWEEN 9000 AND 9100", "k >= 16990"]:
+        indexed = ds.to_table(filter=where, use_scalar_index=True).sort_by("k").to_pylist()
+        assert indexed == ds.to_table(filter=where, use_scalar_index=False).sort_by("k").to_pylist(), where
+    assert "ScalarIndexQuery" in ds.scanner(filter="k = 4321").explain_plan()
+
+
+def test_zonemap_columns_follow_a_renamed_column_and_let_go_of_a_dropped_one(spark, warehouse, table_name):
+    spark.sql(f"CREATE TABLE {table_name} TBLPROPERTIES ('zonemap_columns' = 'k,s') AS "
+              "SELECT id AS k, CAST(id AS STRING) AS s, id * 0.5 AS v FROM range(0, 100)")
+
+    def listed():
+        return spark.sql(f"SHOW TBLPROPERTIES {table_name} ('zonemap_columns')").head().value
+
+    def zoned_columns_of_last_fragment():
+        last = max(f.fragment_id for f in lance.dataset(table_path(warehouse, table_name)).get_fragments())
+        return sorted(r.columns[0] for r in spark.sql(f"SELECT columns, fragment_ids FROM {table_name}.indices").collect()
+                      if last in r.fragment_ids)
+
+    spark.sql(f"ALTER TABLE {table_name} RENAME COLUMN s TO label")
+    assert listed() == "k,label"
+    spark.sql(f"INSERT INTO {table_name} VALUES (100, '100', 50.0)")
+    assert zoned_columns_of_last_fragment() == ["k", "label"]
+    spark.sql(f"ALTER TABLE {table_name} DROP COLUMN k")
+    assert listed() == "label"
+    spark.sql(f"INSERT INTO {table_name} VALUES ('101', 50.5)")
+    assert zoned_columns_of_last_fragment() == ["label"]
+    assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE label = '101'").head()[0] == 1
+    spark.sql(f"ALTER TABLE {table_name} DROP COLUMN label")
+    assert "does not have property" in listed() or listed() is None
 
 
 def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(spark, warehouse, table_name):

@@ -40,6 +40,27 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
         (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
       }
     }
+    if (columns.nonEmpty) followZoneMapColumns(columns)
+  }
+
+  /**
+   * `zonemap_columns` follows a renamed or dropped top-level column: a rename keeps its zone maps
+   * maintained under the new name, a drop takes it off the list. Lance commits a configuration
+   * change apart from a schema change, so this is the version after the statement's.
+   */
+  private def followZoneMapColumns(changes: Seq[TableChange]): Unit = {
+    val listed = ZoneMapMaintenance.columns(dataset.snapshot().config)
+    val followed = changes.foldLeft(listed) {
+      case (names, c: RenameColumn) if c.fieldNames().length == 1 => names.map(n => if (n == c.fieldNames()(0)) c.newName() else n)
+      case (names, c: DeleteColumn) if c.fieldNames().length == 1 => names.filterNot(_ == c.fieldNames()(0))
+      case (names, _) => names
+    }
+    if (followed != listed) retrying { _ =>
+      val change =
+        if (followed.isEmpty) TableProperties.change(table, Map.empty, Set(ZoneMapMaintenance.Property))
+        else TableProperties.change(table, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty)
+      (change, Nil)
+    }
   }
 
   /**

@@ -27,7 +27,22 @@ object ZoneMapSegment {
   val TypeUrlSuffix = "lance.table.ZoneMapIndexDetails"
   val FileName = "zonemap.lance"
 
+  /** pylance's default zone size. */
+  val DefaultRowsPerZone = 8192L
+
   def isZoneMap(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
+
+  /** The zone size a zone map segment records (field 1 of its details), which pylance's refresh builds new zones with. */
+  def rowsPerZone(index: IndexMetadata): Option[Long] = {
+    val in = index.getIndexDetails.getValue.newCodedInput()
+    var found = Option.empty[Long]
+    var tag = in.readTag()
+    while (tag != 0 && found.isEmpty) {
+      if (tag == 8) found = Some(in.readUInt64()) else in.skipField(tag)
+      tag = in.readTag()
+    }
+    found.filter(_ > 0)
+  }
 
   /**
    * The zones of `index`, a zone map on a column of Arrow type `columnType`; None when the file's

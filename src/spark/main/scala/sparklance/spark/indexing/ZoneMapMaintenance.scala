@@ -9,7 +9,6 @@ import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.{ZoneMapAppend, ZoneMapSegment, ZoneValues}
 import sparklance.format.table.{Dataset, LanceSchema}
-import sparklance.spark.procedures.CreateIndexProcedure
 
 /**
  * The table property `zonemap_columns` (comma-separated top-level columns): every write of
@@ -75,7 +74,7 @@ object ZoneMapMaintenance {
     if (fields.isEmpty || fragments.isEmpty) None
     else {
       val existing = Indices.parse(indexSection, tableName)
-      val rowsPerZone = CreateIndexProcedure.DefaultRowsPerZone
+      val rowsPerZone = ZoneMapSegment.DefaultRowsPerZone
       // Until the commit assigns ids, a new fragment is named by its position among them.
       val placeholders = fragments.zipWithIndex.map { case (f, i) => f.toBuilder.setId(i).build() }
       val perColumn = fields.map { f =>

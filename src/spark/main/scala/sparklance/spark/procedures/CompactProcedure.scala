@@ -10,13 +10,14 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction}
+import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, ZoneMapFolding}
 
 /**
  * `CALL lance.system.compact(table => 'db.t', target_rows_per_fragment, materialize_deletions,
  * materialize_deletions_threshold, max_source_fragments, where)`: pylance's `compact_files`, run
  * as a Spark job. Options not given come from the table's `lance.compaction.*` config, then
- * pylance's defaults. `where` limits it to fragments matching a predicate on `_fragid`.
+ * pylance's defaults. `where` limits it to fragments matching a predicate on `_fragid`. Then zone
+ * map indices of several segments are folded into one segment each ([[ZoneMapFolding]]).
  */
 final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CompactProcedure.Name
@@ -45,7 +46,8 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
       indexing = ZoneMapMaintenance.forCompaction(spark, target.quotedName, target.dataset, catalog.settingsForTasks.storageConf))
       .run(scoped)
-    AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq)
+    val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2)
+    AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,
       result.replanned.toLong, new GenericArrayData(result.leftAlone.map(l => UTF8String.fromString(s"fragment ${l.fragmentId}: ${l.reason}")).toArray))

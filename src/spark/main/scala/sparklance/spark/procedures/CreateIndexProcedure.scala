@@ -47,7 +47,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       s"Procedure create_index of ${target.quotedName}: column '$column' of type ${field.arrowType} cannot have a zone map; " +
         "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")
     val indexName = optional(args, 3)(args.getUTF8String).map(_.toString).getOrElse(s"${column}_idx")
-    val rowsPerZone = optional(args, 4)(args.getLong).getOrElse(CreateIndexProcedure.DefaultRowsPerZone)
+    val rowsPerZone = optional(args, 4)(args.getLong).getOrElse(ZoneMapSegment.DefaultRowsPerZone)
     if (rowsPerZone <= 0) throw new IllegalArgumentException(s"Procedure create_index: rows_per_zone must be positive, got $rowsPerZone")
     val existing = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}").filter(_.getName == indexName)
     existing.find(i => !ZoneMapSegment.isZoneMap(i) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
@@ -76,6 +76,4 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
 
 object CreateIndexProcedure {
   val Name = "create_index"
-  /** pylance's default zone size. */
-  val DefaultRowsPerZone = 8192L
 }
