@@ -14,11 +14,13 @@ step random filters (comparisons, IN, IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AN
 top-level and nested columns) must return what the same query returns with data skipping off."""
 import datetime
 import decimal
+import os
 import random
 
 import lance
 import pyarrow as pa
 import pytest
+from lance.file import LanceFileReader
 from lance.indices import IndexConfig
 
 from conftest import table_path
@@ -421,6 +423,8 @@ def test_zone_map_segments_piling_up_from_writes_are_folded_into_one(spark, ware
     path = table_path(warehouse, table_name)
     spark.sql(f"CREATE TABLE {table_name} TBLPROPERTIES ('zonemap_columns' = 'k', 'optimize_write' = 'false') "
               "AS SELECT id AS k, id * 0.5 AS v FROM range(0, 1000)")
+    # The index's zone size, chosen here, is the one later writes and the fold keep.
+    spark.sql(f"CALL lance.system.create_index(table => '{table_name.split('.', 1)[1]}', column => 'k', rows_per_zone => 250)")
     deleted = set()
 
     def segments():
@@ -440,6 +444,9 @@ def test_zone_map_segments_piling_up_from_writes_are_folded_into_one(spark, ware
     assert len(lance.dataset(path).versions()) == versions + 2
     fragments = sorted(f.fragment_id for f in lance.dataset(path).get_fragments())
     assert [sorted(s) for s in segments()] == [fragments]
+    [index] = lance.dataset(path).describe_indices()
+    zones = LanceFileReader(os.path.join(path, "_indices", index.segments[0].uuid, "zonemap.lance")).read_all().to_table()
+    assert set(zones["zone_length"].to_pylist()) == {250} and zones.num_rows == 16 * 4
     for k in (5, 8007, 12007, 15999, 16000):
         df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
         assert [r.k for r in df.collect()] == ([] if k in deleted or k >= 16000 else [k]) and df.rdd.getNumPartitions() <= 1, k
@@ -476,16 +483,16 @@ def test_zonemap_columns_follow_a_renamed_column_and_let_go_of_a_dropped_one(spa
 
 
 def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(spark, warehouse, table_name):
-    import os
     import threading
     path = table_path(warehouse, table_name)
     spark.sql(f"CREATE TABLE {table_name} (k BIGINT, w INT) TBLPROPERTIES ('zonemap_columns' = 'k', 'optimize_write' = 'false')")
     errors = []
+    per_writer = 7
 
     def writer(w):
         try:
-            for n in range(4):
-                start = (w * 4 + n) * 1000
+            for n in range(per_writer):
+                start = (w * per_writer + n) * 1000
                 spark.range(start, start + 1000).selectExpr("id AS k", f"{w} AS w").coalesce(1).writeTo(table_name).append()
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
@@ -498,17 +505,23 @@ def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(sp
     assert not errors, errors
     ds = lance.dataset(path)
     fragments = sorted(f.fragment_id for f in ds.get_fragments())
-    segments = ds.list_indices()
-    assert len(fragments) == 12
-    history = spark.sql(f"SELECT version, read_version FROM {table_name}.history WHERE operation = 'Append'").collect()
-    # The writers raced: commits landed over others' (9 or 10 of 12 in trial runs), each attempt
-    # building its segments for the ids it was about to commit with.
-    assert sum(1 for h in history if h.read_version < h.version - 1) >= 1
+    segments = ds.describe_indices()
+    assert len(fragments) == 3 * per_writer
+    history = spark.sql(f"SELECT version, read_version, operation FROM {table_name}.history").collect()
+    # The writers raced: commits landed over others', each attempt building its segments for the
+    # ids it was about to commit with.
+    assert sum(1 for h in history if h.operation == "Append" and h.read_version < h.version - 1) >= 1
+    # The 16th segment made a writer fold them while the others kept appending.
+    assert any(h.operation == "CreateIndex" for h in history), history
     # Every fragment covered by exactly one segment, with the ids its commit assigned.
-    assert sorted(f for s in segments for f in s["fragment_ids"]) == fragments
-    # Segments built for attempts that lost a race were removed; every directory left is referenced.
-    assert sorted(os.listdir(os.path.join(path, "_indices"))) == sorted(s["uuid"] for s in segments)
-    for k in [0, 5999, 11999]:
+    covered = sorted(f for s in segments for seg in s.segments for f in seg.fragment_ids)
+    assert covered == fragments, (covered, fragments)
+    # Segments built for attempts that lost a race were removed: every directory left is one a
+    # version of the table names (folded segments stay for older versions until a cleanup).
+    named = {seg.uuid for v in ds.versions() for s in lance.dataset(path, version=v["version"]).describe_indices()
+             for seg in s.segments}
+    assert sorted(os.listdir(os.path.join(path, "_indices"))) == sorted(named)
+    for k in [0, 5999, 11999, 20999]:
         df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
         assert [r.k for r in df.collect()] == [k] and df.rdd.getNumPartitions() == 1
         assert ds.to_table(filter=f"k = {k}", use_scalar_index=True).num_rows == 1

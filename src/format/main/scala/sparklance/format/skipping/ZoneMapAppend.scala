@@ -10,12 +10,11 @@ import sparklance.format.proto.TableProtos.IndexMetadata
  * Zone map segments for the fragments a write adds, committed with them: one segment a column,
  * under that column's index name, covering exactly the new fragments.
  *
- * @param columns per column: the index name, the field id, its Arrow type, and the zones of the
+ * @param columns per column: the index name, the field id, its Arrow type, its zone size, and the zones of the
  *                new fragments, whose `fragmentId` is the fragment's position among them (their
  *                ids are assigned only at commit)
  */
-final class ZoneMapAppend(storage: Storage, tablePath: String, rowsPerZone: Long,
-    columns: Seq[ZoneMapAppend.Column]) extends NewFragmentIndices {
+final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[ZoneMapAppend.Column]) extends NewFragmentIndices {
 
   override def segments(ids: Seq[Long], readVersion: Long): Seq[IndexMetadata] =
     if (ids.isEmpty) Nil
@@ -23,7 +22,7 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, rowsPerZone: Long
       val allocator = new RootAllocator()
       try columns.map { c =>
         ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
-          c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt))), ids, readVersion, rowsPerZone, allocator)
+          c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt))), ids, readVersion, c.rowsPerZone, allocator)
       } finally allocator.close()
     }
 
@@ -31,5 +30,5 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, rowsPerZone: Long
 }
 
 object ZoneMapAppend {
-  final case class Column(indexName: String, fieldId: Int, arrowType: ArrowType, zones: Seq[Zone])
+  final case class Column(indexName: String, fieldId: Int, arrowType: ArrowType, rowsPerZone: Long, zones: Seq[Zone])
 }

@@ -53,8 +53,7 @@ object ZoneMapFold {
           case None => Nil
         }
       }
-      val rowsPerZone = segments.flatMap(ZoneMapSegment.rowsPerZone).groupBy(identity).maxByOption(_._2.size).map(_._1)
-        .getOrElse(ZoneMapSegment.DefaultRowsPerZone)
+      val rowsPerZone = ZoneMapSegment.zoneSize(segments)
       val entry = ZoneMapSegment.create(dataset.storage, dataset.path, name, field.get.id, field.get.arrowType,
         zones.sortBy(z => (z.fragmentId, z.start)), covered.toSeq.sorted, read.version, rowsPerZone, allocator)
       val committed =

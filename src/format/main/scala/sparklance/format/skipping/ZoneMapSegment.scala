@@ -32,6 +32,13 @@ object ZoneMapSegment {
 
   def isZoneMap(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
 
+  /**
+   * The zone size of new segments of an index: the one its segments record most (`create_index
+   * ... rows_per_zone`, or pylance's), else pylance's default.
+   */
+  def zoneSize(segments: Seq[IndexMetadata]): Long =
+    segments.flatMap(rowsPerZone).groupBy(identity).maxByOption(_._2.size).map(_._1).getOrElse(DefaultRowsPerZone)
+
   /** The zone size a zone map segment records (field 1 of its details), which pylance's refresh builds new zones with. */
   def rowsPerZone(index: IndexMetadata): Option[Long] = {
     val in = index.getIndexDetails.getValue.newCodedInput()

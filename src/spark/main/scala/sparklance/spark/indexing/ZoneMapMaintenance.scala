@@ -74,14 +74,15 @@ object ZoneMapMaintenance {
     if (fields.isEmpty || fragments.isEmpty) None
     else {
       val existing = Indices.parse(indexSection, tableName)
-      val rowsPerZone = ZoneMapSegment.DefaultRowsPerZone
       // Until the commit assigns ids, a new fragment is named by its position among them.
       val placeholders = fragments.zipWithIndex.map { case (f, i) => f.toBuilder.setId(i).build() }
       val perColumn = fields.map { f =>
-        ZoneMapAppend.Column(indexName(f.name, f.id, existing), f.id, f.arrowType,
+        val name = indexName(f.name, f.id, existing)
+        val rowsPerZone = ZoneMapSegment.zoneSize(existing.filter(_.getName == name))
+        ZoneMapAppend.Column(name, f.id, f.arrowType, rowsPerZone,
           ZoneMapJob.zones(spark, tableName, path, storageConf, placeholders, f, rowsPerZone))
       }
-      Some(new ZoneMapAppend(storage, path, rowsPerZone, perColumn))
+      Some(new ZoneMapAppend(storage, path, perColumn))
     }
   }
 
