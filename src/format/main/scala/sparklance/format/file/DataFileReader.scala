@@ -25,6 +25,13 @@ trait DataFileReader extends Closeable {
    * (`field.blobEncoding` is defined), whose column is `column`: where the rows' bytes are.
    */
   def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): BlobDescriptors
+
+  /**
+   * Tells the reader that the rows asked for are a few scattered runs (data skipping kept them),
+   * so that it reads and decodes only the parts of pages holding them where the format allows,
+   * rather than whole pages. A hint: results are the same either way.
+   */
+  def readSparsely(): Unit = ()
 }
 
 object DataFileReader {

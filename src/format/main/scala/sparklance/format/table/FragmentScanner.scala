@@ -80,7 +80,10 @@ final class FragmentScanner(
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
-    Source(DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion), columnOf, input, f)
+    val reader = DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion)
+    // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
+    if (within.isDefined || only.isDefined) reader.readSparsely()
+    Source(reader, columnOf, input, f)
   }
 
   /** `file`, with every byte read from it counted in `bytesRead`. */
@@ -190,7 +193,11 @@ final class FragmentScanner(
   def nextBelow(limit: Long): ScanBatch = {
     if (!hasNext || position >= limit) throw new NoSuchElementException
     val from = position
-    val rows = withinBlobBudget(from, math.min(window.toLong, math.min(end, limit) - position).toInt)
+    // The window ends at its last live row: a short run of live rows before a long skipped one
+    // (data skipping keeps zones here and there) is read alone, not as part of a whole window.
+    val upTo = math.min(window.toLong, math.min(end, limit) - position)
+    val lastLive = deleted.previousAbsentValue((from + upTo - 1).toInt)
+    val rows = withinBlobBudget(from, (if (lastLive >= from) lastLive - from + 1 else upTo).toInt)
     // A long run of live rows is read as its own batch, with no copy; only windows that mix many
     // short live runs with deletions are compacted row by row.
     val nextDeleted = deleted.nextValue(from.toInt)

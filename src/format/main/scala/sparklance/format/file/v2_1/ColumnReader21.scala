@@ -11,9 +11,11 @@ private[v2_1] final case class Segment(page: PageData, levelFrom: Int, levelTo: 
 
 /**
  * The pages of one leaf column. Pages are decoded whole, on demand, and the last two decoded pages
- * are kept, so that consecutive increasing row ranges decode each page once.
+ * are kept, so that consecutive increasing row ranges decode each page once. With `sparse` (the
+ * rows asked for are scattered runs), a run that needs few of a mini-block page's chunks reads and
+ * decodes only those chunks, where rows and values are one to one (no repetition).
  */
-private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String) {
+private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String, sparse: Boolean = false) {
   private val path = container.path
   private val meta = container.columns(index)
   private val pages = meta.getPagesList.asScala.toIndexedSeq
@@ -32,16 +34,32 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     data
   }
 
-  private def decode(p: Int, kind: LeafKind): PageData = {
+  /** Page p's buffers as (offset, size), checked against the file. */
+  private def buffers(p: Int): (IndexedSeq[Long], IndexedSeq[Long]) = {
     val c = ctx(p)
     val pg = pages(p)
-    val rows = pg.getLength
-    if (rows < 0 || rows > Int.MaxValue) throw c.corrupt(s"page of $rows rows")
     val n = pg.getBufferOffsetsCount
     if (pg.getBufferSizesCount != n) throw c.corrupt(s"$n buffer offsets but ${pg.getBufferSizesCount} sizes")
     val offsets = (0 until n).map(pg.getBufferOffsets)
     val sizes = (0 until n).map(pg.getBufferSizes)
     (0 until n).foreach(i => container.checkRange(offsets(i), sizes(i), s"${c.where} buffer $i"))
+    (offsets, sizes)
+  }
+
+  private def layoutOf(p: Int): PageLayout = {
+    val c = ctx(p)
+    val bytes = TypedAny.unpackDirect(pages(p).getEncoding, "lance.encodings21.PageLayout", path, c.where)
+    try PageLayout.parseFrom(bytes)
+    catch { case e: InvalidProtocolBufferException => throw new sparklance.format.CorruptFileException(path, s"${c.where}: malformed page layout", e) }
+  }
+
+  private def decode(p: Int, kind: LeafKind): PageData = {
+    val c = ctx(p)
+    val pg = pages(p)
+    val rows = pg.getLength
+    if (rows < 0 || rows > Int.MaxValue) throw c.corrupt(s"page of $rows rows")
+    val (offsets, sizes) = buffers(p)
+    val n = offsets.size
     val bufs: IndexedSeq[Slice] =
       if (n == 0) IndexedSeq.empty
       else {
@@ -52,10 +70,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
           offsets.zip(sizes).map { case (o, s) => Slice(all, (o - start).toInt, s.toInt) }
         } else offsets.zip(sizes).zipWithIndex.map { case ((o, s), i) => Slice.of(container.read(o, s, s"${c.where} buffer $i")) }
       }
-    val bytes = TypedAny.unpackDirect(pg.getEncoding, "lance.encodings21.PageLayout", path, c.where)
-    val layout =
-      try PageLayout.parseFrom(bytes)
-      catch { case e: InvalidProtocolBufferException => throw new sparklance.format.CorruptFileException(path, s"${c.where}: malformed page layout", e) }
+    val layout = layoutOf(p)
     layout.getLayoutCase match {
       case LayoutCase.MINI_BLOCK_LAYOUT => MiniBlockPage.decode(layout.getMiniBlockLayout, bufs, rows.toInt, c)
       case LayoutCase.FULL_ZIP_LAYOUT => FullZipPage.decode(layout.getFullZipLayout, bufs, rows.toInt, c)
@@ -71,6 +86,51 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     }
   }
 
+  /**
+   * Rows [from, to) of page p (not decoded whole) from only the chunks of a mini-block page that
+   * hold them: the first row of the part decoded, and the part as a page of its own. None when the
+   * page is of another layout, has repetition, or the rows need more than a quarter of its chunks.
+   */
+  private def chunksOf(p: Int, from: Int, to: Int): Option[(Int, PageData)] = {
+    val layout = layoutOf(p)
+    if (layout.getLayoutCase != LayoutCase.MINI_BLOCK_LAYOUT) return None
+    val m = layout.getMiniBlockLayout
+    if (m.hasRepCompression || m.getRepetitionIndexDepth > 0) return None
+    val c = ctx(p)
+    val (offsets, sizes) = buffers(p)
+    if (offsets.size < 2) throw c.corrupt(s"mini-block page with ${offsets.size} buffers")
+    val wordBytes = if (m.getHasLargeChunk) 4 else 2
+    val meta = container.read(offsets(0), sizes(0), s"${c.where} chunk metadata")
+    if (meta.length % wordBytes != 0) throw c.corrupt(s"chunk metadata of ${meta.length} bytes")
+    val numChunks = meta.length / wordBytes
+    // Per chunk: its first item (row) and its first byte in the chunk buffer.
+    val firstItem = new Array[Long](numChunks + 1)
+    val firstByte = new Array[Long](numChunks + 1)
+    for (i <- 0 until numChunks) {
+      val word = Bytes.uN(meta, i * wordBytes, wordBytes)
+      firstByte(i + 1) = firstByte(i) + ((word >>> 4) + 1) * 8
+      firstItem(i + 1) = if (i == numChunks - 1) m.getNumItems else firstItem(i) + (1L << (word & 0xf).toInt)
+    }
+    if (firstItem(numChunks) != pages(p).getLength || firstByte(numChunks) > sizes(1)) return None
+    def chunkOf(row: Int) = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
+    val (c0, c1) = (chunkOf(from), chunkOf(to - 1))
+    if ((c1 - c0 + 1) * 4 > numChunks) return None
+    val chunkBytes = container.read(offsets(1) + firstByte(c0), firstByte(c1 + 1) - firstByte(c0), s"${c.where} chunks $c0-$c1")
+    // Without repetition a chunk holds one level entry per item; a chunk saying otherwise is left
+    // to the whole page's decoding, which checks the page as a whole.
+    if (m.hasDefCompression) {
+      var at = 0
+      for (i <- c0 to c1) {
+        if (Bytes.u16(chunkBytes, at) != firstItem(i + 1) - firstItem(i)) return None
+        at += (firstByte(i + 1) - firstByte(i)).toInt
+      }
+    }
+    val part = IndexedSeq(Slice(meta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++
+      offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"${c.where} buffer $i")))
+    val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
+    Some(firstItem(c0).toInt -> MiniBlockPage.decode(m.toBuilder.setNumItems(items).build(), part, items, c))
+  }
+
   /** The page runs covering rows `[start, start + n)`. */
   def segments(start: Long, n: Int, kind: LeafKind): Seq[Segment] = {
     if (start + n > numRows)
@@ -81,11 +141,15 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     var p = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
     while (row < end) {
       while (p < pages.size && rowStarts(p + 1) <= row) p += 1
-      val d = page(p, kind)
       val from = (row - rowStarts(p)).toInt
       val to = (math.min(end, rowStarts(p + 1)) - rowStarts(p)).toInt
-      if (d.rows != pages(p).getLength) throw ctx(p).corrupt("row count mismatch")
-      out += Segment(d, d.levelOfRow(from), d.levelOfRow(to), d.slotOfRow(from), d.slotOfRow(to))
+      val part = if (sparse && !cache.containsKey(p)) chunksOf(p, from, to) else None
+      val (base, d) = part.getOrElse {
+        val whole = page(p, kind)
+        if (whole.rows != pages(p).getLength) throw ctx(p).corrupt("row count mismatch")
+        (0, whole)
+      }
+      out += Segment(d, d.levelOfRow(from - base), d.levelOfRow(to - base), d.slotOfRow(from - base), d.slotOfRow(to - base))
       row = rowStarts(p) + to
       p += 1
     }

@@ -48,9 +48,12 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
     if (i < 0 || i >= columns.length)
       throw new CorruptFileException(path, s"column $i (field '$name') was requested, but the file has ${columns.length} columns")
-    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name)
+    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name, sparse)
     columns(i)
   }
+
+  @volatile private var sparse = false
+  override def readSparsely(): Unit = sparse = true
 
   /** Whether any page of column i was needed so far (for tests of projection). */
   private[v2_1] def columnOpened(i: Int): Boolean = columns(i) != null
