@@ -97,12 +97,14 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
             new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
               snapshot.stableRowIds, allocator).candidates(f)
           }
-          // Indices describe rows as written: zones whose rows were all deleted since (rewritten by
-          // an UPDATE or MERGE, say) are not read either.
+          // Indices describe rows as written: where the rows kept may all have been deleted since
+          // (rewritten by an UPDATE or MERGE, say), by the manifest's count, the deletion file is
+          // read here so that a fragment left with none is not planned. Otherwise the reader skips
+          // deleted rows itself, and the driver reads no deletion file.
           val byId = snapshot.fragments.map(f => f.getId -> f).toMap
           kept.map { case (id, rows) =>
             val fragment = byId(id)
-            if (rows.isEmpty || !fragment.hasDeletionFile) id -> rows
+            if (rows.isEmpty || fragment.getDeletionFile.getNumDeletedRows < rows.getLongCardinality) id -> rows
             else id -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, table.dataset.path, fragment))
           }
         case _ => Map.empty[Long, RoaringBitmap]
