@@ -222,7 +222,7 @@ class Writer:
 
     def refresh(self):
         ds = lance.dataset(self.path)
-        if ds.list_indices():
+        if ds.describe_indices():
             ds.optimize.optimize_indices(num_indices_to_merge=self.rnd.choice([0, 1]))
 
 
@@ -301,9 +301,10 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 's', type => 'ZONEMAP')")
 
     ds = lance.dataset(path)
-    indices = {i["name"]: i for i in ds.list_indices()}
+    indices = {i.name: i for i in ds.describe_indices()}
     assert set(indices) == {"k_idx", "d_zm", "s_idx"}
-    assert all(i["type"] == "ZoneMap" and i["fragment_ids"] == {0, 1, 2, 3, 4} for i in indices.values())
+    assert all(i.index_type == "ZoneMap" and [sorted(s.fragment_ids) for s in i.segments] == [[0, 1, 2, 3, 4]]
+               for i in indices.values())
     # pylance answers through our zone maps exactly what a plain scan answers, and says it used them.
     for where in ["k = 12345", "k BETWEEN 150 AND 1200", "k < 5", "d = 1000.5", "d > 9990.0", "d IS NULL",
                   "s = 'v012345'", "s >= 'v019990'", "s LIKE 'v0003%'"]:
@@ -319,11 +320,11 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     # Built again after an append, an index of the same name replaces the old one and covers the new fragment.
     spark.range(20000, 20100).selectExpr("id AS k", "0.0 AS d", "'new' AS s").coalesce(1).writeTo(table_name).append()
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', rows_per_zone => 1000)")
-    k_segments = [i for i in lance.dataset(path).list_indices() if i["name"] == "k_idx"]
-    assert len(k_segments) == 1 and k_segments[0]["fragment_ids"] == {0, 1, 2, 3, 4, 5}
+    k_segments = [s for i in lance.dataset(path).describe_indices() if i.name == "k_idx" for s in i.segments]
+    assert len(k_segments) == 1 and sorted(k_segments[0].fragment_ids) == [0, 1, 2, 3, 4, 5]
     listed = {r.name: r for r in spark.sql(f"SELECT * FROM {table_name}.indices").collect()}
     assert set(listed) == {"k_idx", "d_zm", "s_idx"}
-    assert (listed["k_idx"].type, listed["k_idx"].columns, listed["k_idx"].uuid) == ("ZoneMap", ["k"], k_segments[0]["uuid"])
+    assert (listed["k_idx"].type, listed["k_idx"].columns, listed["k_idx"].uuid) == ("ZoneMap", ["k"], k_segments[0].uuid)
     assert listed["k_idx"].fragment_ids == [0, 1, 2, 3, 4, 5] and listed["k_idx"].unindexed_fragment_ids == []
     assert listed["d_zm"].unindexed_fragment_ids == [5] and listed["d_zm"].skips_data
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 20050")
@@ -331,7 +332,7 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
 
     dropped = spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')").head()
     assert (dropped.name, dropped.segments) == ("k_idx", 1)
-    assert {i["name"] for i in lance.dataset(path).list_indices()} == {"d_zm", "s_idx"}
+    assert {i.name for i in lance.dataset(path).describe_indices()} == {"d_zm", "s_idx"}
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 12345")
     assert [r.k for r in df.collect()] == [12345] and df.rdd.getNumPartitions() == 6
     with pytest.raises(Exception, match="no index named 'k_idx'"):
@@ -415,7 +416,7 @@ def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(sp
     check(5000)
     # create_index folds the write-time segments of a column into one.
     spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k')")
-    assert [i["name"] for i in lance.dataset(path).list_indices()].count("k_idx") == 1
+    assert [len(i.segments) for i in lance.dataset(path).describe_indices() if i.name == "k_idx"] == [1]
     check(5000)
 
 

@@ -110,6 +110,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val word = Bytes.uN(meta, i * wordBytes, wordBytes)
       firstByte(i + 1) = firstByte(i) + ((word >>> 4) + 1) * 8
       firstItem(i + 1) = if (i == numChunks - 1) m.getNumItems else firstItem(i) + (1L << (word & 0xf).toInt)
+      // Chunks out of order are left to the whole page's decoding, which reports them.
+      if (firstItem(i + 1) <= firstItem(i)) return None
     }
     if (firstItem(numChunks) != pages(p).getLength || firstByte(numChunks) > sizes(1)) return None
     def chunkOf(row: Int) = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
