@@ -25,6 +25,13 @@ final case class ChangedRows(fragment: DataFragment, readAt: Long, newSide: Bool
  * (compaction keeps ids and versions) are not changes.
  */
 object CommitChanges {
+  /** Whether `versions` holds `version`, without boxing each (as `Array.contains` and `exists` do). */
+  private def holds(versions: Array[Long], version: Long): Boolean = {
+    var i = 0
+    while (i < versions.length && versions(i) != version) i += 1
+    i < versions.length
+  }
+
   def of(storage: Storage, before: Option[Snapshot], after: Snapshot): Seq[ChangedRows] = {
     val path = after.tablePath
     val version = after.version
@@ -41,7 +48,7 @@ object CommitChanges {
     val inPlace = scala.collection.mutable.Map.empty[Long, RoaringBitmap]
     val beforeById = before.map(_.fragments.map(f => f.getId -> f).toMap).getOrElse(Map.empty)
     val newSide = after.fragments.flatMap { f =>
-      val touched = RowLineage.lastUpdatedAt(storage, path, f).filter(_.contains(version))
+      val touched = RowLineage.lastUpdatedAt(storage, path, f).filter(holds(_, version))
       touched.map { lastUpdated =>
         val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
         val created = RowLineage.createdAt(storage, path, f).getOrElse(missing(path, f))

@@ -3,7 +3,7 @@ package sparklance.format.file.v2_1
 import com.google.protobuf.InvalidProtocolBufferException
 import scala.jdk.CollectionConverters._
 import sparklance.format.file.{ContainerReader, TypedAny}
-import sparklance.format.proto.Encodings21Protos.PageLayout
+import sparklance.format.proto.Encodings21Protos.{MiniBlockLayout, PageLayout}
 import sparklance.format.proto.Encodings21Protos.PageLayout.LayoutCase
 
 /** A run of one decoded page: level entries `[levelFrom, levelTo)` and slots `[slotFrom, slotTo)`. */
@@ -87,11 +87,29 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   }
 
   /**
-   * Rows [from, to) of page p (not decoded whole) from only the chunks of a mini-block page that
-   * hold them: the first row of the part decoded, and the part as a page of its own. None when the
-   * page is of another layout, has repetition, or the rows need more than a quarter of its chunks.
+   * Where the chunks of a mini-block page without repetition lie: its layout, its buffers, its
+   * chunk metadata, and per chunk its first item (row) and first byte in the chunk buffer.
    */
-  private def chunksOf(p: Int, from: Int, to: Int): Option[(Int, PageData)] = {
+  private final class ChunkIndex(val layout: MiniBlockLayout, val offsets: IndexedSeq[Long], val sizes: IndexedSeq[Long],
+      val chunkMeta: Array[Byte], val wordBytes: Int, val firstItem: Array[Long], val firstByte: Array[Long]) {
+    def numChunks: Int = firstItem.length - 1
+    def chunkOf(row: Int): Int = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
+  }
+
+  // Scattered runs come back to the same pages: their chunk indices are kept (None: not chunked).
+  private val chunkIndices = new java.util.LinkedHashMap[Integer, Option[ChunkIndex]](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[Integer, Option[ChunkIndex]]): Boolean = size() > 8
+  }
+
+  private def chunkIndex(p: Int): Option[ChunkIndex] = {
+    val known = chunkIndices.get(p)
+    if (known != null) return known
+    val found = readChunkIndex(p)
+    chunkIndices.put(p, found)
+    found
+  }
+
+  private def readChunkIndex(p: Int): Option[ChunkIndex] = {
     val layout = layoutOf(p)
     if (layout.getLayoutCase != LayoutCase.MINI_BLOCK_LAYOUT) return None
     val m = layout.getMiniBlockLayout
@@ -103,7 +121,6 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     val meta = container.read(offsets(0), sizes(0), s"${c.where} chunk metadata")
     if (meta.length % wordBytes != 0) throw c.corrupt(s"chunk metadata of ${meta.length} bytes")
     val numChunks = meta.length / wordBytes
-    // Per chunk: its first item (row) and its first byte in the chunk buffer.
     val firstItem = new Array[Long](numChunks + 1)
     val firstByte = new Array[Long](numChunks + 1)
     for (i <- 0 until numChunks) {
@@ -114,23 +131,34 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       if (firstItem(i + 1) <= firstItem(i)) return None
     }
     if (firstItem(numChunks) != pages(p).getLength || firstByte(numChunks) > sizes(1)) return None
-    def chunkOf(row: Int) = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
+    Some(new ChunkIndex(m, offsets, sizes, meta, wordBytes, firstItem, firstByte))
+  }
+
+  /**
+   * Rows [from, to) of page p (not decoded whole) from only the chunks of a mini-block page that
+   * hold them: the first row of the part decoded, and the part as a page of its own. None when the
+   * page is of another layout, has repetition, or the rows need more than a quarter of its chunks.
+   */
+  private def chunksOf(p: Int, from: Int, to: Int): Option[(Int, PageData)] = chunkIndex(p).flatMap { index =>
+    import index._
     val (c0, c1) = (chunkOf(from), chunkOf(to - 1))
-    if ((c1 - c0 + 1) * 4 > numChunks) return None
-    val chunkBytes = container.read(offsets(1) + firstByte(c0), firstByte(c1 + 1) - firstByte(c0), s"${c.where} chunks $c0-$c1")
-    // Without repetition a chunk holds one level entry per item; a chunk saying otherwise is left
-    // to the whole page's decoding, which checks the page as a whole.
-    if (m.hasDefCompression) {
-      var at = 0
-      for (i <- c0 to c1) {
-        if (Bytes.u16(chunkBytes, at) != firstItem(i + 1) - firstItem(i)) return None
-        at += (firstByte(i + 1) - firstByte(i)).toInt
+    if ((c1 - c0 + 1) * 4 > numChunks) None
+    else {
+      val c = ctx(p)
+      val chunkBytes = container.read(offsets(1) + firstByte(c0), firstByte(c1 + 1) - firstByte(c0), s"${c.where} chunks $c0-$c1")
+      // Without repetition a chunk holds one level entry per item; a chunk saying otherwise is
+      // left to the whole page's decoding, which checks the page as a whole.
+      val levelsMatch = !layout.hasDefCompression || (c0 to c1).forall { i =>
+        Bytes.u16(chunkBytes, (firstByte(i) - firstByte(c0)).toInt) == firstItem(i + 1) - firstItem(i)
+      }
+      if (!levelsMatch) None
+      else {
+        val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++
+          offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"${c.where} buffer $i")))
+        val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
+        Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c))
       }
     }
-    val part = IndexedSeq(Slice(meta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++
-      offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"${c.where} buffer $i")))
-    val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
-    Some(firstItem(c0).toInt -> MiniBlockPage.decode(m.toBuilder.setNumItems(items).build(), part, items, c))
   }
 
   /** The page runs covering rows `[start, start + n)`. */
