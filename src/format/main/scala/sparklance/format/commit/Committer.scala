@@ -440,7 +440,6 @@ object Committer {
   /** Manifest puts that failed with a store error (and did not land) before a commit gives up. */
   val StoreAttempts = 3
 
-  /** The write an operation carries: itself, or the write a schema change lands with. */
   /** The fragments an operation adds, in the order the commit assigns their ids. */
   private def newFragments(op: Operation): Seq[DataFragment] = op match {
     case Operation.Append(fs) => fs
@@ -450,6 +449,7 @@ object Committer {
     case _ => Nil
   }
 
+  /** The write an operation carries: itself, or the write a schema change lands with. */
   private[commit] def changeOf(op: Operation): Operation = op match {
     case e: Operation.Evolving => e.change
     case other => other

@@ -2,8 +2,6 @@ package sparklance.format.skipping
 
 import org.apache.arrow.memory.RootAllocator
 import scala.jdk.CollectionConverters._
-import sparklance.format.CommitStateUnknownException
-import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.table.{Dataset, Snapshot}
@@ -56,12 +54,7 @@ object ZoneMapFold {
       val rowsPerZone = ZoneMapSegment.zoneSize(segments)
       val entry = ZoneMapSegment.create(dataset.storage, dataset.path, name, field.get.id, field.get.arrowType,
         zones.sortBy(z => (z.fragmentId, z.start)), covered.toSeq.sorted, read.version, rowsPerZone, allocator)
-      val committed =
-        try new Committer(dataset, commitRetries).commit(Some(read), Operation.CreateIndex(Seq(entry), segments))
-        catch {
-          case e: CommitStateUnknownException => throw e
-          case e: Throwable => ZoneMapSegment.discard(dataset.storage, dataset.path, entry); throw e
-        }
+      val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), segments, commitRetries)
       Some(Folded(name, segments.size, committed.version))
     } finally allocator.close()
   }

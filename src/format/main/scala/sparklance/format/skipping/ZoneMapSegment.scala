@@ -9,14 +9,15 @@ import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.Resources
+import sparklance.format.{CommitStateUnknownException, Resources}
+import sparklance.format.commit.{CommitResult, Committer, Operation}
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos
 import sparklance.format.proto.TableProtos.IndexMetadata
-import sparklance.format.table.LanceSchema
+import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
 
 /**
  * The zones of one ZONEMAP index segment, read from `_indices/<uuid>/zonemap.lance`
@@ -143,6 +144,21 @@ object ZoneMapSegment {
     fragments.foreach(id => covered.add(id.toInt))
     metadata(uuid, name, fieldId, readVersion, covered, rowsPerZone, size)
   }
+
+  /**
+   * Commits `added` (new segments) in place of `replaced` on `read`, as a CreateIndex. A commit
+   * that did not land names nothing in the new segments' directories, so they are deleted; one
+   * whose outcome is unknown may have landed, so they stay.
+   */
+  def commit(dataset: Dataset, read: Snapshot, added: Seq[IndexMetadata], replaced: Seq[IndexMetadata],
+      commitRetries: Int): CommitResult =
+    try new Committer(dataset, commitRetries).commit(Some(read), Operation.CreateIndex(added, replaced))
+    catch {
+      case e: CommitStateUnknownException => throw e
+      case e: Throwable =>
+        added.foreach(discard(dataset.storage, dataset.path, _))
+        throw e
+    }
 
   /** Deletes the files of a segment no manifest names (its commit did not land). */
   def discard(storage: Storage, tablePath: String, segment: IndexMetadata): Unit =

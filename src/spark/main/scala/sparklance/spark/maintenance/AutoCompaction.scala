@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
 import sparklance.format.maintenance.{Compaction, CompactionOptions, CompactionResult}
-import sparklance.format.table.Dataset
+import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 import sparklance.spark.indexing.ZoneMapMaintenance
 
@@ -27,9 +27,9 @@ object AutoCompaction {
 
   def enabled(config: Map[String, String]): Boolean = config.get(EnabledKey).contains("true")
 
-  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings): Option[CompactionResult] =
+  /** After a commit, `latest` being the table's newest version. */
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, latest: Snapshot): Option[CompactionResult] =
     try {
-      val latest = dataset.snapshot()
       if (!enabled(latest.config)) None
       else {
         val options = CompactionOptions.resolve(Map.empty, latest.config)

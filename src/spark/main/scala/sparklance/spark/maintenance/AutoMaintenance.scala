@@ -1,5 +1,7 @@
 package sparklance.spark.maintenance
 
+import org.slf4j.LoggerFactory
+import scala.util.control.NonFatal
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
@@ -9,12 +11,21 @@ import sparklance.spark.CatalogSettings
  * Lance's automatic cleanup when its config asks for it. None of them ever fails the statement.
  */
 object AutoMaintenance {
+  private val log = LoggerFactory.getLogger(getClass)
+
   /** After a statement that read `read` committed version `committed`; `compact`: whether auto compaction applies. */
   def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Long,
       compact: Boolean = true): Unit = {
-    val compaction = if (compact) AutoCompaction.afterCommit(dataset, tableName, settings) else None
-    val folds = ZoneMapFolding.run(dataset, tableName, settings, ZoneMapFolding.AfterWrite)
-    AutoCleanup.afterCommits(dataset, tableName, read.config,
-      (read.version -> committed) +: (compaction.toSeq.flatMap(r => r.version.map(r.readVersion -> _)) ++ folds))
+    // One look at the table serves compaction and folding, unless compaction commits in between.
+    val latest = try Some(dataset.snapshot()) catch {
+      case NonFatal(e) => log.warn(s"Maintenance of $tableName after version $committed skipped; the statement committed", e); None
+    }
+    val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _))
+    val compacted = compaction.flatMap(r => r.version.map(r.readVersion -> _))
+    val folds = latest.toSeq.flatMap { before =>
+      ZoneMapFolding.run(dataset, tableName, settings, ZoneMapFolding.AfterWrite,
+        if (compacted.isEmpty) before else dataset.snapshot())
+    }
+    AutoCleanup.afterCommits(dataset, tableName, read.config, (read.version -> committed) +: (compacted.toSeq ++ folds))
   }
 }

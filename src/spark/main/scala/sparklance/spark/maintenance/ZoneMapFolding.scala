@@ -3,7 +3,7 @@ package sparklance.spark.maintenance
 import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
 import sparklance.format.skipping.ZoneMapFold
-import sparklance.format.table.Dataset
+import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
 /**
@@ -18,10 +18,10 @@ object ZoneMapFolding {
 
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** The versions the folds committed, as (read version, committed version). */
-  def run(dataset: Dataset, tableName: String, settings: CatalogSettings, atLeast: Int): Seq[(Long, Long)] =
+  /** The versions the folds committed, as (read version, committed version); `latest` is the table's newest version. */
+  def run(dataset: Dataset, tableName: String, settings: CatalogSettings, atLeast: Int, latest: => Snapshot): Seq[(Long, Long)] =
     try {
-      ZoneMapFold.candidates(dataset.snapshot(), atLeast).flatMap { name =>
+      ZoneMapFold.candidates(latest, atLeast).flatMap { name =>
         val read = dataset.snapshot(forWrite = true)
         ZoneMapFold.fold(dataset, read, name, settings.commitRetries).map { folded =>
           log.info(s"Folded ${folded.segments} segments of zone map ${folded.name} of $tableName into one (version ${folded.version})")

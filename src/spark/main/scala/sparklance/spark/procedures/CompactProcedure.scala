@@ -46,7 +46,7 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
       indexing = ZoneMapMaintenance.forCompaction(spark, target.quotedName, target.dataset, catalog.settingsForTasks.storageConf))
       .run(scoped)
-    val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2)
+    val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot())
     AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,

@@ -7,8 +7,6 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
 import scala.util.Using
-import sparklance.format.CommitStateUnknownException
-import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
 import sparklance.spark.{Allocators, LanceCatalog}
@@ -61,15 +59,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       ZoneMapSegment.create(target.dataset.storage, target.dataset.path, indexName, field.id, field.arrowType, zones,
         read.fragments.map(_.getId), read.version, rowsPerZone, allocator)
     }
-    val committed = try new Committer(target.dataset, settings.commitRetries).commit(Some(read), Operation.CreateIndex(Seq(entry), existing))
-    catch {
-      // With the outcome unknown the manifest may name the segment: its files stay.
-      case e: CommitStateUnknownException => throw e
-      case e: Throwable =>
-        // A commit that did not land names nothing in the segment's directory.
-        ZoneMapSegment.discard(target.dataset.storage, target.dataset.path, entry)
-        throw e
-    }
+    val committed = ZoneMapSegment.commit(target.dataset, read, Seq(entry), existing, settings.commitRetries)
     InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, zones.size.toLong, committed.version)
   }
 }

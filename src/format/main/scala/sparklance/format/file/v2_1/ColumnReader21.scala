@@ -93,6 +93,9 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   private final class ChunkIndex(val layout: MiniBlockLayout, val offsets: IndexedSeq[Long], val sizes: IndexedSeq[Long],
       val chunkMeta: Array[Byte], val wordBytes: Int, val firstItem: Array[Long], val firstByte: Array[Long]) {
     def numChunks: Int = firstItem.length - 1
+    /** The page's buffers after the chunks (the dictionary), read once for every run decoded. */
+    lazy val trailing: IndexedSeq[Slice] =
+      offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"column $index ('$fieldName') buffer $i")))
     def chunkOf(row: Int): Int = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
   }
 
@@ -153,8 +156,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       }
       if (!levelsMatch) None
       else {
-        val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++
-          offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"${c.where} buffer $i")))
+        val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++ trailing
         val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
         Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c))
       }
