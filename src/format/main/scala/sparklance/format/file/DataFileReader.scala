@@ -21,6 +21,14 @@ trait DataFileReader extends Closeable {
   def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector
 
   /**
+   * Rows `rows` (ascending, distinct) of the table field `field` as one new vector owned by the
+   * caller: scattered rows (those left by deletions, or named one by one). By default read over
+   * ranges of nearby rows and copied out; a reader that can pick values inside pages does so.
+   */
+  def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator): FieldVector =
+    RangeReads.rows(rows, allocator)((start, n) => read(field, columnOf, start, n, allocator))
+
+  /**
    * The descriptors of rows [rowStart, rowStart + numRows) of the top-level blob field `field`
    * (`field.blobEncoding` is defined), whose column is `column`: where the rows' bytes are.
    */

@@ -25,13 +25,6 @@ final case class ChangedRows(fragment: DataFragment, readAt: Long, newSide: Bool
  * (compaction keeps ids and versions) are not changes.
  */
 object CommitChanges {
-  /** Whether `versions` holds `version`, without boxing each (as `Array.contains` and `exists` do). */
-  private def holds(versions: Array[Long], version: Long): Boolean = {
-    var i = 0
-    while (i < versions.length && versions(i) != version) i += 1
-    i < versions.length
-  }
-
   def of(storage: Storage, before: Option[Snapshot], after: Snapshot): Seq[ChangedRows] = {
     val path = after.tablePath
     val version = after.version
@@ -42,14 +35,13 @@ object CommitChanges {
     before.foreach(requireLineage)
 
     // New side: fragments holding rows the commit wrote.
-    val updatedIds = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+    val updatedIds = new org.roaringbitmap.longlong.Roaring64Bitmap()
     // Rows whose columns were rewritten in place (same fragment, new files): their old image is at
     // the same offset of the fragment as it was.
     val inPlace = scala.collection.mutable.Map.empty[Long, RoaringBitmap]
     val beforeById = before.map(_.fragments.map(f => f.getId -> f).toMap).getOrElse(Map.empty)
-    val newSide = after.fragments.flatMap { f =>
-      val touched = RowLineage.lastUpdatedAt(storage, path, f).filter(holds(_, version))
-      touched.map { lastUpdated =>
+    val newSide = after.fragments.filter(RowLineage.lastUpdatedMentions(storage, path, _, version)).flatMap { f =>
+      RowLineage.lastUpdatedAt(storage, path, f).map { lastUpdated =>
         val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
         val created = RowLineage.createdAt(storage, path, f).getOrElse(missing(path, f))
         val deleted = DeletionFiles.read(storage, path, f)
@@ -90,13 +82,15 @@ object CommitChanges {
         }
         if (gone.isEmpty) None
         else {
-          val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
+          val offsets = gone.toArray
+          val ids = RowLineage.rowIdLookup(storage, path, f).getOrElse(missing(path, f)).idsAt(offsets)
           val rows = new RoaringBitmap()
           val updated = new RoaringBitmap()
-          gone.forEach { (offset: Int) =>
-            val id = ids(offset)
-            if (updatedIds.contains(id)) { rows.add(offset); updated.add(offset) }
-            else if (!movedHere.contains(id)) rows.add(offset)
+          var k = 0
+          while (k < offsets.length) {
+            if (updatedIds.contains(ids(k))) { rows.add(offsets(k)); updated.add(offsets(k)) }
+            else if (!movedHere.contains(ids(k))) rows.add(offsets(k))
+            k += 1
           }
           if (rows.isEmpty) None else Some(ChangedRows(f, prev.version, newSide = false, rows, updated))
         }

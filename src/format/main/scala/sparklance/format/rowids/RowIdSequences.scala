@@ -65,6 +65,13 @@ object RowIdSequences {
     out
   }
 
+  /** A lookup of ids by row offset that expands no Range segment (see [[RowIdLookup]]). */
+  def lookup(bytes: Array[Byte], source: String): RowIdLookup = {
+    val sequence = parse(bytes, source)
+    totalCount(sequence, source)
+    new RowIdLookup(sequence.getSegmentsList.toArray(new Array[U64Segment](0)), source)
+  }
+
   /** The number of row ids, without materializing them (a Range costs the same at any length). */
   def count(bytes: Array[Byte], source: String = "a row id sequence"): Long =
     totalCount(parse(bytes, source), source)

@@ -105,34 +105,77 @@ object RowLineage {
   /** The fragment's row ids, or None when the table has no stable row ids (ids are then addresses). */
   def rowIds(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
     val where = s"row ids of fragment ${fragment.getId} in $tablePath"
-    val bytes =
-      if (fragment.hasInlineRowIds) Some(fragment.getInlineRowIds.toByteArray)
-      else if (fragment.hasExternalRowIds) Some(external(storage, tablePath, fragment.getExternalRowIds, where))
-      else None
-    bytes.map { b =>
+    rowIdBytes(storage, tablePath, fragment, where).map { b =>
       val ids = RowIdSequences.decode(b, where)
       checkLength(ids.length, fragment, where)
       ids
     }
   }
 
+  /** The fragment's row ids by offset, without expanding them, or None as [[rowIds]]. */
+  def rowIdLookup(storage: Storage, tablePath: String, fragment: DataFragment): Option[RowIdLookup] = {
+    val where = s"row ids of fragment ${fragment.getId} in $tablePath"
+    rowIdBytes(storage, tablePath, fragment, where).map { b =>
+      val lookup = RowIdSequences.lookup(b, where)
+      checkLength(lookup.count, fragment, where)
+      lookup
+    }
+  }
+
+  /** The fragment's created-at versions by offset, without expanding them; None where it has none. */
+  def createdAtLookup(storage: Storage, tablePath: String, fragment: DataFragment): Option[VersionLookup] = {
+    val where = s"created-at versions of fragment ${fragment.getId} in $tablePath"
+    versionLookup(fragment, where, createdBytes(storage, tablePath, fragment, where))
+  }
+
+  /** The fragment's last-updated-at versions by offset, without expanding them; None where it has none. */
+  def lastUpdatedAtLookup(storage: Storage, tablePath: String, fragment: DataFragment): Option[VersionLookup] = {
+    val where = s"last-updated-at versions of fragment ${fragment.getId} in $tablePath"
+    versionLookup(fragment, where, lastUpdatedBytes(storage, tablePath, fragment, where))
+  }
+
+  private def versionLookup(fragment: DataFragment, where: String, bytes: Option[Array[Byte]]): Option[VersionLookup] =
+    bytes.map { b =>
+      val lookup = VersionSequences.lookup(b, where)
+      checkLength(lookup.count, fragment, where)
+      lookup
+    }
+
+  private def rowIdBytes(storage: Storage, tablePath: String, fragment: DataFragment, where: String): Option[Array[Byte]] =
+    sequenceBytes(storage, tablePath, where, Option.when(fragment.hasInlineRowIds)(fragment.getInlineRowIds),
+      Option.when(fragment.hasExternalRowIds)(fragment.getExternalRowIds))
+
+  /** Whether some row of the fragment was last updated at `version`, from its sequence alone (not expanded). */
+  def lastUpdatedMentions(storage: Storage, tablePath: String, fragment: DataFragment, version: Long): Boolean = {
+    val where = s"last-updated-at versions of fragment ${fragment.getId} in $tablePath"
+    lastUpdatedBytes(storage, tablePath, fragment, where).exists(VersionSequences.mentions(_, version, where))
+  }
+
+  private def lastUpdatedBytes(storage: Storage, tablePath: String, fragment: DataFragment, where: String): Option[Array[Byte]] =
+    sequenceBytes(storage, tablePath, where, Option.when(fragment.hasInlineLastUpdatedAtVersions)(fragment.getInlineLastUpdatedAtVersions),
+      Option.when(fragment.hasExternalLastUpdatedAtVersions)(fragment.getExternalLastUpdatedAtVersions))
+
+  private def createdBytes(storage: Storage, tablePath: String, fragment: DataFragment, where: String): Option[Array[Byte]] =
+    sequenceBytes(storage, tablePath, where, Option.when(fragment.hasInlineCreatedAtVersions)(fragment.getInlineCreatedAtVersions),
+      Option.when(fragment.hasExternalCreatedAtVersions)(fragment.getExternalCreatedAtVersions))
+
+  /** A sequence's bytes: inline in the manifest, or a slice of a file beside it. */
+  private def sequenceBytes(storage: Storage, tablePath: String, where: String, inline: Option[ByteString],
+      ext: Option[ExternalFile]): Option[Array[Byte]] =
+    inline.map(_.toByteArray).orElse(ext.map(external(storage, tablePath, _, where)))
+
   def createdAt(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
     val where = s"created-at versions of fragment ${fragment.getId} in $tablePath"
-    versions(storage, tablePath, fragment, where,
-      if (fragment.hasInlineCreatedAtVersions) Some(fragment.getInlineCreatedAtVersions.toByteArray) else None,
-      if (fragment.hasExternalCreatedAtVersions) Some(fragment.getExternalCreatedAtVersions) else None)
+    versions(fragment, where, createdBytes(storage, tablePath, fragment, where))
   }
 
   def lastUpdatedAt(storage: Storage, tablePath: String, fragment: DataFragment): Option[Array[Long]] = {
     val where = s"last-updated-at versions of fragment ${fragment.getId} in $tablePath"
-    versions(storage, tablePath, fragment, where,
-      if (fragment.hasInlineLastUpdatedAtVersions) Some(fragment.getInlineLastUpdatedAtVersions.toByteArray) else None,
-      if (fragment.hasExternalLastUpdatedAtVersions) Some(fragment.getExternalLastUpdatedAtVersions) else None)
+    versions(fragment, where, lastUpdatedBytes(storage, tablePath, fragment, where))
   }
 
-  private def versions(storage: Storage, tablePath: String, fragment: DataFragment, where: String,
-      inline: Option[Array[Byte]], ext: Option[ExternalFile]): Option[Array[Long]] =
-    inline.orElse(ext.map(external(storage, tablePath, _, where))).map { b =>
+  private def versions(fragment: DataFragment, where: String, bytes: Option[Array[Byte]]): Option[Array[Long]] =
+    bytes.map { b =>
       val v = VersionSequences.decode(b, where)
       checkLength(v.length, fragment, where)
       v

@@ -53,6 +53,29 @@ object VersionSequences {
     out
   }
 
+  /** A lookup of versions by row offset that expands no run. */
+  def lookup(bytes: Array[Byte], source: String): VersionLookup = {
+    val sequence = parse(bytes, source)
+    totalRows(sequence, source)
+    val runs = sequence.getRunsList
+    val starts = new Array[Long](runs.size + 1)
+    val versions = new Array[Long](runs.size)
+    var k = 0
+    while (k < runs.size) {
+      starts(k + 1) = starts(k) + U64Segments.count(runs.get(k).getSpan, source)
+      versions(k) = runs.get(k).getVersion
+      k += 1
+    }
+    new VersionLookup(starts, versions)
+  }
+
+  /** Whether some row of the sequence is at `version`, without expanding it. */
+  def mentions(bytes: Array[Byte], version: Long, source: String): Boolean = {
+    val sequence = parse(bytes, source)
+    totalRows(sequence, source)
+    sequence.getRunsList.stream.anyMatch(run => run.getVersion == version && U64Segments.count(run.getSpan, source) > 0)
+  }
+
   /** The number of rows the sequence covers, without expanding it. */
   def count(bytes: Array[Byte], source: String): Long = totalRows(parse(bytes, source), source)
 

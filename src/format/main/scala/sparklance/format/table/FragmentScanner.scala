@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.file.{BlobDescriptors, DataFileReader, RowBytes}
+import sparklance.format.file.{BlobDescriptors, DataFileReader, RangeReads, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -198,8 +198,8 @@ final class FragmentScanner(
     val upTo = math.min(window.toLong, math.min(end, limit) - position)
     val lastLive = deleted.previousAbsentValue((from + upTo - 1).toInt)
     val rows = withinBlobBudget(from, (if (lastLive >= from) lastLive - from + 1 else upTo).toInt)
-    // A long run of live rows is read as its own batch, with no copy; only windows that mix many
-    // short live runs with deletions are compacted row by row.
+    // A long run of live rows is read as its own batch, with no copy; where short live runs mix
+    // with deleted rows, the next live rows (a batch of them, however far apart) are picked.
     val nextDeleted = deleted.nextValue(from.toInt)
     val liveRun = if (nextDeleted < 0 || nextDeleted >= from + rows) rows else (nextDeleted - from).toInt
     val batch =
@@ -207,37 +207,33 @@ final class FragmentScanner(
         position += liveRun
         new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
       } else {
-        position += rows
-        val keep = liveIn(from, rows)
-        new ScanBatch(compact(readRows(from, rows), keep), keep.map(i => (from + i).toInt))
+        // Blob rows are budgeted by bytes over the window; other rows by count only.
+        val picked = liveRows(from, if (blobFields.isEmpty) math.min(end, limit) else from + rows, window)
+        position = picked.last + 1
+        new ScanBatch(pickRows(picked), picked.map(_.toInt))
       }
     if (batch.numRows > 0) window = rowsFor(batch.vectors.map(v => RowBytes(v, 0, batch.numRows)).sum.toDouble / batch.numRows)
     batch
   }
 
-  /**
-   * The live rows of physical rows [from, from + n), relative to `from`: the `only` rows there, or
-   * the rows between deleted ones, found by walking the bitmap once rather than testing each row.
-   */
-  private def liveIn(from: Long, n: Int): Array[Int] = {
-    val keeping = new scala.collection.mutable.ArrayBuilder.ofInt
-    val end = from + n
+  /** Up to `count` live rows from physical row `from` (live itself), below `bound`. */
+  private def liveRows(from: Long, bound: Long, count: Int): Array[Long] = {
+    val out = new scala.collection.mutable.ArrayBuilder.ofLong
+    var n = 0
     only match {
       case Some(rows) =>
         val it = rows.getIntIterator
         it.advanceIfNeeded(from.toInt)
-        while (it.hasNext && Integer.toUnsignedLong(it.peekNext) < end) keeping += (Integer.toUnsignedLong(it.next()) - from).toInt
+        while (n < count && it.hasNext && Integer.toUnsignedLong(it.peekNext) < bound) { out += Integer.toUnsignedLong(it.next()); n += 1 }
       case None =>
-        val it = deleted.getIntIterator
-        it.advanceIfNeeded(from.toInt)
-        var i = 0
-        while (i < n) {
-          val nextDeleted = if (it.hasNext) Integer.toUnsignedLong(it.peekNext) - from else Long.MaxValue
-          while (i < n && i < nextDeleted) { keeping += i; i += 1 }
-          if (i < n) { it.next(); i += 1 }
+        var at = from
+        while (n < count && at < bound) {
+          val live = deleted.nextAbsentValue(at.toInt)
+          at = if (live < 0) bound else live
+          if (at < bound) { out += at; n += 1; at += 1 }
         }
     }
-    keeping.result()
+    out.result()
   }
 
   private def readRows(from: Long, n: Int): Seq[FieldVector] = {
@@ -245,31 +241,28 @@ final class FragmentScanner(
     Resources.closeOnFailure(read) {
       fields.zip(sources).foreach {
         case (field, Some(src)) if field.blobEncoding.isDefined => read += blobValues(field, src, from, n)
-        case (field, Some(src)) => read += src.reader.read(field, id => src.columnOf.getOrElse(id,
-          throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath")), from, n, allocator)
+        case (field, Some(src)) => read += src.reader.read(field, columnIn(src), from, n, allocator)
         case (field, None) => read += NullVectors.allNull(field, n, allocator)
       }
       read.toSeq
     }
   }
 
-  /** Copies the `keep` rows of `vectors` into new vectors; `vectors` are closed either way. */
-  private def compact(vectors: Seq[FieldVector], keep: Array[Int]): Seq[FieldVector] = {
-    val compacted = ArrayBuffer.empty[FieldVector]
-    Resources.closeOnFailure(vectors ++ compacted) {
-      vectors.foreach { v =>
-        val tp = v.getTransferPair(allocator)
-        val to = tp.getTo.asInstanceOf[FieldVector]
-        compacted += to
-        to.setInitialCapacity(keep.length)
-        to.allocateNew()
-        var j = 0
-        while (j < keep.length) { tp.copyValueSafe(keep(j), j); j += 1 }
-        to.setValueCount(keep.length)
+  private def columnIn(src: Source): Int => Int = id => src.columnOf.getOrElse(id,
+    throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath"))
+
+  /** Rows `rows` (ascending physical offsets) of every projected field, each picked by its reader. */
+  private def pickRows(rows: Array[Long]): Seq[FieldVector] = {
+    val read = ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(read) {
+      fields.zip(sources).foreach {
+        case (field, Some(src)) if field.blobEncoding.isDefined =>
+          read += RangeReads.rows(rows, allocator)((start, n) => blobValues(field, src, start, n))
+        case (field, Some(src)) => read += src.reader.readRows(field, columnIn(src), rows, allocator)
+        case (field, None) => read += NullVectors.allNull(field, rows.length, allocator)
       }
+      read.toSeq
     }
-    Resources.closeAll(vectors)
-    compacted.toSeq
   }
 
   def close(): Unit = Resources.closeAll(opened.values.map(_.reader) ++ sidecars.values)

@@ -78,6 +78,8 @@ class RowIdSequencesSuite extends AnyFunSuite {
     val expected = (1L until 39L).filter(i => i % 3 != 0 && i != 5) :+ 5L
     assert(kinds(compacted) == Seq(SegmentCase.RANGE_WITH_BITMAP, SegmentCase.RANGE))
     assert(RowIdSequences.decode(compacted, source).sameElements(expected))
+    assert(RowIdSequences.lookup(compacted, source).idsAt(Array(0, 5, expected.length - 1)).sameElements(Seq(expected(0), expected(5), expected.last)))
+    assert(RowIdSequences.lookup(sparse, source).idsAt(Array(0, 13, 99)).sameElements(Seq(0L, 13000L, 99000L)))
   }
 
   // ----- splitting into segments -----
@@ -118,7 +120,7 @@ class RowIdSequencesSuite extends AnyFunSuite {
     assert(bitmap.length < 300)
   }
 
-  test("thousands of random sequences of mixed pieces round trip and are never larger than one segment") {
+  test("thousands of random sequences of mixed pieces round trip, are never larger than one segment, and answer ids at offsets") {
     val rnd = new Random(424242)
     for (_ <- 0 until 3000) {
       var cursor = rnd.nextInt(1 << 30).toLong
@@ -143,7 +145,11 @@ class RowIdSequencesSuite extends AnyFunSuite {
       val start = if (rnd.nextBoolean() && ids.nonEmpty) ids.last + 1 else cursor + rnd.nextInt(10)
       val count = rnd.nextInt(50)
       val appended = RowIdSequences.appendRange(encoded, start, count)
-      assert(RowIdSequences.decode(appended, source).sameElements(ids ++ (start until start + count)))
+      val all = ids ++ (start until start + count)
+      assert(RowIdSequences.decode(appended, source).sameElements(all))
+      // the ids at some offsets, looked up without decoding every segment
+      val offsets = all.indices.filter(_ => rnd.nextInt(7) == 0).toArray
+      assert(RowIdSequences.lookup(appended, source).idsAt(offsets).sameElements(offsets.map(all(_))))
     }
   }
 

@@ -56,8 +56,9 @@ class SparseReadSuite extends AnyFunSuite {
 
   /** Row offset -> the row's values as text, and the data bytes read. */
   private def scan(dir: String, fragment: sparklance.format.proto.TableProtos.DataFragment, allocator: RootAllocator,
-      within: Option[RoaringBitmap]): (Map[Int, String], Long) = {
-    val scanner = new FragmentScanner(LocalStorage, dir, fragment, schema.fields, allocator, 0, rows, batchRows = 4096, within = within)
+      within: Option[RoaringBitmap], only: Option[RoaringBitmap] = None): (Map[Int, String], Long) = {
+    val scanner = new FragmentScanner(LocalStorage, dir, fragment, schema.fields, allocator, 0, rows, batchRows = 4096,
+      within = within, only = only)
     val out = mutable.Map.empty[Int, String]
     try scanner.foreach { b =>
       try (0 until b.numRows).foreach(i => out(b.offsets(i)) = b.vectors.map(v => String.valueOf(v.getObject(i))).mkString("|"))
@@ -84,6 +85,14 @@ class SparseReadSuite extends AnyFunSuite {
           assert(part.keySet == within.toArray.toSet, s"trial $trial")
           part.foreach { case (offset, values) => assert(values == whole(offset), s"trial $trial, row $offset") }
           if (trial % 2 == 0) assert(bytes * 10 < wholeBytes, s"trial $trial read $bytes of $wholeBytes bytes")
+        }
+        // Rows named one by one: every k-th row, and a few random rows, which must cost few bytes.
+        for ((named, trial) <- Seq(RoaringBitmap.bitmapOf((0 until rows by 100): _*), RoaringBitmap.bitmapOf((0 until rows by 3): _*),
+            RoaringBitmap.bitmapOf(Seq.fill(30)(rnd.nextInt(rows)): _*)).zipWithIndex) {
+          val (part, bytes) = scan(dir, fragment, allocator, None, only = Some(named))
+          assert(part.keySet == named.toArray.toSet, s"named rows $trial")
+          part.foreach { case (offset, values) => assert(values == whole(offset), s"named rows $trial, row $offset") }
+          if (trial == 2) assert(bytes * 10 < wholeBytes, s"30 named rows read $bytes of $wholeBytes bytes")
         }
       }
     }

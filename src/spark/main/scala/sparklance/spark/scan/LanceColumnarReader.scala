@@ -49,9 +49,9 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
           val v = new OnHeapColumnVector(n, IntegerType)
           v.putInts(0, n, fragment.getId.toInt)
           adapted :+= v; v
-        case LanceTable.RowId => perRow(rowIds, RowAddress.of(fragment.getId, _))
-        case LanceTable.CreatedAtVersion => perRow(createdAt, _ => LanceColumnarReader.UntrackedVersion)
-        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt, _ => LanceColumnarReader.UntrackedVersion)
+        case LanceTable.RowId => perRow(rowIds.map(l => l.idAt _), RowAddress.of(fragment.getId, _))
+        case LanceTable.CreatedAtVersion => perRow(createdAt.map(l => l.versionAt _), _ => LanceColumnarReader.UntrackedVersion)
+        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt.map(l => l.versionAt _), _ => LanceColumnarReader.UntrackedVersion)
         case LanceChangelog.ChangeType if change.isDefined =>
           val v = new OnHeapColumnVector(n, StringType)
           val slice = change.get
@@ -79,10 +79,10 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   override def currentMetricsValues(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
     ScanMetrics.task(scanner.bytesRead)
 
-  // Lineage is decoded once per partition, and only if a lineage column is read.
-  private lazy val rowIds = RowLineage.rowIds(target.storage, target.tablePath, fragment)
-  private lazy val createdAt = RowLineage.createdAt(target.storage, target.tablePath, fragment)
-  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAt(target.storage, target.tablePath, fragment)
+  // Lineage is looked up by offset (never expanded to one entry per row), and only if a lineage column is read.
+  private lazy val rowIds = RowLineage.rowIdLookup(target.storage, target.tablePath, fragment)
+  private lazy val createdAt = RowLineage.createdAtLookup(target.storage, target.tablePath, fragment)
+  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAtLookup(target.storage, target.tablePath, fragment)
 
   private def constant(value: Long, dataType: DataType): ColumnVector = {
     val v = new OnHeapColumnVector(current.numRows, dataType)
@@ -93,16 +93,14 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
 
   /**
    * A long column with one value per live row, by physical offset; `absent(offset)` when the
-   * fragment has none.
+   * fragment has no such lineage.
    */
-  private def perRow(values: Option[Array[Long]], absent: Int => Long): ColumnVector = {
+  private def perRow(values: Option[Int => Long], absent: Int => Long): ColumnVector = {
     val n = current.numRows
     val v = new OnHeapColumnVector(n, LongType)
+    val valueAt = values.getOrElse(absent)
     var i = 0
-    values match {
-      case Some(a) => while (i < n) { v.putLong(i, a(current.offsets(i))); i += 1 }
-      case None => while (i < n) { v.putLong(i, absent(current.offsets(i))); i += 1 }
-    }
+    while (i < n) { v.putLong(i, valueAt(current.offsets(i))); i += 1 }
     adapted :+= v
     v
   }

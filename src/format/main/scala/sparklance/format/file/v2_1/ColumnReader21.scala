@@ -90,13 +90,16 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    * Where the chunks of a mini-block page without repetition lie: its layout, its buffers, its
    * chunk metadata, and per chunk its first item (row) and first byte in the chunk buffer.
    */
-  private final class ChunkIndex(val layout: MiniBlockLayout, val offsets: IndexedSeq[Long], val sizes: IndexedSeq[Long],
+  private final class ChunkIndex(val pageIndex: Int, val layout: MiniBlockLayout, val offsets: IndexedSeq[Long], val sizes: IndexedSeq[Long],
       val chunkMeta: Array[Byte], val wordBytes: Int, val firstItem: Array[Long], val firstByte: Array[Long]) {
     def numChunks: Int = firstItem.length - 1
     /** The page's buffers after the chunks (the dictionary), read once for every run decoded. */
     lazy val trailing: IndexedSeq[Slice] =
       offsets.indices.drop(2).map(i => Slice.of(container.read(offsets(i), sizes(i), s"column $index ('$fieldName') buffer $i")))
     def chunkOf(row: Int): Int = java.util.Arrays.binarySearch(firstItem, row.toLong) match { case i if i >= 0 => i; case i => -i - 2 }
+    /** The page's dictionary, decoded once for every chunk values are picked from. */
+    lazy val dictionary: Slots = MiniBlockPage.dictionary(layout, trailing, ctx(pageIndex))
+    lazy val layers: Layers = new Layers(layout.getLayersList.asScala.toIndexedSeq, ctx(pageIndex))
   }
 
   // Scattered runs come back to the same pages: their chunk indices are kept (None: not chunked).
@@ -134,7 +137,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       if (firstItem(i + 1) <= firstItem(i)) return None
     }
     if (firstItem(numChunks) != pages(p).getLength || firstByte(numChunks) > sizes(1)) return None
-    Some(new ChunkIndex(m, offsets, sizes, meta, wordBytes, firstItem, firstByte))
+    Some(new ChunkIndex(p, m, offsets, sizes, meta, wordBytes, firstItem, firstByte))
   }
 
   /**
@@ -163,6 +166,114 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     }
   }
 
+  /**
+   * Rows `rows` (ascending, distinct) of a column without repetition (a top-level leaf field), as
+   * the leaf node Arrow loading takes: each row's validity from its def level, and its value. From
+   * a mini-block page the values are picked out of only the chunks holding the rows (one read for
+   * chunks close together), value by value where the encoding allows; other pages are decoded
+   * whole (and kept) and the rows' values picked from them.
+   */
+  def gather(rows: Array[Long], kind: LeafKind): NodeOut = {
+    val out = new NodeOut(false)
+    var i = 0
+    while (i < rows.length) {
+      val r = rows(i)
+      if (r < 0 || r >= numRows || (i > 0 && r <= rows(i - 1)))
+        throw new IllegalArgumentException(s"Row $r of column $index of $path is out of order or range (${numRows} rows)")
+      val p = java.util.Arrays.binarySearch(rowStarts, r) match { case k if k >= 0 => k; case k => -k - 2 }
+      var j = i + 1
+      while (j < rows.length && rows(j) < rowStarts(p + 1)) j += 1
+      val local = new Array[Int](j - i)
+      var k = 0
+      while (k < local.length) { local(k) = (rows(i + k) - rowStarts(p)).toInt; k += 1 }
+      (if (cache.containsKey(p)) None else chunkIndex(p)) match {
+        case Some(ix) => pickChunks(p, ix, local, out)
+        case None => pickPage(p, kind, local, out)
+      }
+      i = j
+    }
+    out
+  }
+
+  /** One row's validity, for a flat column: def level 0 is a value, the layer's null code a null. */
+  private def addValidity(out: NodeOut, defLevel: Int, layers: Layers, c: Ctx): Unit = {
+    if (defLevel == 0) out.validity.add(true)
+    else if (defLevel == layers.nullCode(0)) { out.validity.add(false); out.nulls += 1 }
+    else throw c.corrupt(s"def level $defLevel in a column without lists (layers $layers)")
+    out.length += 1
+  }
+
+  private def requireFlat(layers: Layers, c: Ctx): Unit =
+    if (layers.size != 1 || layers.isList(0)) throw c.corrupt(s"rep/def layers $layers where a field without lists was expected")
+
+  private def pickPage(p: Int, kind: LeafKind, local: Array[Int], out: NodeOut): Unit = {
+    val c = ctx(p)
+    val d = page(p, kind)
+    if (d.rows != pages(p).getLength) throw c.corrupt("row count mismatch")
+    requireFlat(d.layers, c)
+    val slots = new Array[Int](local.length)
+    var k = 0
+    while (k < local.length) {
+      addValidity(out, d.defAt(d.levelOfRow(local(k))), d.layers, c)
+      slots(k) = d.slotOfRow(local(k))
+      k += 1
+    }
+    val picked = Slots.pick(d.slots, slots, 0, slots.length, c)
+    out.segments += ((picked, 0, picked.count))
+  }
+
+  private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut): Unit = {
+    import ix._
+    val c = ctx(p)
+    requireFlat(layers, c)
+    val hasDef = layout.hasDefCompression
+    val large = layout.getHasLargeChunk
+    val numBuffers = layout.getNumBuffers.toInt
+    var k = 0
+    while (k < local.length) {
+      // One read for the chunks of rows k until kEnd: chunks less than ReadGap bytes apart, up to MaxRead bytes.
+      val c0 = chunkOf(local(k))
+      var cLast = c0
+      var kEnd = k + 1
+      var more = true
+      while (more && kEnd < local.length) {
+        val next = if (local(kEnd) < firstItem(cLast + 1)) cLast else chunkOf(local(kEnd))
+        if (firstByte(next) - firstByte(cLast + 1) <= ColumnReader21.ReadGap && firstByte(next + 1) - firstByte(c0) <= ColumnReader21.MaxRead) {
+          cLast = next; kEnd += 1
+        } else more = false
+      }
+      val bytes = container.read(offsets(1) + firstByte(c0), firstByte(cLast + 1) - firstByte(c0), s"${c.where} chunks $c0-$cLast")
+      var a = k
+      while (a < kEnd) {
+        val ch = chunkOf(local(a))
+        var b = a + 1
+        while (b < kEnd && local(b) < firstItem(ch + 1)) b += 1
+        val count = (firstItem(ch + 1) - firstItem(ch)).toInt
+        val parts = MiniBlockChunk.parse(bytes, (firstByte(ch) - firstByte(c0)).toInt, (firstByte(ch + 1) - firstByte(ch)).toInt,
+          hasRep = false, hasDef, numBuffers, large, ch, c)
+        if (hasDef && parts.numLevels != count) throw c.corrupt(s"chunk $ch holds ${parts.numLevels} levels for $count values")
+        val idx = new Array[Int](b - a)
+        var q = 0
+        while (q < idx.length) { idx(q) = local(a + q) - firstItem(ch).toInt; q += 1 }
+        if (hasDef) {
+          val defs = Compressive.levels(layout.getDefCompression, parts.defs, parts.numLevels, c)
+          q = 0
+          while (q < idx.length) { addValidity(out, defs(idx(q)), layers, c); q += 1 }
+        } else { out.validity.addMany(true, idx.length.toLong); out.length += idx.length }
+        val values = ChunkPicks.pick(layout.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(parts.values),
+          count, idx, 0, idx.length, c)
+        val decoded = if (!layout.hasDictionary) values else values match {
+          case f: Slots.Fixed => Slots.gather(dictionary, f, c)
+          case e: Slots.Empty => e
+          case other => throw c.corrupt(s"dictionary indices decoded to ${Slots.kind(other)}")
+        }
+        out.segments += ((decoded, 0, decoded.count))
+        a = b
+      }
+      k = kEnd
+    }
+  }
+
   /** The page runs covering rows `[start, start + n)`. */
   def segments(start: Long, n: Int, kind: LeafKind): Seq[Segment] = {
     if (start + n > numRows)
@@ -187,4 +298,19 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     }
     out.result()
   }
+}
+
+private[v2_1] object ColumnReader21 {
+  /**
+   * Chunks picked from are read together when at most this many bytes (about a chunk) lie between
+   * them: one read rather than two, for bytes that a few scattered rows would not need.
+   */
+  val ReadGap: Long = 8L << 10
+
+  /**
+   * The most bytes one read of chunks takes (a chunk larger is read alone): rows spread over a
+   * whole page are read in pieces, not as one array the size of the page, which G1 allocates as a
+   * humongous object outside the young generation (above half a heap region: 512 KB with 1 GB heaps).
+   */
+  val MaxRead: Long = 256L << 10
 }

@@ -24,7 +24,7 @@ private[v2_1] object Compressive {
     case c => s"the ${c.name.toLowerCase} compressive encoding"
   }
 
-  private def flatBits(e: CompressiveEncoding, ctx: Ctx): Int = {
+  private[v2_1] def flatBits(e: CompressiveEncoding, ctx: Ctx): Int = {
     if (e.getCompressionCase != FLAT) throw ctx.unsupported(s"${name(e)} where a flat encoding was expected")
     val f = e.getFlat
     if (f.hasData) throw ctx.unsupported("a flat encoding with buffer compression")
@@ -33,7 +33,7 @@ private[v2_1] object Compressive {
     b.toInt
   }
 
-  private def need(s: Slice, bytes: Long, ctx: Ctx, what: => String): Unit =
+  private[v2_1] def need(s: Slice, bytes: Long, ctx: Ctx, what: => String): Unit =
     if (bytes > s.length) throw ctx.corrupt(s"$what needs $bytes bytes, its buffer has ${s.length}")
 
   private def flat(s: Slice, bits: Int, n: Int, ctx: Ctx): Slots.Fixed = {
@@ -42,7 +42,7 @@ private[v2_1] object Compressive {
     Slots.Fixed(bits, java.util.Arrays.copyOfRange(s.array, s.offset, s.offset + bytes.toInt), n)
   }
 
-  private def checkWidth(t: Long, ctx: Ctx): Int =
+  private[v2_1] def checkWidth(t: Long, ctx: Ctx): Int =
     if (t == 8 || t == 16 || t == 32 || t == 64) t.toInt else throw ctx.corrupt(s"bit-packing of $t-bit values")
 
   /** Inline bitpacking units `[W as T bits][1024·W/T words]` for n values, from s. */
@@ -138,7 +138,7 @@ private[v2_1] object Compressive {
     Slots.Variable(offsets, data, n)
   }
 
-  private def offsetBits(v: sparklance.format.proto.Encodings21Protos.Variable, ctx: Ctx): Int = {
+  private[v2_1] def offsetBits(v: sparklance.format.proto.Encodings21Protos.Variable, ctx: Ctx): Int = {
     if (v.hasValues) throw ctx.unsupported("a variable encoding with buffer compression")
     val b = flatBits(v.getOffsets, ctx)
     if (b != 32 && b != 64) throw ctx.corrupt(s"variable encoding with $b-bit offsets")

@@ -44,6 +44,25 @@ private[v2_1] object FastLanes {
     }
   }
 
+  /**
+   * Value `index` (< 1024) of the packed block at `src(from)`, alone: the inverse of the layout
+   * above (`Order` is its own inverse), so that a few rows of a block cost a few word reads.
+   */
+  def valueAt(src: Array[Byte], from: Int, w: Int, bits: Int, index: Int): Long = {
+    if (w == 0) return 0L
+    val bytes = bits / 8
+    val lanes = 1024 / bits
+    val inGroup = index & 127
+    val lane = inGroup % lanes
+    val row = Order((inGroup - lane) >>> 4) * 8 + (index >>> 7)
+    val start = row * w
+    val off = start % bits
+    val at = from + (lanes * (start / bits) + lane) * bytes
+    var v = word(src, at, bytes) >>> off
+    if (off + w > bits) v |= word(src, at + lanes * bytes, bytes) << (bits - off)
+    if (w == 64) v else v & ((1L << w) - 1)
+  }
+
   /** The unsigned little-endian word of `bytes` bytes at `at`. */
   private def word(src: Array[Byte], at: Int, bytes: Int): Long = bytes match {
     case 1 => src(at) & 0xffL

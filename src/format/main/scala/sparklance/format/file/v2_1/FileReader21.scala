@@ -96,6 +96,20 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
     } catch { case e: Throwable => vector.close(); throw e }
   }
 
+  /** A top-level leaf field (no struct or list above or below it) has its values picked row by row. */
+  override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator): FieldVector =
+    if (isPacked(field) || !isLeaf(field) || field.arrowType.isInstanceOf[ArrowType.Struct] || field.blobEncoding.isDefined)
+      super.readRows(field, columnOf, rows, allocator)
+    else {
+      val col = column(columnOf(field.id), field.name)
+      val node = col.gather(rows, ArrowLoad.kindOf(field.arrowType))
+      val vector = field.toArrow.createVector(allocator)
+      try {
+        ArrowLoad.leaf(vector, node, Ctx(path, s"column ${col.index} ('${field.name}')"))
+        vector
+      } catch { case e: Throwable => vector.close(); throw e }
+    }
+
   private def fill(v: FieldVector, f: LanceField, outs: collection.Map[Int, NodeOut]): Unit = {
     val ctx = Ctx(path, s"field '${f.name}'")
     val o = outs.getOrElse(f.id, throw new IllegalArgumentException(s"Field '${f.name}' has no leaf to read"))

@@ -41,29 +41,8 @@ private[v2_1] object MiniBlockPage {
       val count = if (c == numChunks - 1) numItems - itemsSoFar else 1L << log2
       if (count < 0 || itemsSoFar + count > numItems) throw ctx.corrupt(s"chunk $c holds $count values, the page $numItems")
       if (size > chunks.end - at) throw ctx.corrupt(s"chunk $c of $size bytes runs past its buffer")
-      val end = at + size.toInt
-      var p = at
-      def u16(): Int = { val v = Bytes.u16(chunks.array, p); p += 2; v }
-      val headerBytes = 2 + (if (hasRep) 2 else 0) + (if (hasDef) 2 else 0) + numBuffers.toInt * (if (large) 4 else 2)
-      if (headerBytes > size) throw ctx.corrupt(s"chunk $c of $size bytes is shorter than its header")
-      val numLevels = u16()
-      val repBytes = if (hasRep) u16() else 0
-      val defBytes = if (hasDef) u16() else 0
-      val sizes = Array.fill(numBuffers.toInt) {
-        val v = Bytes.uN(chunks.array, p, if (large) 4 else 2); p += (if (large) 4 else 2); v
-      }
-      p = at + Bytes.pad8(p - at)
-      def take(len: Long, what: String): Slice = {
-        if (len > end - p) throw ctx.corrupt(s"chunk $c: $what of $len bytes runs past the chunk")
-        val s = Slice(chunks.array, p, len.toInt)
-        p = at + Bytes.pad8(p + len.toInt - at)
-        s
-      }
-      val repSlice = take(repBytes, "rep levels")
-      val defSlice = take(defBytes, "def levels")
-      val valueBufs = new Array[Slice](sizes.length)
-      var b = 0
-      while (b < sizes.length) { valueBufs(b) = take(sizes(b), s"value buffer $b"); b += 1 }
+      val parts = MiniBlockChunk.parse(chunks.array, at.toInt, size.toInt, hasRep, hasDef, numBuffers.toInt, large, c, ctx)
+      val (numLevels, repSlice, defSlice, valueBufs) = (parts.numLevels, parts.rep, parts.defs, parts.values)
       if (hasRep) { val r = Compressive.levels(m.getRepCompression, repSlice, numLevels, ctx); reps.appendAll(r, 0, r.length) }
       if (hasDef) { val d = Compressive.levels(m.getDefCompression, defSlice, numLevels, ctx); defs.appendAll(d, 0, d.length) }
       levels += numLevels
@@ -75,7 +54,7 @@ private[v2_1] object MiniBlockPage {
           values += Compressive.chunk(m.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(valueBufs), count.toInt, ctx)
       }
       itemsSoFar += count
-      at = end
+      at += size.toInt
     }
     if (itemsSoFar != numItems) throw ctx.corrupt(s"chunks hold $itemsSoFar values, the page $numItems")
     var slots = pageValues match {
@@ -83,10 +62,7 @@ private[v2_1] object MiniBlockPage {
       case _ => if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx)
     }
     if (m.hasDictionary) {
-      if (bufs.size < 3) throw ctx.corrupt("dictionary page without its dictionary buffer")
-      val n = m.getNumDictionaryItems
-      if (n < 0 || n > Int.MaxValue) throw ctx.corrupt(s"$n dictionary items")
-      val items = Compressive.block(m.getDictionary, bufs(2), n.toInt, ctx)
+      val items = dictionary(m, bufs.drop(2), ctx)
       slots = slots match {
         case idx: Slots.Fixed => Slots.gather(items, idx, ctx)
         case _: Slots.Empty => slots
@@ -95,5 +71,13 @@ private[v2_1] object MiniBlockPage {
     }
     val numLevels = if (hasRep || hasDef) Math.toIntExact(levels) else slots.count
     new PageData(rows, if (hasRep) reps.toArray else null, if (hasDef) defs.toArray else null, numLevels, slots, layers, ctx)
+  }
+
+  /** The decoded dictionary of a dictionary page, from the first of its buffers after the chunks (`trailing`). */
+  def dictionary(m: MiniBlockLayout, trailing: IndexedSeq[Slice], ctx: Ctx): Slots = {
+    if (trailing.isEmpty) throw ctx.corrupt("dictionary page without its dictionary buffer")
+    val n = m.getNumDictionaryItems
+    if (n < 0 || n > Int.MaxValue) throw ctx.corrupt(s"$n dictionary items")
+    Compressive.block(m.getDictionary, trailing.head, n.toInt, ctx)
   }
 }

@@ -111,6 +111,55 @@ private[v2_1] object Slots {
     case other => throw ctx.unsupported(s"a constant of ${kind(other)}")
   }
 
+  /** The slots `idx(from until to)` of `s`, in that order (a page's or a chunk's values of some rows). */
+  def pick(s: Slots, idx: Array[Int], from: Int, to: Int, ctx: Ctx): Slots = {
+    val n = to - from
+    var i = from
+    while (i < to) {
+      if (idx(i) < 0 || idx(i) >= s.count) throw ctx.corrupt(s"value slot ${idx(i)} of ${s.count} was asked for")
+      i += 1
+    }
+    s match {
+      case f: Fixed if f.bits == 1 =>
+        val out = new Array[Byte](Bytes.bytesForBits(n))
+        i = 0
+        while (i < n) { if (Bytes.getBit(f.data, idx(from + i))) Bytes.setBit(out, i); i += 1 }
+        Fixed(1, out, n)
+      case f: Fixed if f.bits % 8 == 0 =>
+        val w = f.bytesPer
+        val out = new Array[Byte](Math.multiplyExact(n, w))
+        i = 0
+        while (i < n) { System.arraycopy(f.data, idx(from + i) * w, out, i * w, w); i += 1 }
+        Fixed(f.bits, out, n)
+      case v: Variable =>
+        val offsets = new Array[Long](n + 1)
+        i = 0
+        while (i < n) { val k = idx(from + i); offsets(i + 1) = offsets(i) + v.offsets(k + 1) - v.offsets(k); i += 1 }
+        val out = new Array[Byte](Math.toIntExact(offsets(n)))
+        i = 0
+        while (i < n) {
+          val k = idx(from + i)
+          System.arraycopy(v.data, v.offsets(k).toInt, out, offsets(i).toInt, (offsets(i + 1) - offsets(i)).toInt)
+          i += 1
+        }
+        Variable(offsets, out, n)
+      case l: FixedSizeList =>
+        val items = new Array[Int](Math.multiplyExact(n, l.dim))
+        i = 0
+        while (i < items.length) { items(i) = idx(from + i / l.dim) * l.dim + i % l.dim; i += 1 }
+        val validity =
+          if (l.validity == null) null
+          else { val out = new Array[Byte](Bytes.bytesForBits(items.length)); i = 0
+            while (i < items.length) { if (Bytes.getBit(l.validity, items(i))) Bytes.setBit(out, i); i += 1 }; out }
+        pick(l.items, items, 0, items.length, ctx) match {
+          case f: Fixed => FixedSizeList(l.dim, validity, f, n)
+          case other => throw ctx.corrupt(s"fixed-size list items of ${kind(other)}")
+        }
+      case _: Empty => Empty(n)
+      case other => throw ctx.unsupported(s"picking values of ${kind(other)}")
+    }
+  }
+
   /** Dictionary decoding: slot i = items(indices(i)). */
   def gather(items: Slots, indices: Fixed, ctx: Ctx): Slots = {
     val n = indices.count

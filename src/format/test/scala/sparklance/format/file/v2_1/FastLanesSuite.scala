@@ -2,7 +2,7 @@ package sparklance.format.file.v2_1
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** FastLanes blocks packed by the writer unpack to the same values, at every width of every value size. */
+/** FastLanes blocks packed by the writer unpack to the same values, whole and one by one, at every width of every value size. */
 class FastLanesSuite extends AnyFunSuite {
   private val random = new scala.util.Random(17)
 
@@ -21,6 +21,8 @@ class FastLanesSuite extends AnyFunSuite {
       val got = Array.tabulate(n)(i => Bytes.uN(out, (i + 1) * bytes, bytes))
       val want = values.map(v => if (t == 64) v else v & ((1L << t) - 1))
       assert(got.sameElements(want), s"width $w")
+      val alone = Array.tabulate(n)(i => FastLanes.valueAt(packed.array, 0, w, t, i))
+      assert(alone.sameElements(want), s"width $w, values one by one")
     }
   }
 }

@@ -50,7 +50,7 @@ class FileReader21Suite extends AnyFunSuite {
   for ((corpus, version) <- Seq("tiny", "prim", "nested", "wide", "comp", "pages", "fsst").flatMap(c => Seq(c -> "2.1", c -> "2.2")) ++
       Seq("packed" -> "2.1", "vpacked" -> "2.2")) {
     val file = s"${corpus}_$version.lance"
-    test(s"$file: every column matches pylance, whole and in row ranges") {
+    test(s"$file: every column matches pylance, whole, in row ranges and in scattered rows") {
       locally {
         val expected = Corpus.expected(corpus)
         val reader = Corpus.open(file)
@@ -83,6 +83,18 @@ class FileReader21Suite extends AnyFunSuite {
                   for (i <- 0 until len) assert(Canon(r, i) == want(start + i), s"${f.name} row ${start + i} in range $start+$len")
                 } finally r.close()
                 start += len
+              }
+              // Scattered rows picked by a fresh reader (chunk by chunk), and by one holding decoded pages.
+              val random = new scala.util.Random(f.id)
+              val picks = Seq(Array(0L), Array(n - 1L), (0L until n by 37).toArray, (0L until n).filter(_ => random.nextInt(100) == 0).toArray,
+                (0L until n).filter(_ => random.nextInt(10) < 3).toArray).filter(_.nonEmpty)
+              for ((rows, k) <- picks.zipWithIndex; fresh <- Seq(true, false)) {
+                val picker = if (fresh) Corpus.open(file) else reader
+                val r = try picker.readRows(f, cols, rows, allocator) finally if (fresh) picker.close()
+                try {
+                  assert(r.getValueCount == rows.length)
+                  for (i <- rows.indices) assert(Canon(r, i) == want(rows(i).toInt), s"${f.name} row ${rows(i)} of pick $k (fresh reader: $fresh)")
+                } finally r.close()
               }
             }
           }
