@@ -69,6 +69,8 @@ final class ContainerReader(input: InputFile) {
       throw new CorruptFileException(path,
         s"$what at offset $position with $length bytes lies outside the file's $dataEnd data bytes")
 
+  def readAheadBytes: Int = input.readAheadBytes
+
   def read(position: Long, length: Long, what: => String): Array[Byte] = {
     checkRange(position, length, what)
     if (length > Int.MaxValue - 16) throw new CorruptFileException(path, s"$what is $length bytes, more than one read can hold")

@@ -16,6 +16,7 @@ object LocalStorage extends Storage {
   private final class LocalInputFile(val path: String) extends InputFile {
     private val channel = FileChannel.open(p(path), StandardOpenOption.READ)
     val length: Long = channel.size()
+    override def readAheadBytes: Int = 256 << 10
     def read(position: Long, len: Int): Array[Byte] = {
       val buf = ByteBuffer.allocate(len)
       var pos = position

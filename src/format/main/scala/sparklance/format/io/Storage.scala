@@ -14,6 +14,12 @@ trait InputFile extends Closeable {
   def length: Long
   /** Reads exactly `length` bytes at `position`; fails if the file is shorter. */
   def read(position: Long, length: Int): Array[Byte]
+  /**
+   * How many bytes a reader going through the file in order takes per read: large where each read
+   * is a request (object stores), small where reads are cheap (local files), so that buffers stay
+   * below the size the JVM's G1 collector allocates outside its young generation.
+   */
+  def readAheadBytes: Int = 8 << 20
 }
 
 /**

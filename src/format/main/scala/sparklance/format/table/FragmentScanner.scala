@@ -90,6 +90,7 @@ final class FragmentScanner(
   private def counted(file: InputFile): InputFile = new InputFile {
     def path: String = file.path
     def length: Long = file.length
+    override def readAheadBytes: Int = file.readAheadBytes
     def read(position: Long, length: Int): Array[Byte] = { FragmentScanner.this.read.addAndGet(length); file.read(position, length) }
     def close(): Unit = file.close()
   }

@@ -3,17 +3,21 @@ package sparklance.format.file.v2_1
 import com.google.protobuf.InvalidProtocolBufferException
 import scala.jdk.CollectionConverters._
 import sparklance.format.file.{ContainerReader, TypedAny}
-import sparklance.format.proto.Encodings21Protos.{MiniBlockLayout, PageLayout}
+import sparklance.format.proto.Encodings21Protos.{FullZipLayout, MiniBlockLayout, PageLayout}
 import sparklance.format.proto.Encodings21Protos.PageLayout.LayoutCase
 
 /** A run of one decoded page: level entries `[levelFrom, levelTo)` and slots `[slotFrom, slotTo)`. */
 private[v2_1] final case class Segment(page: PageData, levelFrom: Int, levelTo: Int, slotFrom: Int, slotTo: Int)
 
 /**
- * The pages of one leaf column. Pages are decoded whole, on demand, and the last two decoded pages
- * are kept, so that consecutive increasing row ranges decode each page once. With `sparse` (the
- * rows asked for are scattered runs), a run that needs few of a mini-block page's chunks reads and
- * decodes only those chunks, where rows and values are one to one (no repetition).
+ * The pages of one leaf column. A row range of a mini-block page without repetition is decoded
+ * from only the chunks holding it, and one of a full-zip page of plain fixed-width values (vectors)
+ * from only its bytes, so that no array holds a page (pages are up to 8 MB; G1 allocates arrays
+ * above half a heap region outside its young generation, and frees them only by a concurrent
+ * cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
+ * rows asked for are scattered runs), which also decodes pages whole where a run needs more than
+ * a quarter of a page's chunks. Other pages are decoded whole, on demand, and the last two decoded
+ * are kept, so that consecutive increasing row ranges decode each page once.
  */
 private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String, sparse: Boolean = false) {
   private val path = container.path
@@ -86,12 +90,15 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     }
   }
 
+  /** How rows of a page can be read without decoding the page whole. */
+  private sealed trait PageWindows
+
   /**
    * Where the chunks of a mini-block page without repetition lie: its layout, its buffers, its
    * chunk metadata, and per chunk its first item (row) and first byte in the chunk buffer.
    */
   private final class ChunkIndex(val pageIndex: Int, val layout: MiniBlockLayout, val offsets: IndexedSeq[Long], val sizes: IndexedSeq[Long],
-      val chunkMeta: Array[Byte], val wordBytes: Int, val firstItem: Array[Long], val firstByte: Array[Long]) {
+      val chunkMeta: Array[Byte], val wordBytes: Int, val firstItem: Array[Long], val firstByte: Array[Long]) extends PageWindows {
     def numChunks: Int = firstItem.length - 1
     /** The page's buffers after the chunks (the dictionary), read once for every run decoded. */
     lazy val trailing: IndexedSeq[Slice] =
@@ -102,23 +109,33 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     lazy val layers: Layers = new Layers(layout.getLayersList.asScala.toIndexedSeq, ctx(pageIndex))
   }
 
-  // Scattered runs come back to the same pages: their chunk indices are kept (None: not chunked).
-  private val chunkIndices = new java.util.LinkedHashMap[Integer, Option[ChunkIndex]](16, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[Integer, Option[ChunkIndex]]): Boolean = size() > 8
+  /**
+   * A full-zip page of fixed-width values without control words or item validity (vectors
+   * without nulls): row r's value is bytes `[r·valueBytes, (r+1)·valueBytes)` of its buffer at `offset`.
+   */
+  private final class FixedRows(val layout: FullZipLayout, val valueBytes: Int, val offset: Long, val size: Long) extends PageWindows
+
+  // Windows come back to the same pages: how each is windowed is kept (None: decoded whole).
+  private val windowsOf = new java.util.LinkedHashMap[Integer, Option[PageWindows]](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[Integer, Option[PageWindows]]): Boolean = size() > 8
   }
 
-  private def chunkIndex(p: Int): Option[ChunkIndex] = {
-    val known = chunkIndices.get(p)
+  private def windows(p: Int): Option[PageWindows] = {
+    val known = windowsOf.get(p)
     if (known != null) return known
-    val found = readChunkIndex(p)
-    chunkIndices.put(p, found)
+    val layout = layoutOf(p)
+    val found = layout.getLayoutCase match {
+      case LayoutCase.MINI_BLOCK_LAYOUT => readChunkIndex(p, layout.getMiniBlockLayout)
+      case LayoutCase.FULL_ZIP_LAYOUT => fixedRows(p, layout.getFullZipLayout)
+      case _ => None
+    }
+    windowsOf.put(p, found)
     found
   }
 
-  private def readChunkIndex(p: Int): Option[ChunkIndex] = {
-    val layout = layoutOf(p)
-    if (layout.getLayoutCase != LayoutCase.MINI_BLOCK_LAYOUT) return None
-    val m = layout.getMiniBlockLayout
+  private def chunkIndex(p: Int): Option[ChunkIndex] = windows(p).collect { case ix: ChunkIndex => ix }
+
+  private def readChunkIndex(p: Int, m: MiniBlockLayout): Option[ChunkIndex] = {
     if (m.hasRepCompression || m.getRepetitionIndexDepth > 0) return None
     val c = ctx(p)
     val (offsets, sizes) = buffers(p)
@@ -140,30 +157,74 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     Some(new ChunkIndex(p, m, offsets, sizes, meta, wordBytes, firstItem, firstByte))
   }
 
-  /**
-   * Rows [from, to) of page p (not decoded whole) from only the chunks of a mini-block page that
-   * hold them: the first row of the part decoded, and the part as a page of its own. None when the
-   * page is of another layout, has repetition, or the rows need more than a quarter of its chunks.
-   */
-  private def chunksOf(p: Int, from: Int, to: Int): Option[(Int, PageData)] = chunkIndex(p).flatMap { index =>
-    import index._
-    val (c0, c1) = (chunkOf(from), chunkOf(to - 1))
-    if ((c1 - c0 + 1) * 4 > numChunks) None
-    else {
-      val c = ctx(p)
-      val chunkBytes = container.read(offsets(1) + firstByte(c0), firstByte(c1 + 1) - firstByte(c0), s"${c.where} chunks $c0-$c1")
-      // Without repetition a chunk holds one level entry per item; a chunk saying otherwise is
-      // left to the whole page's decoding, which checks the page as a whole.
-      val levelsMatch = !layout.hasDefCompression || (c0 to c1).forall { i =>
-        Bytes.u16(chunkBytes, (firstByte(i) - firstByte(c0)).toInt) == firstItem(i + 1) - firstItem(i)
-      }
-      if (!levelsMatch) None
-      else {
-        val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), Slice.of(chunkBytes)) ++ trailing
-        val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
-        Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c))
-      }
+  private def fixedRows(p: Int, f: FullZipLayout): Option[FixedRows] = {
+    val e = f.getValueCompression
+    import sparklance.format.proto.Encodings21Protos.CompressiveEncoding.CompressionCase.{FIXED_SIZE_LIST, FLAT}
+    val plain = e.getCompressionCase match {
+      case FLAT => !e.getFlat.hasData
+      case FIXED_SIZE_LIST => !e.getFixedSizeList.getHasValidity && e.getFixedSizeList.getValues.getCompressionCase == FLAT &&
+        !e.getFixedSizeList.getValues.getFlat.hasData
+      case _ => false
     }
+    val rows = pages(p).getLength
+    if (!plain || f.getBitsRep != 0 || f.getBitsDef != 0 || f.getDetailsCase != FullZipLayout.DetailsCase.BITS_PER_VALUE ||
+      f.getBitsPerValue % 8 != 0 || f.getNumItems != rows || f.getNumVisibleItems != rows) return None
+    val (offsets, sizes) = buffers(p)
+    val valueBytes = f.getBitsPerValue / 8
+    if (offsets.isEmpty || valueBytes <= 0 || valueBytes > Int.MaxValue || sizes(0) < rows * valueBytes) None
+    else Some(new FixedRows(f, valueBytes.toInt, offsets(0), sizes(0)))
+  }
+
+  // Bytes read ahead of the windows of an ordered scan: [aheadStart, aheadStart + ahead.length) of the file.
+  private var aheadStart = -1L
+  private var ahead: Array[Byte] = _
+
+  /**
+   * Bytes `[position, position + length)` of a page buffer that ends at `limit`: exactly those when
+   * rows are scattered (`sparse`); otherwise read ahead by the file's read-ahead size (not past
+   * `limit`), so that the next windows of an ordered scan find their bytes read.
+   */
+  private def bytes(position: Long, length: Long, limit: Long, what: => String): Slice =
+    if (sparse) Slice.of(container.read(position, length, what))
+    else {
+      if (ahead == null || position < aheadStart || position + length > aheadStart + ahead.length) {
+        ahead = container.read(position, math.max(length, math.min(container.readAheadBytes.toLong, limit - position)), what)
+        aheadStart = position
+      }
+      Slice(ahead, (position - aheadStart).toInt, length.toInt)
+    }
+
+  /**
+   * Rows [from, to) of page p decoded alone, without the rest of the page: the first row of the part
+   * decoded, and the part as a page of its own. From a mini-block page without repetition only the
+   * chunks holding them (for scattered rows, only where they need at most a quarter of the
+   * chunks); from a full-zip page of plain fixed-width values only their bytes. None otherwise.
+   */
+  private def window(p: Int, from: Int, to: Int): Option[(Int, PageData)] = windows(p).flatMap {
+    case index: ChunkIndex =>
+      import index._
+      val (c0, c1) = (chunkOf(from), chunkOf(to - 1))
+      if (sparse && (c1 - c0 + 1) * 4 > numChunks) None
+      else {
+        val c = ctx(p)
+        val chunkBytes = bytes(offsets(1) + firstByte(c0), firstByte(c1 + 1) - firstByte(c0), offsets(1) + sizes(1), s"${c.where} chunks $c0-$c1")
+        // Without repetition a chunk holds one level entry per item; a chunk saying otherwise is
+        // left to the whole page's decoding, which checks the page as a whole.
+        val levelsMatch = !layout.hasDefCompression || (c0 to c1).forall { i =>
+          Bytes.u16(chunkBytes.array, chunkBytes.offset + (firstByte(i) - firstByte(c0)).toInt) == firstItem(i + 1) - firstItem(i)
+        }
+        if (!levelsMatch) None
+        else {
+          val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), chunkBytes) ++ trailing
+          val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
+          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c))
+        }
+      }
+    case rows: FixedRows =>
+      val c = ctx(p)
+      val n = to - from
+      val data = bytes(rows.offset + from.toLong * rows.valueBytes, n.toLong * rows.valueBytes, rows.offset + rows.size, s"${c.where} rows $from-$to")
+      Some(from -> FullZipPage.decode(rows.layout.toBuilder.setNumItems(n).setNumVisibleItems(n).build(), IndexedSeq(data), n, c))
   }
 
   /**
@@ -286,7 +347,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       while (p < pages.size && rowStarts(p + 1) <= row) p += 1
       val from = (row - rowStarts(p)).toInt
       val to = (math.min(end, rowStarts(p + 1)) - rowStarts(p)).toInt
-      val part = if (sparse && !cache.containsKey(p)) chunksOf(p, from, to) else None
+      val part = if (!cache.containsKey(p)) window(p, from, to) else None
       val (base, d) = part.getOrElse {
         val whole = page(p, kind)
         if (whole.rows != pages(p).getLength) throw ctx(p).corrupt("row count mismatch")

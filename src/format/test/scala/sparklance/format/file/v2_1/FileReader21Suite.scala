@@ -10,8 +10,9 @@ import sparklance.format.io.InputFile
 import sparklance.format.table.LanceField
 
 /** In-memory file bytes. */
-final class MemFile(bytes: Array[Byte], val path: String) extends InputFile {
+final class MemFile(bytes: Array[Byte], val path: String, readAhead: Int = 8 << 20) extends InputFile {
   def length: Long = bytes.length
+  override def readAheadBytes: Int = readAhead
   def read(position: Long, len: Int): Array[Byte] = {
     if (position < 0 || position + len > bytes.length) throw new java.io.EOFException(s"$path: $len bytes at $position")
     java.util.Arrays.copyOfRange(bytes, position.toInt, position.toInt + len)
@@ -40,7 +41,7 @@ object Corpus {
     def leaves(f: LanceField): Seq[LanceField] = if (isLeaf(f)) Seq(f) else f.children.flatMap(leaves)
     fields.flatMap(leaves).map(_.id).zipWithIndex.toMap
   }
-  def open(name: String) = new FileReader21(new MemFile(bytes(name), name))
+  def open(name: String, readAhead: Int = 8 << 20) = new FileReader21(new MemFile(bytes(name), name, readAhead))
 }
 
 class FileReader21Suite extends AnyFunSuite {
@@ -73,16 +74,20 @@ class FileReader21Suite extends AnyFunSuite {
                 val bad = (0 until n).find(i => got(i) != want(i))
                 assert(bad.isEmpty, s"${f.name} row ${bad.getOrElse(0)}: got ${bad.map(got(_))}, want ${bad.map(want(_))}")
               } finally v.close()
-              // consecutive ranges of uneven size
-              var start = 0
-              val step = 1 + n / 7
-              while (start < n) {
-                val len = math.min(step, n - start)
-                val r = reader.read(f, cols, start, len, allocator)
-                try {
-                  for (i <- 0 until len) assert(Canon(r, i) == want(start + i), s"${f.name} row ${start + i} in range $start+$len")
-                } finally r.close()
-                start += len
+              // consecutive ranges of uneven size, by a reader holding decoded pages, and by fresh
+              // readers reading ahead far and by a few bytes (windows of pages decoded alone)
+              for (ranger <- Seq(reader, Corpus.open(file), Corpus.open(file, readAhead = 1000))) {
+                var start = 0
+                val step = 1 + n / 7
+                while (start < n) {
+                  val len = math.min(step, n - start)
+                  val r = ranger.read(f, cols, start, len, allocator)
+                  try {
+                    for (i <- 0 until len) assert(Canon(r, i) == want(start + i), s"${f.name} row ${start + i} in range $start+$len")
+                  } finally r.close()
+                  start += len
+                }
+                if (ranger ne reader) ranger.close()
               }
               // Scattered rows picked by a fresh reader (chunk by chunk), and by one holding decoded pages.
               val random = new scala.util.Random(f.id)
