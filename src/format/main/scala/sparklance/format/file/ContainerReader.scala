@@ -71,6 +71,16 @@ final class ContainerReader(input: InputFile) {
 
   def readAheadBytes: Int = input.readAheadBytes
 
+  /** Reads `target.remaining` bytes at `position` into `target` (see [[InputFile.readInto]]). */
+  def readInto(position: Long, target: java.nio.ByteBuffer, what: => String): Unit = {
+    checkRange(position, target.remaining, what)
+    if (position >= tailStart) target.put(tail, (position - tailStart).toInt, target.remaining)
+    else {
+      try input.readInto(position, target)
+      catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
+    }
+  }
+
   def read(position: Long, length: Long, what: => String): Array[Byte] = {
     checkRange(position, length, what)
     if (length > Int.MaxValue - 16) throw new CorruptFileException(path, s"$what is $length bytes, more than one read can hold")

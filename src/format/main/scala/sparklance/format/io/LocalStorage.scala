@@ -19,13 +19,17 @@ object LocalStorage extends Storage {
     override def readAheadBytes: Int = 256 << 10
     def read(position: Long, len: Int): Array[Byte] = {
       val buf = ByteBuffer.allocate(len)
+      readInto(position, buf)
+      buf.array()
+    }
+    override def readInto(position: Long, target: ByteBuffer): Unit = {
+      val len = target.remaining
       var pos = position
-      while (buf.hasRemaining) {
-        val n = channel.read(buf, pos)
+      while (target.hasRemaining) {
+        val n = channel.read(target, pos)
         if (n < 0) throw new EOFException(s"$path: wanted $len bytes at $position, file has $length")
         pos += n
       }
-      buf.array()
     }
     def close(): Unit = channel.close()
   }

@@ -15,6 +15,11 @@ trait InputFile extends Closeable {
   /** Reads exactly `length` bytes at `position`; fails if the file is shorter. */
   def read(position: Long, length: Int): Array[Byte]
   /**
+   * Reads `target.remaining` bytes at `position` into `target` (which may be off-heap memory, an
+   * Arrow buffer): where the file can, without a copy on the heap.
+   */
+  def readInto(position: Long, target: java.nio.ByteBuffer): Unit = target.put(read(position, target.remaining))
+  /**
    * How many bytes a reader going through the file in order takes per read: large where each read
    * is a request (object stores), small where reads are cheap (local files), so that buffers stay
    * below the size the JVM's G1 collector allocates outside its young generation.

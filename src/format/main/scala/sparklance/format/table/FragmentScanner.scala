@@ -91,6 +91,10 @@ final class FragmentScanner(
     def path: String = file.path
     def length: Long = file.length
     override def readAheadBytes: Int = file.readAheadBytes
+    override def readInto(position: Long, target: java.nio.ByteBuffer): Unit = {
+      FragmentScanner.this.read.addAndGet(target.remaining)
+      file.readInto(position, target)
+    }
     def read(position: Long, length: Int): Array[Byte] = { FragmentScanner.this.read.addAndGet(length); file.read(position, length) }
     def close(): Unit = file.close()
   }

@@ -35,6 +35,21 @@ private[v2_1] object ArrowLoad {
 
   def struct(v: StructVector, o: NodeOut): Unit = load(v, o.length, o.nulls, o.validity.array, Nil)
 
+  /**
+   * Loads `n` fixed-size lists without nulls whose items (`dataBytes` of them, all valid) `fill`
+   * writes into the items' data buffer; false, with the vector left empty, if `fill` says it cannot.
+   */
+  def fixedSizeListOf(v: FixedSizeListVector, n: Int, dataBytes: Long)(fill: ArrowBuf => Boolean): Boolean = {
+    val data = v.getDataVector.getAllocator.buffer(math.max(dataBytes, 1L))
+    val filled = try fill(data) catch { case e: Throwable => data.close(); throw e }
+    if (!filled) { data.close(); false }
+    else {
+      load(v, n, 0, null, Nil)
+      load(v.getDataVector, Math.multiplyExact(n, v.getListSize), 0, null, Seq(data))
+      true
+    }
+  }
+
   def list(v: FieldVector, o: NodeOut, childLength: Int): Unit = {
     val large = v.isInstanceOf[LargeListVector]
     val n = o.length

@@ -335,6 +335,26 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     }
   }
 
+  /**
+   * Rows `[start, start + n)` read straight into `target` (n·valueBytes bytes at its start, e.g.
+   * an Arrow buffer) where every page holding them is a plain fixed-width full-zip page of
+   * `valueBytes` per row: no copy on the heap. False, with nothing read, where some page is not.
+   */
+  def readFixedRowsInto(start: Long, n: Int, valueBytes: Int, target: org.apache.arrow.memory.ArrowBuf): Boolean = {
+    if (start < 0 || start + n > numRows) return false
+    val first = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
+    val parts = Iterator.from(first).takeWhile(p => p < pages.size && rowStarts(p) < start + n).map(p => p -> windows(p)).toSeq
+    val plain = parts.forall { case (_, w) => w.exists { case r: FixedRows => r.valueBytes == valueBytes; case _ => false } }
+    if (plain) parts.foreach { case (p, w) =>
+      val rows = w.get.asInstanceOf[FixedRows]
+      val from = math.max(start, rowStarts(p)) - rowStarts(p)
+      val to = math.min(start + n, rowStarts(p + 1)) - rowStarts(p)
+      val at = (rowStarts(p) + from - start) * valueBytes
+      container.readInto(rows.offset + from * valueBytes, target.nioBuffer(at, ((to - from) * valueBytes).toInt), s"${ctx(p).where} rows $from-$to")
+    }
+    plain
+  }
+
   /** The page runs covering rows `[start, start + n)`. */
   def segments(start: Long, n: Int, kind: LeafKind): Seq[Segment] = {
     if (start + n > numRows)

@@ -129,13 +129,15 @@ private[v2_1] object Compressive {
     val offsets = new Array[Long](n + 1)
     var i = 0
     while (i <= n) {
-      offsets(i) = if (ob == 4) Bytes.u32(s.array, s.offset + i * 4) else Bytes.i64(s.array, s.offset + i * 8)
-      if (offsets(i) < 0 || offsets(i) > s.length || (i > 0 && offsets(i) < offsets(i - 1)))
-        throw ctx.corrupt(s"string offset ${offsets(i)} outside its ${s.length}-byte chunk buffer")
+      val o = if (ob == 4) Bytes.u32(s.array, s.offset + i * 4) else Bytes.i64(s.array, s.offset + i * 8)
+      if (o < 0 || o > s.length || (i > 0 && s.offset + o < offsets(i - 1)))
+        throw ctx.corrupt(s"string offset $o outside its ${s.length}-byte chunk buffer")
+      // Offsets into the chunk's own array (the values are not copied out of it; concatenating or
+      // loading the page's values copies them once).
+      offsets(i) = s.offset + o
       i += 1
     }
-    val data = java.util.Arrays.copyOfRange(s.array, s.offset, s.end)
-    Slots.Variable(offsets, data, n)
+    Slots.Variable(offsets, s.array, n)
   }
 
   private[v2_1] def offsetBits(v: sparklance.format.proto.Encodings21Protos.Variable, ctx: Ctx): Int = {

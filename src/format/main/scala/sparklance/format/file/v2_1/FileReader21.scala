@@ -3,7 +3,7 @@ package sparklance.format.file.v2_1
 import com.google.protobuf.InvalidProtocolBufferException
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
-import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
@@ -73,6 +73,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
     if (isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator)
+    readVectors(field, columnOf, rowStart, numRows, allocator).foreach(v => return v)
     // Every leaf's levels are assembled first; ancestors take the output of their first leaf.
     val outs = scala.collection.mutable.HashMap.empty[Int, NodeOut]
     def walk(f: LanceField, path: IndexedSeq[LanceField]): Unit = {
@@ -109,6 +110,22 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
         vector
       } catch { case e: Throwable => vector.close(); throw e }
     }
+
+  /**
+   * A fixed-size list of fixed-width items (a vector column) whose pages are plain full-zip pages,
+   * read from the file straight into the vector's Arrow memory; None for any other field or page.
+   */
+  private def readVectors(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int,
+      allocator: BufferAllocator): Option[FieldVector] = field.arrowType match {
+    case l: ArrowType.FixedSizeList if field.arrowItemType.exists(t => ArrowLoad.kindOf(t).fixedBits > 0 && ArrowLoad.kindOf(t).fixedBits % 8 == 0) =>
+      val valueBytes = Math.multiplyExact(l.getListSize, ArrowLoad.kindOf(field.arrowItemType.get).fixedBits / 8)
+      val col = column(columnOf(field.id), field.name)
+      val vector = field.toArrow.createVector(allocator).asInstanceOf[FixedSizeListVector]
+      val read = try ArrowLoad.fixedSizeListOf(vector, numRows, numRows.toLong * valueBytes)(col.readFixedRowsInto(rowStart, numRows, valueBytes, _))
+        catch { case e: Throwable => vector.close(); throw e }
+      if (read) Some(vector) else { vector.close(); None }
+    case _ => None
+  }
 
   private def fill(v: FieldVector, f: LanceField, outs: collection.Map[Int, NodeOut]): Unit = {
     val ctx = Ctx(path, s"field '${f.name}'")

@@ -282,6 +282,13 @@ class FileWriter21Suite extends AnyFunSuite {
       check(longSchema, Seq(100), 10, 0.0, minor, long = true)
     }
 
+    test(s"2.$minor vectors without nulls (plain full-zip pages) read straight into Arrow memory, in ranges across pages") {
+      val vectors = schemaOf(id => Seq(LanceField(id(), "v", new ArrowType.FixedSizeList(128), nullable = false, arrowItemType = Some(f32)),
+        LanceField(id(), "w", new ArrowType.FixedSizeList(80), nullable = false, arrowItemType = Some(new ArrowType.Int(64, true)))))
+      check(vectors, Seq(1000, 7, 2000), 21, 0.0, minor, maxPageBytes = 100000, step = 77)
+      check(vectors, Seq(300), 22, 0.0, minor)
+    }
+
     test(s"2.$minor bit-packed integers (some chunks packed narrow, some at full width) and levels") {
       check(flatSchema, Seq(10000, 3), 13, 0.1, minor, step = 1000, small = true)
       check(nestedSchema, Seq(6000), 14, 0.1, minor, step = 1000, small = true)
