@@ -16,9 +16,16 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
  * the fragment (unsigned: 2^31 and more are negative Ints), from which [[RowAddress.of]] makes
  * the row address.
  */
-final class ScanBatch(val vectors: Seq[FieldVector], val offsets: Array[Int]) extends AutoCloseable {
-  def numRows: Int = offsets.length
+final class ScanBatch private (val vectors: Seq[FieldVector], val numRows: Int, offsetsOf: () => Array[Int]) extends AutoCloseable {
+  def this(vectors: Seq[FieldVector], offsets: Array[Int]) = this(vectors, offsets.length, () => offsets)
+  /** Built on first use for a run of consecutive rows: most scans never ask (no metadata column read). */
+  lazy val offsets: Array[Int] = offsetsOf()
   def close(): Unit = Resources.closeAll(vectors)
+}
+
+object ScanBatch {
+  /** The `n` consecutive physical rows from `from`. */
+  def run(vectors: Seq[FieldVector], from: Long, n: Int): ScanBatch = new ScanBatch(vectors, n, () => Primitives.ints(n)(i => (from + i).toInt))
 }
 
 /**
@@ -210,7 +217,7 @@ final class FragmentScanner(
     val batch =
       if (liveRun == rows || liveRun >= rows / 4) {
         position += liveRun
-        new ScanBatch(readRows(from, liveRun), Primitives.ints(liveRun)(i => (from + i).toInt))
+        ScanBatch.run(readRows(from, liveRun), from, liveRun)
       } else {
         // Blob rows are budgeted by bytes over the window; other rows by count only.
         val picked = liveRows(from, if (blobFields.isEmpty) math.min(end, limit) else from + rows, window)
