@@ -18,10 +18,9 @@ Run: bench/setup && .venv-bench/bin/python bench/backfill.py [--rows 5000000]"""
 import argparse
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from common import print_table, restore, spark_session, timed
+from common import print_table, restore, scratch_dir, spark_session, timed
 
 
 def tree_bytes(root):
@@ -35,7 +34,7 @@ def main():
     ap.add_argument("--systems", default="sparklance,delta")
     args = ap.parse_args()
     systems = args.systems.split(",")
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-backfill-"))
+    root = scratch_dir("sparklance-bench-backfill-")
     warehouse = root / "warehouse"
     spark = spark_session(warehouse, with_delta="delta" in systems)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")

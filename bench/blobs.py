@@ -18,7 +18,6 @@ Run: bench/setup && .venv-bench/bin/python bench/blobs.py [--rows 3072] [--memor
 import argparse
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import lance
@@ -26,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from common import PeakMemory, print_table, spark_session, timed
+from common import PeakMemory, print_table, scratch_dir, spark_session, timed
 
 
 def write_images(path, rows, blob):
@@ -60,7 +59,7 @@ def main():
     ap.add_argument("--systems", default="parquet,sparklance,pylance")
     args = ap.parse_args()
     systems = set(args.systems.split(","))
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-blobs-"))
+    root = scratch_dir("sparklance-bench-blobs-")
     warehouse = root / "warehouse"
     (warehouse / "bench").mkdir(parents=True)
     for name, blob in [("images", False), ("blobs", True)]:

@@ -14,11 +14,10 @@ warm-up, same Spark process.
 
 Run: bench/setup && .venv-bench/bin/python bench/changes.py [--rows 5000000] [--runs 3]"""
 import argparse
-import tempfile
 import time
 from pathlib import Path
 
-from common import print_table, spark_session, timed
+from common import print_table, scratch_dir, spark_session, timed
 
 
 def main():
@@ -29,7 +28,7 @@ def main():
     args = ap.parse_args()
     systems = args.systems.split(",")
     rows = args.rows
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-"))
+    root = scratch_dir("sparklance-bench-")
     spark = spark_session(root / "warehouse", with_delta="delta" in systems)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
     df = spark.range(rows).selectExpr("id", "CAST(id % 1000 AS INT) AS a", "id * 0.5 AS b",

@@ -1,8 +1,18 @@
 """Shared pieces of the benchmarks: timing with warm-up and medians, and the Spark session."""
+import atexit
 import shutil
+import tempfile
 import statistics
 import time
 from pathlib import Path
+
+
+def scratch_dir(prefix):
+    """A temporary directory for a benchmark's tables, removed when the benchmark exits (runs of
+    10M rows leave gigabytes, which filled the disk of a machine running tests after them)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def timed(fn, prepare=None, runs=5, warmup=1):

@@ -10,14 +10,13 @@ with the ratios sparklance/Delta and sparklance/pylance.
 
 Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000]"""
 import argparse
-import tempfile
 from pathlib import Path
 
 import lance
 import numpy as np
 import pyarrow as pa
 
-from common import print_table, restore, spark_session, timed
+from common import print_table, restore, scratch_dir, spark_session, timed
 
 
 def base_arrow(rows):
@@ -54,7 +53,7 @@ def main():
     args = ap.parse_args()
     systems = args.systems.split(",")
     rows = args.rows
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-"))
+    root = scratch_dir("sparklance-bench-")
     warehouse = root / "warehouse"
     spark = spark_session(warehouse, with_delta="delta" in systems)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")

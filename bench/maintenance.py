@@ -17,13 +17,12 @@ Run: bench/setup && .venv-bench/bin/python bench/maintenance.py [--rows 5000000]
 import argparse
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import lance
 
 import sparklance
-from common import PeakMemory, print_table, restore, spark_session, timed
+from common import PeakMemory, print_table, restore, scratch_dir, spark_session, timed
 
 
 def tree_size(root):
@@ -45,7 +44,7 @@ def main():
     args = ap.parse_args()
     systems = args.systems.split(",")
     rows, one_pct = args.rows, args.rows // 100
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-maint-"))
+    root = scratch_dir("sparklance-bench-maint-")
     warehouse = root / "warehouse"
     spark = spark_session(warehouse, with_delta="delta" in systems)
     memory = PeakMemory(spark.sparkContext._jvm)

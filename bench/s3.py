@@ -17,14 +17,13 @@ import glob
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import lance
 import pyarrow as pa
 
-from common import print_table, spark_session, timed
+from common import print_table, scratch_dir, spark_session, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "integration-tests"))
@@ -44,7 +43,7 @@ def main():
     jars = sorted(glob.glob(str(ROOT / "target" / "s3-connector" / "*.jar")))
     if not jars:
         sys.exit("target/s3-connector/ holds no jars: run ./dev/setup")
-    local = Path(tempfile.mkdtemp(prefix="sparklance-bench-s3-"))
+    local = scratch_dir("sparklance-bench-s3-")
     spark = spark_session(local / "warehouse", jars=jars)
     spark.conf.set("spark.sql.catalog.s3lance", "sparklance.spark.LanceCatalog")
     spark.conf.set("spark.sql.catalog.s3lance.warehouse", "s3a://lakehouse/warehouse")

@@ -16,10 +16,9 @@ too, as the native reference.
 Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2] [--per-column]"""
 import argparse
 import math
-import tempfile
 from pathlib import Path
 
-from common import print_table, spark_session, timed
+from common import print_table, scratch_dir, spark_session, timed
 
 QUERIES = {
     "full": "SELECT sum(i32), sum(i64), sum(f32), sum(f64), sum(length(s_short)), sum(length(s_64)), "
@@ -69,7 +68,7 @@ def main():
     ap.add_argument("--pylance", action="store_true", help="also time pylance's scan of each Lance table")
     args = ap.parse_args()
     versions = args.versions.split(",")
-    root = Path(tempfile.mkdtemp(prefix="sparklance-scan-"))
+    root = scratch_dir("sparklance-scan-")
     spark = spark_session(root / "warehouse", memory="12g")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
     df = spark.range(args.rows).selectExpr(

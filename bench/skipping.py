@@ -20,10 +20,9 @@ table keeps its zone maps current (zonemap_columns), so rewritten rows stay skip
 
 Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]"""
 import argparse
-import tempfile
 from pathlib import Path
 
-from common import print_table, spark_session, timed
+from common import print_table, scratch_dir, spark_session, timed
 
 
 def scan_bytes(df):
@@ -63,7 +62,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     rows = args.rows
-    root = Path(tempfile.mkdtemp(prefix="sparklance-bench-"))
+    root = scratch_dir("sparklance-bench-")
     spark = spark_session(root / "warehouse", with_delta=True)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
     df = spark.range(rows).selectExpr(
