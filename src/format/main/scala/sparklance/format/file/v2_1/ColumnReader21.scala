@@ -283,6 +283,15 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     out.segments += ((picked, 0, picked.count))
   }
 
+  // The chunks values are picked from are read into one buffer, reused: every value picked is
+  // copied out of it (a read of every chunk, for rows spread over all of them, allocated and
+  // zeroed hundreds of megabytes per change-data read).
+  private var picking: Array[Byte] = Array.emptyByteArray
+  private def pickBuffer(length: Int): Array[Byte] = {
+    if (picking.length < length) picking = new Array[Byte](length)
+    picking
+  }
+
   private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut): Unit = {
     import ix._
     val c = ctx(p)
@@ -303,7 +312,9 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
           cLast = next; kEnd += 1
         } else more = false
       }
-      val bytes = container.read(offsets(1) + firstByte(c0), firstByte(cLast + 1) - firstByte(c0), s"${c.where} chunks $c0-$cLast")
+      val length = (firstByte(cLast + 1) - firstByte(c0)).toInt
+      val bytes = pickBuffer(length)
+      container.readInto(offsets(1) + firstByte(c0), java.nio.ByteBuffer.wrap(bytes, 0, length), s"${c.where} chunks $c0-$cLast")
       var a = k
       while (a < kEnd) {
         val ch = chunkOf(local(a))
