@@ -117,7 +117,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
    */
   private def readVectors(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int,
       allocator: BufferAllocator): Option[FieldVector] = field.arrowType match {
-    case l: ArrowType.FixedSizeList if field.arrowItemType.exists(t => ArrowLoad.kindOf(t).fixedBits > 0 && ArrowLoad.kindOf(t).fixedBits % 8 == 0) =>
+    case l: ArrowType.FixedSizeList if field.arrowItemType.map(ArrowLoad.kindOf(_).fixedBits).exists(b => b > 0 && b % 8 == 0) =>
       val valueBytes = Math.multiplyExact(l.getListSize, ArrowLoad.kindOf(field.arrowItemType.get).fixedBits / 8)
       val col = column(columnOf(field.id), field.name)
       val vector = field.toArrow.createVector(allocator).asInstanceOf[FixedSizeListVector]
