@@ -79,6 +79,32 @@ def table_path(warehouse, ident):
     return str(warehouse / ns / f"{name}.lance")
 
 
+def _plan_leaves(node):
+    """The leaves of a Java physical plan, looking into adaptive plans and their query stages."""
+    kind = node.getClass().getSimpleName()
+    if kind == "AdaptiveSparkPlanExec":
+        return _plan_leaves(node.executedPlan())
+    if kind.endswith("QueryStageExec"):
+        return _plan_leaves(node.plan())
+    children = node.children()
+    if children.size() == 0:
+        return [node]
+    return [leaf for i in range(children.size()) for leaf in _plan_leaves(children.apply(i))]
+
+
+def scan_metrics(df):
+    """Runs `df`; returns its rows and its Lance scans' UI metrics summed by name
+    (`dataBytesRead`, `splitsRead`)."""
+    rows = df.collect()
+    sums = {"dataBytesRead": 0, "splitsRead": 0}
+    for leaf in _plan_leaves(df._jdf.queryExecution().executedPlan()):
+        for name in sums:
+            metric = leaf.metrics().get(name)
+            if metric.isDefined():
+                sums[name] += metric.get().value()
+    return rows, sums
+
+
 def pylance_append_retrying(path, table, errors, attempts=50, pause=0.02):
     """Appends `table` with pylance as a racing writer does: a commit conflict is retried after a
     pause, any other error is recorded in `errors`. Returns whether the append landed."""

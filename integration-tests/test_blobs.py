@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import table_path
+from conftest import scan_metrics, table_path
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()),
                     pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
@@ -32,11 +32,8 @@ def _write_blob_table(path, version, seed=7):
 
 def _scan_bytes(spark, query):
     """Runs `query` and returns its rows and the bytes its Lance scan read from data files."""
-    df = spark.sql(query)
-    rows = df.collect()
-    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
-    metrics = [leaves.apply(i).metrics().get("dataBytesRead") for i in range(leaves.size())]
-    return rows, sum(m.get().value() for m in metrics if m.isDefined())
+    rows, metrics = scan_metrics(spark.sql(query))
+    return rows, metrics["dataBytesRead"]
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])

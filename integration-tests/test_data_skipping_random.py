@@ -23,7 +23,14 @@ import pytest
 from lance.file import LanceFileReader
 from lance.indices import IndexConfig
 
-from conftest import table_path
+from conftest import scan_metrics, table_path
+
+
+def splits_read(df):
+    """Runs `df`; its rows and the fragment splits its scan read (data skipping plans fewer)."""
+    rows, metrics = scan_metrics(df)
+    return rows, metrics["splitsRead"]
+
 
 STEPS = 14
 FILTERS_PER_STEP = 12
@@ -268,20 +275,19 @@ def test_point_and_range_filters_read_only_the_zones_that_may_match(spark, wareh
     spark.range(50000, 50100).selectExpr("id AS k", "CAST(id AS STRING) AS v").coalesce(1).writeTo(table_name).append()
 
     def scanned(where, options=""):
-        df = spark.sql(f"SELECT * FROM {table_name} {options} WHERE {where}")
-        return df.collect(), df.rdd.getNumPartitions()
+        return splits_read(spark.sql(f"SELECT * FROM {table_name} {options} WHERE {where}"))
 
-    rows, partitions = scanned("k = 12345")
+    rows, splits = scanned("k = 12345")
     assert [r.k for r in rows] == [12345]
     # The one zone of 1,000 rows that holds it, and the uncovered fragment appended later.
-    assert partitions == 2
+    assert splits == 2
     # Two neighbouring zones, read as one span.
-    rows, partitions = scanned("k BETWEEN 20500 AND 21499")
-    assert len(rows) == 1000 and partitions == 2
-    rows, partitions = scanned("k = 50050")
-    assert [r.k for r in rows] == [50050] and partitions == 1
-    rows, partitions = scanned("k = 12345", "WITH ('data_skipping' = 'false')")
-    assert [r.k for r in rows] == [12345] and partitions == 6
+    rows, splits = scanned("k BETWEEN 20500 AND 21499")
+    assert len(rows) == 1000 and splits == 2
+    rows, splits = scanned("k = 50050")
+    assert [r.k for r in rows] == [50050] and splits == 1
+    rows, splits = scanned("k = 12345", "WITH ('data_skipping' = 'false')")
+    assert [r.k for r in rows] == [12345] and splits == 6
     # pylance itself reads the same answers through its index.
     assert ds.to_table(filter="k = 12345").num_rows == 1
 
@@ -314,7 +320,8 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
         assert "ScalarIndexQuery" in ds.scanner(filter=where, use_scalar_index=True).explain_plan(), where
     # So does Spark, reading only the zones that may match.
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 12345")
-    assert [r.k for r in df.collect()] == [12345] and df.rdd.getNumPartitions() == 1
+    rows, splits = splits_read(df)
+    assert [r.k for r in rows] == [12345] and splits == 1
     assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE k BETWEEN 150 AND 1200").head()[0] == 1051 - 150
 
     # Built again after an append, an index of the same name replaces the old one and covers the new fragment.
@@ -328,13 +335,15 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     assert listed["k_idx"].fragment_ids == [0, 1, 2, 3, 4, 5] and listed["k_idx"].unindexed_fragment_ids == []
     assert listed["d_zm"].unindexed_fragment_ids == [5] and listed["d_zm"].skips_data
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 20050")
-    assert [r.k for r in df.collect()] == [20050] and df.rdd.getNumPartitions() == 1
+    rows, splits = splits_read(df)
+    assert [r.k for r in rows] == [20050] and splits == 1
 
     dropped = spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')").head()
     assert (dropped.name, dropped.segments) == ("k_idx", 1)
     assert {i.name for i in lance.dataset(path).describe_indices()} == {"d_zm", "s_idx"}
     df = spark.sql(f"SELECT k FROM {table_name} WHERE k = 12345")
-    assert [r.k for r in df.collect()] == [12345] and df.rdd.getNumPartitions() == 6
+    rows, splits = splits_read(df)
+    assert [r.k for r in rows] == [12345] and splits == 6
     with pytest.raises(Exception, match="no index named 'k_idx'"):
         spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')")
     with pytest.raises(Exception, match="builds 'zonemap' indices, not 'btree'"):
@@ -356,8 +365,8 @@ def test_pylance_btree_selects_the_rows_of_matching_values(spark, warehouse, tab
     spark.range(20000, 20010).selectExpr("id AS k", "'late' AS s").coalesce(1).writeTo(table_name).append()
 
     def read(where):
-        df = spark.sql(f"SELECT k FROM {table_name} WHERE {where}")
-        return sorted(r.k for r in df.collect()), df.rdd.getNumPartitions()
+        rows, splits = splits_read(spark.sql(f"SELECT k FROM {table_name} WHERE {where}"))
+        return sorted(r.k for r in rows), splits
 
     assert read("k = 12345") == ([12345], 2)  # its fragment's one row, and the fragment appended after the index
     assert read("k = 777") == ([], 1)  # deleted before the index was built: only the appended fragment is read
@@ -405,7 +414,8 @@ def test_zonemap_columns_cover_every_fragment_a_write_adds_in_the_same_commit(sp
     check(15000)
     # A point filter reads one zone of the fragment holding the key, whatever was written since.
     df = spark.sql(f"SELECT k, v FROM {table_name} WHERE k = 26050")
-    assert [tuple(r) for r in df.collect()] == [(26050, 9.0)] and df.rdd.getNumPartitions() == 1
+    rows, splits = splits_read(df)
+    assert [tuple(r) for r in rows] == [(26050, 9.0)] and splits == 1
     before = len(lance.dataset(path).get_fragments())
     compacted = spark.sql(f"CALL lance.system.compact(table => '{short}', target_rows_per_fragment => 100000)").head()
     assert compacted.fragments_removed >= 2 and len(lance.dataset(path).get_fragments()) < before
@@ -450,7 +460,8 @@ def test_zone_map_segments_piling_up_from_writes_are_folded_into_one(spark, ware
     assert set(zones["zone_length"].to_pylist()) == {250} and zones.num_rows == 16 * 4
     for k in (5, 8007, 12007, 15999, 16000):
         df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
-        assert [r.k for r in df.collect()] == ([] if k in deleted or k >= 16000 else [k]) and df.rdd.getNumPartitions() <= 1, k
+        rows, splits = splits_read(df)
+        assert [r.k for r in rows] == ([] if k in deleted or k >= 16000 else [k]) and splits <= 1, k
     ds = lance.dataset(path)
     for where in ["k = 4321", "k BETWEEN 9000 AND 9100", "k >= 16990"]:
         indexed = ds.to_table(filter=where, use_scalar_index=True).sort_by("k").to_pylist()
@@ -524,7 +535,8 @@ def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(sp
     assert sorted(os.listdir(os.path.join(path, "_indices"))) == sorted(named)
     for k in [0, 5999, 11999, 20999]:
         df = spark.sql(f"SELECT k FROM {table_name} WHERE k = {k}")
-        assert [r.k for r in df.collect()] == [k] and df.rdd.getNumPartitions() == 1
+        rows, splits = splits_read(df)
+        assert [r.k for r in rows] == [k] and splits == 1
         assert ds.to_table(filter=f"k = {k}", use_scalar_index=True).num_rows == 1
 
 
@@ -538,13 +550,13 @@ def test_pylance_bitmap_selects_the_rows_of_matching_values(spark, warehouse, ta
     lance.dataset(path).create_scalar_index("w", "BITMAP")
 
     def read(where):
-        df = spark.sql(f"SELECT k FROM {table_name} WHERE {where}")
-        return sorted(r.k for r in df.collect()), df.rdd.getNumPartitions()
+        rows, splits = splits_read(spark.sql(f"SELECT k FROM {table_name} WHERE {where}"))
+        return sorted(r.k for r in rows), splits
 
-    keys, partitions = read("w = 'w2'")
-    assert keys == [k for k in range(8000, 12000) if k % 7 != 0] and partitions == 1
-    keys, partitions = read("w IN ('w0', 'w3')")
-    assert keys == [k for k in list(range(0, 4000)) + list(range(12000, 16000)) if k % 7 != 0] and partitions == 2
+    keys, splits = read("w = 'w2'")
+    assert keys == [k for k in range(8000, 12000) if k % 7 != 0] and splits == 1
+    keys, splits = read("w IN ('w0', 'w3')")
+    assert keys == [k for k in list(range(0, 4000)) + list(range(12000, 16000)) if k % 7 != 0] and splits == 2
     keys, _ = read("w IS NULL")
     assert keys == list(range(0, 16000, 7))
     assert read("w = 'nope'") == ([], 0)

@@ -11,7 +11,7 @@ import scala.util.Using
 import sparklance.format.CorruptFileException
 import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.table.{FragmentWriter, LanceSchema, StorageVersion}
-import sparklance.spark.scan.{LanceColumnarReader, LanceInputPartition, ReadTarget}
+import sparklance.spark.scan.{FragmentSplit, LanceColumnarReader, LanceInputPartition, ReadTarget}
 import sparklance.spark.write.{ArrowRowWriter, FragmentSink, WriteTarget}
 
 /** Arrow memory taken by a reader or writer that then fails to construct is given back. */
@@ -43,7 +43,7 @@ class ArrowLeakSuite extends AnyFunSuite {
     }
   }
 
-  test("a columnar reader whose data file cannot be opened gives back its allocator") {
+  test("a columnar reader whose data file cannot be opened gives back its allocator when closed") {
     val dir = Files.createTempDirectory("reader").toString
     val fragment = Using.resource(new RootAllocator()) { allocator =>
       val writer = new FragmentWriter(LocalStorage, dir, LanceSchema(Seq(schema.fields.head)), StorageVersion.V2_0, allocator)
@@ -56,7 +56,9 @@ class ArrowLeakSuite extends AnyFunSuite {
     Files.write(Paths.get(Storage.join(dir, s"data/${fragment.getFiles(0).getPath}")), Array.fill[Byte](64)(7))
     val target = ReadTarget("t", dir, Seq(schema.fields.head), StructType(Seq(StructField("id", LongType))), Map.empty, 32L << 20)
     def children = Allocators.root.getChildAllocators.asScala.count(_.getName.startsWith("scan-41-"))
-    intercept[CorruptFileException](new LanceColumnarReader(target, LanceInputPartition(fragment.toByteArray, 0, 2)))
+    val reader = new LanceColumnarReader(target, LanceInputPartition(IndexedSeq(FragmentSplit(fragment.toByteArray, 0, 2))))
+    // The split's file is opened by the first batch; Spark closes the reader of a failed task.
+    try intercept[CorruptFileException](reader.next()) finally reader.close()
     assert(children == 0)
   }
 }

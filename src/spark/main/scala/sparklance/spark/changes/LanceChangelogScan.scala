@@ -6,12 +6,13 @@ import sparklance.format.commit.Transactions
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.rowids.CommitChanges
-import sparklance.spark.scan.{ChangeSlice, LanceInputPartition, LanceReaderFactory, LanceScan, ReadTarget}
+import sparklance.spark.scan.{ChangeSlice, FragmentSplit, LanceReaderFactory, LanceScan, ReadTarget, SplitPacking}
 
 /**
  * Reads only the rows each commit changed: the driver finds them from row id and version
- * sequences and deletion files (no data is read to plan), and each input partition reads the
- * changed rows of one fragment at the version that holds them.
+ * sequences and deletion files (no data is read to plan). A split reads the changed rows of one
+ * fragment at the version that holds them, and splits are packed into input partitions as a
+ * scan's are ([[SplitPacking]]).
  */
 final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) extends Scan with Batch {
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] =
@@ -30,7 +31,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
     val snapshots = (math.max(1L, changelog.first - 1) to changelog.last).filter(versions.contains)
       .map(v => v -> dataset.snapshot(Some(v))).toMap
     snapshots.values.foreach(requireSameSchema)
-    (changelog.first to changelog.last).flatMap { v =>
+    val splits = (changelog.first to changelog.last).flatMap { v =>
       val after = snapshots(v)
       val before = snapshots.get(v - 1)
       val micros = after.commitMicros
@@ -40,13 +41,17 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
       val changes = if (restore) CommitChanges.ofRestore(dataset.storage, before.get, after)
         else CommitChanges.of(dataset.storage, before, after)
       changes.map { c =>
-        val (start, end) = LanceInputPartition.span(c.rows)
-        LanceInputPartition(c.fragment.toByteArray, start, end,
-          change = Some(ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
-            changelog.computeUpdates))): InputPartition
+        val (start, end) = FragmentSplit.span(c.rows)
+        val slice = ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
+          changelog.computeUpdates)
+        val bytes = c.rows.getLongCardinality * SplitPacking.rowBytes(c.fragment, changelog.end.schema, readColumns)
+        SplitPacking.Sized(FragmentSplit(c.fragment.toByteArray, start, end, change = Some(slice)), bytes.toLong)
       }
-    }.toArray
+    }
+    SplitPacking.pack(splits, SplitPacking.budget(splits.map(_.bytes).sum, splits.size))
   }
+
+  private def readColumns: Set[String] = required.fieldNames.filter(changelog.dataSchema.fieldNames.contains).toSet
 
   private def requireSameSchema(s: sparklance.format.table.Snapshot): Unit =
     if (s.manifest.getFieldsList != changelog.end.manifest.getFieldsList)

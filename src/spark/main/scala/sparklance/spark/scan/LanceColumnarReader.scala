@@ -1,123 +1,57 @@
 package sparklance.spark.scan
 
-import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
-import org.apache.arrow.vector.DecimalVector
-import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, StringType, TimestampType}
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparklance.format.Resources
-import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{FragmentScanner, RowAddress, ScanBatch}
-import sparklance.spark.{Allocators, LanceTable}
-import sparklance.spark.changes.LanceChangelog
+import sparklance.spark.Allocators
 
 /**
- * Decodes a fragment range into ColumnarBatches: fixed-width columns as Spark's off-heap vectors,
- * the others as Arrow vectors; metadata columns (_rowaddr, _fragid) are filled from the physical
- * offsets of the live rows; lineage columns from the fragment's row id and version sequences.
+ * Reads an input partition's splits one after the other, in order, each with a
+ * [[FragmentSplitReader]] opened when the one before it is done; stops after the partition's
+ * `limit` rows. Spark's off-heap vectors for fixed-width columns are reused across the splits.
  */
 final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartition) extends PartitionReader[ColumnarBatch] {
-  private val fragment = DataFragment.parseFrom(partition.fragment)
-  private val allocator = Allocators.child(s"scan-${fragment.getId}-${partition.start}")
-  private val fields = target.fields
-  private val change = partition.change
-  private val scanner = Resources.closeOnFailure(Seq(allocator))(new FragmentScanner(target.storage, target.tablePath,
-    fragment, fields, allocator, partition.start, partition.end, only = partition.selectedRows.map(PortableBitmaps.fromBytes),
-    batchBytes = target.batchBytes, within = partition.within.map(PortableBitmaps.fromBytes)))
-  private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
-  private var current: ScanBatch = _
-  private var adapted: Seq[AutoCloseable] = Nil
-  private var batch: ColumnarBatch = _
+  private val allocator = {
+    val first = partition.splits.head
+    Allocators.child(s"scan-${DataFragment.parseFrom(first.fragment).getId}-${first.start}")
+  }
   private val primitives = new PrimitiveColumns
-
+  private val splits = partition.splits.iterator
+  private var reader: FragmentSplitReader = _
+  private var bytesOfDoneSplits = 0L
+  private var splitsOpened = 0L
   private var remaining: Long = partition.limit.fold(Long.MaxValue)(_.toLong)
 
   override def next(): Boolean = {
-    release()
-    if (remaining <= 0 || !scanner.hasNext) return false
-    current = scanner.next()
-    remaining -= current.numRows
-    val byName = fields.map(_.name).zip(current.vectors).toMap
-    val n = current.numRows
-    val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
-      f.name match {
-        case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
-        case LanceTable.FragmentId =>
-          val v = new OnHeapColumnVector(n, IntegerType)
-          v.putInts(0, n, fragment.getId.toInt)
-          adapted :+= v; v
-        case LanceTable.RowId => perRow(rowIds.map(l => l.idAt _), RowAddress.of(fragment.getId, _))
-        case LanceTable.CreatedAtVersion => perRow(createdAt.map(l => l.versionAt _), _ => LanceColumnarReader.UntrackedVersion)
-        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt.map(l => l.versionAt _), _ => LanceColumnarReader.UntrackedVersion)
-        case LanceChangelog.ChangeType if change.isDefined =>
-          val v = new OnHeapColumnVector(n, StringType)
-          val slice = change.get
-          val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
-          var i = 0
-          while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
-          adapted :+= v; v
-        case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
-        case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
-        case name =>
-          val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
-          if (vec ne byName(name)) adapted :+= vec
-          primitives.load(ordinal, vec, f.dataType).getOrElse((vec, f.dataType) match {
-            case (d: DecimalVector, t: DecimalType) => new DecimalColumn(d, t)
-            case _ => new ArrowColumnVector(vec)
-          })
+    while (remaining > 0) {
+      if (reader == null) {
+        if (!splits.hasNext) return false
+        reader = new FragmentSplitReader(target, splits.next(), allocator, primitives)
+        splitsOpened += 1
       }
+      if (reader.next()) {
+        remaining -= reader.get().numRows()
+        return true
+      }
+      closeSplit()
     }
-    batch = new ColumnarBatch(columns, n)
-    true
+    false
   }
 
-  override def get(): ColumnarBatch = batch
+  override def get(): ColumnarBatch = reader.get()
 
-  override def currentMetricsValues(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
-    ScanMetrics.task(scanner.bytesRead)
+  override def currentMetricsValues(): Array[CustomTaskMetric] =
+    ScanMetrics.task(bytesOfDoneSplits + Option(reader).fold(0L)(_.bytesRead), splitsOpened)
 
-  // Lineage is looked up by offset (never expanded to one entry per row), and only if a lineage column is read.
-  private lazy val rowIds = RowLineage.rowIdLookup(target.storage, target.tablePath, fragment)
-  private lazy val createdAt = RowLineage.createdAtLookup(target.storage, target.tablePath, fragment)
-  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAtLookup(target.storage, target.tablePath, fragment)
-
-  private def constant(value: Long, dataType: DataType): ColumnVector = {
-    val v = new OnHeapColumnVector(current.numRows, dataType)
-    v.putLongs(0, current.numRows, value)
-    adapted :+= v
-    v
+  private def closeSplit(): Unit = {
+    val done = reader
+    reader = null
+    bytesOfDoneSplits += done.bytesRead
+    done.close()
   }
 
-  /**
-   * A long column with one value per live row, by physical offset; `absent(offset)` when the
-   * fragment has no such lineage.
-   */
-  private def perRow(values: Option[Int => Long], absent: Int => Long): ColumnVector = {
-    val n = current.numRows
-    val v = new OnHeapColumnVector(n, LongType)
-    val valueAt = values.getOrElse(absent)
-    var i = 0
-    while (i < n) { v.putLong(i, valueAt(current.offsets(i))); i += 1 }
-    adapted :+= v
-    v
-  }
-
-  private def release(): Unit = {
-    val (vectors, scanned) = (adapted, current)
-    adapted = Nil; current = null; batch = null
-    Resources.closeAll(vectors :+ scanned)
-  }
-
-  override def close(): Unit = Resources.closeAll(Seq[AutoCloseable](() => release(), primitives, scanner, allocator))
-}
-
-object LanceColumnarReader {
-  /**
-   * The version Lance reports for rows of fragments written without version sequences (tables
-   * without stable row ids, or written by Lance releases before them): the table's first version.
-   */
-  val UntrackedVersion = 1L
+  override def close(): Unit =
+    Resources.closeAll(Seq[AutoCloseable](() => if (reader != null) closeSplit(), primitives, allocator))
 }

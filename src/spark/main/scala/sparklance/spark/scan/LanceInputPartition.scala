@@ -1,24 +1,11 @@
 package sparklance.spark.scan
 
 import org.apache.spark.sql.connector.read.InputPartition
-import org.roaringbitmap.RoaringBitmap
 
 /**
- * Physical rows [start, end) of one fragment (its DataFragment message as bytes), at most `limit`
- * live ones; only the rows `only` names (portable Roaring bytes) when set, and for change data
- * the rows `change` names. `within` (portable Roaring bytes) holds the only offsets that may be
- * read, where data skipping ruled the others out.
+ * What one task reads: splits of fragments, in table order (see [[SplitPacking]]), at most
+ * `limit` live rows of them all.
  */
-final case class LanceInputPartition(fragment: Array[Byte], start: Long, end: Long, limit: Option[Int] = None,
-    only: Option[Array[Byte]] = None, change: Option[ChangeSlice] = None, within: Option[Array[Byte]] = None)
-    extends InputPartition {
-  def selectedRows: Option[Array[Byte]] = change.map(_.rows).orElse(only)
-}
-
-object LanceInputPartition {
-  /**
-   * The physical rows [start, end) from the first to the last offset of a non-empty `rows`, which
-   * Roaring holds as Ints ordered unsigned: offsets of 2^31 and more are negative Ints.
-   */
-  def span(rows: RoaringBitmap): (Long, Long) = (Integer.toUnsignedLong(rows.first()), Integer.toUnsignedLong(rows.last()) + 1)
+final case class LanceInputPartition(splits: IndexedSeq[FragmentSplit], limit: Option[Int] = None) extends InputPartition {
+  require(splits.nonEmpty, "An input partition reads at least one split")
 }

@@ -13,15 +13,15 @@ import sparklance.format.index.Indices
 import sparklance.format.skipping.{ColumnFilter, DataSkipping}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
+import sparklance.format.table.{LanceField, RowAddress, Snapshot}
 import sparklance.spark.{Allocators, LanceTable}
 
 /**
- * A columnar scan of one snapshot: one input partition per fragment, or per row range of a large
- * fragment (at most `split_rows` rows, and about Spark's `spark.sql.files.maxPartitionBytes` of the
- * columns read, so that a table of large rows spreads over many tasks); `fragmentIds` restricts
- * the fragments, and with a `limit` only as many fragments are planned as hold that many live
- * rows, each reader stopping after `limit` rows.
+ * A columnar scan of one snapshot: each fragment is a split, or several row ranges of equal size
+ * where it holds more than a partition's budget of the columns read or more than `split_rows`
+ * rows, and splits are packed into input partitions by Spark's rule for files ([[SplitPacking]]);
+ * `fragmentIds` restricts the fragments, and with a `limit` only as many fragments are planned as
+ * hold that many live rows, each reader stopping after `limit` rows.
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
@@ -116,23 +116,40 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   override def planInputPartitions(): Array[InputPartition] = {
     val candidates = this.candidates
-    fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty)).flatMap { f =>
+    val read = fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty))
+    // Each fragment's rows to read and their bytes; the budget for a partition follows from their sum.
+    val wanted = read.map { f =>
+      val rows = namedRows.flatMap(_.get(f.getId)).orElse(candidates.get(f.getId))
+      val count = rows.fold(f.getPhysicalRows)(_.getLongCardinality)
+      (f, rows, (count * rowBytes(f)).toLong)
+    }
+    val budget = SplitPacking.budget(wanted.map(_._3).sum, wanted.size)
+    val splits = wanted.flatMap { case (f, rows, bytes) =>
       namedRows.flatMap(_.get(f.getId)) match {
-        case Some(rows) =>
-          val (start, end) = LanceInputPartition.span(rows)
-          Seq(LanceInputPartition(f.toByteArray, start, end, limit, only = Some(PortableBitmaps.toBytes(rows))): InputPartition)
+        case Some(named) =>
+          val (start, end) = FragmentSplit.span(named)
+          Seq(SplitPacking.Sized(FragmentSplit(f.toByteArray, start, end, only = Some(PortableBitmaps.toBytes(named))), bytes))
         case None =>
-          val kept = candidates.get(f.getId)
           // Splits span the kept rows only, and splits holding none of them are not planned.
-          val (first, last) = kept.fold((0L, f.getPhysicalRows))(LanceInputPartition.span)
-          val within = kept.map(PortableBitmaps.toBytes)
-          val split = splitRows(f)
-          (first until last by split).map(start => (start, math.min(last, start + split)))
-            .filter { case (start, end) => kept.forall(_.intersects(start, end)) }
-            .map { case (start, end) => LanceInputPartition(f.toByteArray, start, end, limit, within = within): InputPartition }
+          val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)
+          val within = rows.map(PortableBitmaps.toBytes)
+          val pieces = Seq(1L, ceilDiv(bytes, budget.maxBytes), ceilDiv(last - first, rowsPerSplit)).max
+          val step = ceilDiv(last - first, pieces)
+          (first until last by step).map(start => (start, math.min(last, start + step)))
+            .filter { case (start, end) => rows.forall(_.intersects(start, end)) }
+            .map { case (start, end) =>
+              SplitPacking.Sized(FragmentSplit(f.toByteArray, start, end, within = within), bytes * (end - start) / (last - first))
+            }
       }
-    }.toArray
+    }
+    SplitPacking.pack(splits, budget, limit)
   }
+
+  private def ceilDiv(a: Long, b: Long): Long = if (b <= 0) 1L else (a + b - 1) / b
+
+  /** Bytes per row of the columns read in fragment `f`, blob sidecars included. */
+  private def rowBytes(f: DataFragment): Double =
+    SplitPacking.rowBytes(f, snapshot.schema, readColumns) + readBlobBytesPerRow
 
   /** Sidecar bytes per row of the blob columns read (the data files' sizes do not hold them). */
   private lazy val readBlobBytesPerRow: Double =
@@ -140,16 +157,6 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   private lazy val readColumns: Set[String] =
     required.fields.map(_.name).filterNot(LanceTable.MetadataNames.contains).toSet
-  private lazy val maxPartitionBytes: Long =
-    org.apache.spark.sql.internal.SQLConf.get.getConf(org.apache.spark.sql.internal.SQLConf.FILES_MAX_PARTITION_BYTES)
-
-  /** Rows per input partition of fragment `f`: by the stored bytes of the columns read, at most `split_rows`. */
-  private def splitRows(f: DataFragment): Long = {
-    val bytesPerRow = if (f.getPhysicalRows <= 0) 0.0
-      else f.getFilesList.asScala.map(_.getFileSizeBytes).sum.toDouble / f.getPhysicalRows
-    val read = bytesPerRow * ColumnShare.of(snapshot.schema, readColumns, bytesPerRow) + readBlobBytesPerRow
-    if (read <= 0) rowsPerSplit else math.max(1L, math.min(rowsPerSplit, (maxPartitionBytes / read).toLong))
-  }
 
   override def createReaderFactory(): PartitionReaderFactory = {
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name))

@@ -45,7 +45,7 @@ final class PredicateReadSet(table: LanceTable, scans: Seq[Seq[Predicate]]) exte
       readSchema.fields.toSeq.filterNot(f => LanceTable.MetadataNames(f.name)).map(f => snapshot.schema.field(f.name).get),
       readSchema, table.settings.storageConf, table.settings.readBatchBytes)
     live.exists { fragment =>
-      val reader = new LanceColumnarReader(target, LanceInputPartition(fragment.toByteArray, 0, fragment.getPhysicalRows))
+      val reader = new LanceColumnarReader(target, LanceInputPartition(IndexedSeq(FragmentSplit(fragment.toByteArray, 0, fragment.getPhysicalRows))))
       try {
         var matched = false
         while (!matched && reader.next()) {

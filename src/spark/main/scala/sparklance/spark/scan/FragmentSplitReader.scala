@@ -1,0 +1,122 @@
+package sparklance.spark.scan
+
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.arrow.vector.DecimalVector
+import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, StringType, TimestampType}
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import sparklance.format.Resources
+import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.rowids.RowLineage
+import sparklance.format.table.{FragmentScanner, RowAddress, ScanBatch}
+import sparklance.spark.LanceTable
+import sparklance.spark.changes.LanceChangelog
+
+/**
+ * Decodes one split (a fragment's row range) into ColumnarBatches: fixed-width columns as Spark's
+ * off-heap vectors (`primitives`, which the partition's splits share), the others as Arrow
+ * vectors; metadata columns (_rowaddr, _fragid) are filled from the physical offsets of the live
+ * rows; lineage columns from the fragment's row id and version sequences. A batch stays valid
+ * until the next call of `next`.
+ */
+final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, allocator: BufferAllocator,
+    primitives: PrimitiveColumns) extends AutoCloseable {
+  private val fragment = DataFragment.parseFrom(split.fragment)
+  private val fields = target.fields
+  private val change = split.change
+  private val scanner = new FragmentScanner(target.storage, target.tablePath,
+    fragment, fields, allocator, split.start, split.end, only = split.selectedRows.map(PortableBitmaps.fromBytes),
+    batchBytes = target.batchBytes, within = split.within.map(PortableBitmaps.fromBytes))
+  private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
+  private var current: ScanBatch = _
+  private var adapted: Seq[AutoCloseable] = Nil
+  private var batch: ColumnarBatch = _
+
+  /** Decodes the next batch; false once the split has no more rows. */
+  def next(): Boolean = {
+    release()
+    if (!scanner.hasNext) return false
+    current = scanner.next()
+    val byName = fields.map(_.name).zip(current.vectors).toMap
+    val n = current.numRows
+    val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
+      f.name match {
+        case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
+        case LanceTable.FragmentId =>
+          val v = new OnHeapColumnVector(n, IntegerType)
+          v.putInts(0, n, fragment.getId.toInt)
+          adapted :+= v; v
+        case LanceTable.RowId => perRow(rowIds.map(l => l.idAt _), RowAddress.of(fragment.getId, _))
+        case LanceTable.CreatedAtVersion => perRow(createdAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
+        case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
+        case LanceChangelog.ChangeType if change.isDefined =>
+          val v = new OnHeapColumnVector(n, StringType)
+          val slice = change.get
+          val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
+          var i = 0
+          while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
+          adapted :+= v; v
+        case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
+        case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
+        case name =>
+          val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
+          if (vec ne byName(name)) adapted :+= vec
+          primitives.load(ordinal, vec, f.dataType).getOrElse((vec, f.dataType) match {
+            case (d: DecimalVector, t: DecimalType) => new DecimalColumn(d, t)
+            case _ => new ArrowColumnVector(vec)
+          })
+      }
+    }
+    batch = new ColumnarBatch(columns, n)
+    true
+  }
+
+  def get(): ColumnarBatch = batch
+
+  /** Bytes read from data files so far. */
+  def bytesRead: Long = scanner.bytesRead
+
+  // Lineage is looked up by offset (never expanded to one entry per row), and only if a lineage column is read.
+  private lazy val rowIds = RowLineage.rowIdLookup(target.storage, target.tablePath, fragment)
+  private lazy val createdAt = RowLineage.createdAtLookup(target.storage, target.tablePath, fragment)
+  private lazy val lastUpdatedAt = RowLineage.lastUpdatedAtLookup(target.storage, target.tablePath, fragment)
+
+  private def constant(value: Long, dataType: DataType): ColumnVector = {
+    val v = new OnHeapColumnVector(current.numRows, dataType)
+    v.putLongs(0, current.numRows, value)
+    adapted :+= v
+    v
+  }
+
+  /**
+   * A long column with one value per live row, by physical offset; `absent(offset)` when the
+   * fragment has no such lineage.
+   */
+  private def perRow(values: Option[Int => Long], absent: Int => Long): ColumnVector = {
+    val n = current.numRows
+    val v = new OnHeapColumnVector(n, LongType)
+    val valueAt = values.getOrElse(absent)
+    var i = 0
+    while (i < n) { v.putLong(i, valueAt(current.offsets(i))); i += 1 }
+    adapted :+= v
+    v
+  }
+
+  private def release(): Unit = {
+    val (vectors, scanned) = (adapted, current)
+    adapted = Nil; current = null; batch = null
+    Resources.closeAll(vectors :+ scanned)
+  }
+
+  override def close(): Unit = Resources.closeAll(Seq[AutoCloseable](() => release(), scanner))
+}
+
+object FragmentSplitReader {
+  /**
+   * The version Lance reports for rows of fragments written without version sequences (tables
+   * without stable row ids, or written by Lance releases before them): the table's first version.
+   */
+  val UntrackedVersion = 1L
+}
