@@ -18,10 +18,14 @@ final class ByteArrayWords {
     private ByteArrayWords() {}
 
     static long u16(byte[] a, int at) { return (short) SHORTS.get(a, at) & 0xffffL; }
+    static int u16i(byte[] a, int at) { return (short) SHORTS.get(a, at) & 0xffff; }
     static long u32(byte[] a, int at) { return (int) INTS.get(a, at) & 0xffffffffL; }
+    static int i32(byte[] a, int at) { return (int) INTS.get(a, at); }
     static long i64(byte[] a, int at) { return (long) LONGS.get(a, at); }
 
     static void put16(byte[] a, int at, long v) { SHORTS.set(a, at, (short) v); }
+    static void put16(byte[] a, int at, int v) { SHORTS.set(a, at, (short) v); }
     static void put32(byte[] a, int at, long v) { INTS.set(a, at, (int) v); }
+    static void put32(byte[] a, int at, int v) { INTS.set(a, at, v); }
     static void put64(byte[] a, int at, long v) { LONGS.set(a, at, v); }
 }

@@ -19,28 +19,76 @@ private[v2_1] object FastLanes {
     if (w == 0) return
     val bytes = bits / 8
     val lanes = 1024 / bits
-    val mask = if (w == 64) -1L else (1L << w) - 1
     // Each value is a shift and a mask of one or two words, read in place at their width; values
     // are stored whole. (Reading words into an array first, and storing a byte at a time, were
     // the top frames of a JFR profile of scans.)
     var row = 0
     while (row < bits) {
       val start = row * w
-      val k = start / bits
       val off = start % bits
-      val straddles = off + w > bits
       val base = Order(row >>> 3) * 16 + (row & 7) * 128
-      val first = from + lanes * k * bytes
-      val next = first + lanes * bytes
+      val first = from + lanes * (start / bits) * bytes
       val last = math.min(lanes, n - base)
-      var lane = 0
-      while (lane < last) {
-        var v = word(src, first + lane * bytes, bytes) >>> off
-        if (straddles) v |= word(src, next + lane * bytes, bytes) << (bits - off)
-        put(out, (outIndex + base + lane) * bytes, bytes, v & mask)
-        lane += 1
+      val at = (outIndex + base) * bytes
+      // One loop per width: a loop that chose the word's width per value ran 2.7 times slower
+      // (1.35 against 0.5 ns a value) once a scan had unpacked values of several widths.
+      bits match {
+        case 8 => lanes8(src, first, off, w, last, out, at)
+        case 16 => lanes16(src, first, off, w, last, out, at)
+        case 32 => lanes32(src, first, off, w, last, out, at)
+        case _ => lanes64(src, first, off, w, last, out, at)
       }
       row += 1
+    }
+  }
+
+  // The `last` lanes of one row of a block: lane l's value starts `off` bits into its word
+  // `first + l` and, where it straddles words, ends in the word one row of lanes further.
+  private def lanes8(src: Array[Byte], first: Int, off: Int, w: Int, last: Int, out: Array[Byte], at: Int): Unit = {
+    val mask = (1 << w) - 1
+    val straddles = off + w > 8
+    var lane = 0
+    while (lane < last) {
+      var v = (src(first + lane) & 0xff) >>> off
+      if (straddles) v |= (src(first + 128 + lane) & 0xff) << (8 - off)
+      out(at + lane) = (v & mask).toByte
+      lane += 1
+    }
+  }
+
+  private def lanes16(src: Array[Byte], first: Int, off: Int, w: Int, last: Int, out: Array[Byte], at: Int): Unit = {
+    val mask = (1 << w) - 1
+    val straddles = off + w > 16
+    var lane = 0
+    while (lane < last) {
+      var v = ByteArrayWords.u16i(src, first + 2 * lane) >>> off
+      if (straddles) v |= ByteArrayWords.u16i(src, first + 128 + 2 * lane) << (16 - off)
+      ByteArrayWords.put16(out, at + 2 * lane, v & mask)
+      lane += 1
+    }
+  }
+
+  private def lanes32(src: Array[Byte], first: Int, off: Int, w: Int, last: Int, out: Array[Byte], at: Int): Unit = {
+    val mask = if (w == 32) -1 else (1 << w) - 1
+    val straddles = off + w > 32
+    var lane = 0
+    while (lane < last) {
+      var v = ByteArrayWords.i32(src, first + 4 * lane) >>> off
+      if (straddles) v |= ByteArrayWords.i32(src, first + 128 + 4 * lane) << (32 - off)
+      ByteArrayWords.put32(out, at + 4 * lane, v & mask)
+      lane += 1
+    }
+  }
+
+  private def lanes64(src: Array[Byte], first: Int, off: Int, w: Int, last: Int, out: Array[Byte], at: Int): Unit = {
+    val mask = if (w == 64) -1L else (1L << w) - 1
+    val straddles = off + w > 64
+    var lane = 0
+    while (lane < last) {
+      var v = ByteArrayWords.i64(src, first + 8 * lane) >>> off
+      if (straddles) v |= ByteArrayWords.i64(src, first + 128 + 8 * lane) << (64 - off)
+      ByteArrayWords.put64(out, at + 8 * lane, v & mask)
+      lane += 1
     }
   }
 
@@ -69,12 +117,5 @@ private[v2_1] object FastLanes {
     case 2 => ByteArrayWords.u16(src, at)
     case 4 => ByteArrayWords.u32(src, at)
     case _ => ByteArrayWords.i64(src, at)
-  }
-
-  private def put(out: Array[Byte], at: Int, bytes: Int, v: Long): Unit = bytes match {
-    case 1 => out(at) = v.toByte
-    case 2 => ByteArrayWords.put16(out, at, v)
-    case 4 => ByteArrayWords.put32(out, at, v)
-    case _ => ByteArrayWords.put64(out, at, v)
   }
 }
