@@ -29,29 +29,43 @@ class SplitPackingSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(SplitPacking.budget(100 * MB, 10, c) == SplitPacking.Budget(35 * MB, 4 * MB))
     assert(SplitPacking.budget(1000, 1, c).maxBytes == 4 * MB)
     assert(SplitPacking.budget(100000 * MB, 10, c).maxBytes == 128 * MB)
-    val custom = conf(SQLConf.FILES_MIN_PARTITION_NUM.key -> "1", SQLConf.FILES_OPEN_COST_IN_BYTES.key -> "1000",
+    val custom = conf(SQLConf.FILES_MIN_PARTITION_NUM.key -> "3", SQLConf.FILES_OPEN_COST_IN_BYTES.key -> "1000",
       SQLConf.FILES_MAX_PARTITION_BYTES.key -> "1000000")
-    assert(SplitPacking.budget(500000, 2, custom) == SplitPacking.Budget(502000, 1000))
+    // Rounded up: three shares of 167,334 hold all 502,000 bytes.
+    assert(SplitPacking.budget(500000, 2, custom) == SplitPacking.Budget(167334, 1000))
   }
 
-  test("splits are packed in table order up to the budget, each counting the open cost") {
+  test("splits keep table order, cut into as many equal shares as the budget needs") {
     val budget = SplitPacking.Budget(maxBytes = 100, openCost = 10)
     val c = conf()
     assert(starts(SplitPacking.pack(sized(40, 40, 40, 40), budget, conf = c)) == Seq(Seq(0L, 1L), Seq(2L, 3L)))
-    // One split larger than the budget has a partition of its own; small ones around it are not reordered.
+    // Filled in turn, these 160 bytes in a budget of 100 would be 100 and then 60; in shares, 70 and 90.
+    assert(starts(SplitPacking.pack(sized(30, 20, 20, 30, 10), budget, conf = c)) == Seq(Seq(0L, 1L), Seq(2L, 3L, 4L)))
+    // A split larger than the budget has a partition to itself; small ones around it are not reordered.
     assert(starts(SplitPacking.pack(sized(5, 500, 5, 5), budget, conf = c)) == Seq(Seq(0L), Seq(1L), Seq(2L, 3L)))
-    // As in Spark, a split joins while the bytes before it, open costs included, leave room for its own.
-    assert(starts(SplitPacking.pack(sized(Seq.fill(12)(0L): _*), budget, conf = c)) == Seq((0L to 10L), Seq(11L)))
+    assert(starts(SplitPacking.pack(sized(Seq.fill(12)(0L): _*), budget, conf = c)) == Seq((0L to 5L), (6L to 11L)))
     assert(SplitPacking.pack(Nil, budget, conf = c).isEmpty)
     val limited = SplitPacking.pack(sized(1, 1), budget, Some(7), c)
     assert(limited.map(_.asInstanceOf[LanceInputPartition].limit).toSeq == Seq(Some(7)))
+    // Every split of a random scan lands once, in order, and no partition exceeds its share by more than a split.
+    val random = new scala.util.Random(5)
+    for (_ <- 0 until 200) {
+      val bytes = Seq.fill(1 + random.nextInt(60))(if (random.nextBoolean()) random.nextInt(200).toLong else random.nextInt(5).toLong)
+      val parts = SplitPacking.pack(sized(bytes: _*), budget, conf = c)
+      assert(starts(parts).flatten == bytes.indices.map(_.toLong))
+      val total = bytes.map(_ + 10).sum
+      val share = total.toDouble / math.max(1L, (total + 99) / 100)
+      starts(parts).foreach { p =>
+        val held = p.map(i => bytes(i.toInt) + 10)
+        assert(held.size == 1 || held.sum <= share + held.max, (bytes, starts(parts)))
+      }
+    }
   }
 
-  test("spark.sql.files.maxPartitionNum raises the budget until the splits fit") {
+  test("spark.sql.files.maxPartitionNum bounds the partitions") {
     val budget = SplitPacking.Budget(maxBytes = 100, openCost = 10)
     val parts = SplitPacking.pack(sized(Seq.fill(20)(40L): _*), budget, conf = conf(SQLConf.FILES_MAX_PARTITION_NUM.key -> "3"))
-    assert(parts.length <= 4)
-    assert(starts(parts).flatten == (0L until 20L))
+    assert(starts(parts) == Seq((0L to 6L), (7L to 12L), (13L to 19L)))
   }
 
   private def splitsRead(df: DataFrame): Long = {

@@ -133,8 +133,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
           // Splits span the kept rows only, and splits holding none of them are not planned.
           val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)
           val within = rows.map(PortableBitmaps.toBytes)
-          val pieces = Seq(1L, ceilDiv(bytes, budget.maxBytes), ceilDiv(last - first, rowsPerSplit)).max
-          val step = ceilDiv(last - first, pieces)
+          val pieces = Seq(1L, SplitPacking.ceilDiv(bytes, budget.maxBytes), SplitPacking.ceilDiv(last - first, rowsPerSplit)).max
+          val step = SplitPacking.ceilDiv(last - first, pieces)
           (first until last by step).map(start => (start, math.min(last, start + step)))
             .filter { case (start, end) => rows.forall(_.intersects(start, end)) }
             .map { case (start, end) =>
@@ -144,8 +144,6 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     }
     SplitPacking.pack(splits, budget, limit)
   }
-
-  private def ceilDiv(a: Long, b: Long): Long = if (b <= 0) 1L else (a + b - 1) / b
 
   /** Bytes per row of the columns read in fragment `f`, blob sidecars included. */
   private def rowBytes(f: DataFragment): Double =

@@ -8,18 +8,21 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnShare, LanceSchema}
 
 /**
- * Groups a scan's splits into input partitions by the rule Spark applies to the files of a file
- * scan (`FilePartition`): a partition takes splits until it holds `spark.sql.files.maxPartitionBytes`,
- * or less when the whole scan is small, so that every core (`spark.sql.files.minPartitionNum`,
- * else the default parallelism) gets a share; each split also counts
- * `spark.sql.files.openCostInBytes`, the cost of opening its file. Without it every fragment was a
- * task of its own: a table whose writes left small fragments (small appends, the tails of files a
- * write rolled over) paid a task per fragment, and a scan of two columns of ten fragments of a
- * million rows spent more time starting tasks than reading.
+ * Groups a scan's splits into input partitions with the budget Spark gives the files of a file
+ * scan (`FilePartition`): a partition holds at most `spark.sql.files.maxPartitionBytes`, or less
+ * when the whole scan is small, so that every core (`spark.sql.files.minPartitionNum`, else the
+ * default parallelism) gets a share; each split also counts `spark.sql.files.openCostInBytes`, the
+ * cost of opening its file. Without it every fragment was a task of its own: a table whose writes
+ * left small fragments (small appends, the tails of files a write rolled over) paid a task per
+ * fragment, and a scan of two columns of ten fragments of a million rows spent more time starting
+ * tasks than reading.
  *
- * Unlike Spark, which sorts files by size first, splits keep table order, within and across
- * partitions: a query without ORDER BY sees the table's rows in the order they were written.
- * The bytes of a split are the stored bytes of the columns read, not of its whole file.
+ * Unlike Spark, which sorts files by size and fills each partition in turn, splits keep table
+ * order, within and across partitions (a query without ORDER BY sees rows in the order they were
+ * written), and are cut into as many partitions as the budget needs, of equal shares: filled in
+ * turn, the splits of a scan budgeted at a core's share made a small third partition that ran
+ * alone after the first two. The bytes of a split are the stored bytes of the columns read, not
+ * of its whole file.
  */
 object SplitPacking {
   /** A split and the bytes it is expected to read. */
@@ -33,42 +36,37 @@ object SplitPacking {
     val openCost = conf.filesOpenCostInBytes
     val cores = conf.filesMinPartitionNum.orElse(conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM))
       .getOrElse(org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
-    val perCore = (totalBytes + files.toLong * openCost) / math.max(1, cores)
+    // Rounded up (Spark rounds down), so that the shares of all the cores hold the whole scan.
+    val perCore = ceilDiv(totalBytes + files.toLong * openCost, math.max(1, cores))
     Budget(math.min(conf.filesMaxPartitionBytes, math.max(openCost, perCore)), openCost)
   }
 
   /**
-   * The splits, in order, as input partitions of at most the budget's bytes (a split larger than
-   * that alone), each reading at most `limit` rows; at most `spark.sql.files.maxPartitionNum`
-   * partitions, where that is set, by raising the budget as Spark does.
+   * The splits, in order, as the fewest partitions of equal shares the budget allows (at most
+   * `spark.sql.files.maxPartitionNum`, where that is set), each reading at most `limit` rows. A
+   * split goes to the partition whose share holds the middle of its bytes, so a partition exceeds
+   * its share by at most half a split at either end, and a split larger than the budget has a
+   * partition mostly to itself.
    */
   def pack(splits: Seq[Sized], budget: Budget, limit: Option[Int] = None, conf: SQLConf = SQLConf.get): Array[InputPartition] = {
-    val groups = nextFit(splits, budget)
-    val packed = conf.filesMaxPartitionNum match {
-      case Some(most) if groups.size > most =>
-        val total = splits.map(_.bytes + budget.openCost).sum
-        nextFit(splits, budget.copy(maxBytes = total / most))
-      case _ => groups
+    val total = splits.map(_.bytes + budget.openCost).sum
+    val needed = ceilDiv(total, budget.maxBytes)
+    val count = math.max(1L, conf.filesMaxPartitionNum.fold(needed)(most => math.min(needed, most.toLong)))
+    val groups = ArrayBuffer.empty[ArrayBuffer[FragmentSplit]]
+    var group = -1L
+    var before = 0L
+    splits.foreach { s =>
+      val size = s.bytes + budget.openCost
+      val share = if (total <= 0) 0L else math.min(count - 1, ((before + size / 2.0) * count / total).toLong)
+      if (share != group) { groups += ArrayBuffer.empty; group = share }
+      groups.last += s.split
+      before += size
     }
-    packed.map(g => LanceInputPartition(g.map(_.split).toIndexedSeq, limit): InputPartition).toArray
+    groups.map(g => LanceInputPartition(g.toIndexedSeq, limit): InputPartition).toArray
   }
 
-  private def nextFit(splits: Seq[Sized], budget: Budget): Seq[Seq[Sized]] = {
-    val groups = ArrayBuffer.empty[Seq[Sized]]
-    val current = ArrayBuffer.empty[Sized]
-    var bytes = 0L
-    splits.foreach { s =>
-      if (current.nonEmpty && bytes + s.bytes > budget.maxBytes) {
-        groups += current.toList
-        current.clear()
-        bytes = 0L
-      }
-      current += s
-      bytes += s.bytes + budget.openCost
-    }
-    if (current.nonEmpty) groups += current.toList
-    groups.toSeq
-  }
+  /** a / b rounded up; 1 where b is not positive. */
+  def ceilDiv(a: Long, b: Long): Long = if (b <= 0) 1L else (a + b - 1) / b
 
   /** The stored bytes per row of `columns` in fragment `f`: its files' bytes per row, by the columns' share. */
   def rowBytes(f: DataFragment, schema: LanceSchema, columns: Set[String]): Double =
