@@ -16,8 +16,9 @@ private[v2_1] object FastLanes {
    * (little-endian, `bits/8` bytes per value). The caller checks that the block is in bounds.
    */
   def unpack(src: Array[Byte], from: Int, w: Int, bits: Int, n: Int, out: Array[Byte], outIndex: Int): Unit = {
-    if (w == 0) return
     val bytes = bits / 8
+    // Zero bits a value: all zeros, written, as `out` may be a reused array.
+    if (w == 0) { java.util.Arrays.fill(out, outIndex * bytes, (outIndex + n) * bytes, 0.toByte); return }
     val lanes = 1024 / bits
     // Each value is a shift and a mask of one or two words, read in place at their width; values
     // are stored whole. (Reading words into an array first, and storing a byte at a time, were

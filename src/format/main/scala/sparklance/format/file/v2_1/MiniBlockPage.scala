@@ -6,7 +6,12 @@ import sparklance.format.proto.Encodings21Protos.MiniBlockLayout
 
 /** Decodes a mini-block page (LANCE-FILE-2.1-2.2.md §5): chunk metadata, chunks, dictionary. */
 private[v2_1] object MiniBlockPage {
-  def decode(m: MiniBlockLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx): PageData = {
+  /**
+   * The page's rows. Bit-packed and flat values are decoded into `valueArray(bytes)`, a new array
+   * unless the caller lends one it reuses (at least that long; every byte of it up to there is written).
+   */
+  def decode(m: MiniBlockLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx,
+      valueArray: Int => Array[Byte] = new Array[Byte](_)): PageData = {
     val layers = new Layers(m.getLayersList.asScala.toIndexedSeq, ctx)
     if (bufs.size < 2) throw ctx.corrupt(s"mini-block page with ${bufs.size} buffers")
     if (m.getRepetitionIndexDepth > 1) throw ctx.unsupported(s"a repetition index of depth ${m.getRepetitionIndexDepth}")
@@ -30,7 +35,7 @@ private[v2_1] object MiniBlockPage {
     // Bit-packed and flat chunks decode straight into one array for the page, not each into its
     // own to be concatenated after.
     val pageWidth = Compressive.pageArrayWidth(m.getValueCompression, ctx)
-    val pageValues = pageWidth.map(t => new Array[Byte](Math.multiplyExact(numItems.toInt, t / 8)))
+    val pageValues = pageWidth.map(t => valueArray(Math.multiplyExact(numItems.toInt, t / 8)))
     var levels = 0L
     var at = chunks.offset
     var itemsSoFar = 0L
