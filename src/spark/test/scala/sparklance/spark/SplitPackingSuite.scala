@@ -16,8 +16,9 @@ class SplitPackingSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     c
   }
 
+  /** Splits of one row each, every one of its own fragment. */
   private def sized(bytes: Long*): Seq[SplitPacking.Sized] =
-    bytes.zipWithIndex.map { case (b, i) => SplitPacking.Sized(FragmentSplit(Array.emptyByteArray, i, i + 1), b) }
+    bytes.zipWithIndex.map { case (b, i) => SplitPacking.Sized(FragmentSplit(Array(i.toByte), i, i + 1), b) }
 
   /** The splits of each partition, by their start (their index in `sized`). */
   private def starts(parts: Array[org.apache.spark.sql.connector.read.InputPartition]): Seq[Seq[Long]] =
@@ -62,6 +63,17 @@ class SplitPackingSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
+  test("parts of one fragment that land in one partition are read as one split") {
+    val fragment = Array[Byte](1, 2, 3)
+    val other = Array[Byte](4)
+    val within = Some(Array[Byte](9))
+    val parts = Seq(FragmentSplit(fragment, 0, 10, within = within), FragmentSplit(fragment, 10, 20, within = within),
+      FragmentSplit(other, 0, 5), FragmentSplit(fragment, 20, 30, within = within), FragmentSplit(fragment, 40, 50, within = within))
+    val packed = SplitPacking.pack(parts.map(SplitPacking.Sized(_, 1)), SplitPacking.Budget(1000, 1), conf = conf())
+    assert(packed.toSeq.map(_.asInstanceOf[LanceInputPartition].splits.map(s => (s.fragment.toSeq, s.start, s.end))) ==
+      Seq(Seq((fragment.toSeq, 0L, 20L), (other.toSeq, 0L, 5L), (fragment.toSeq, 20L, 30L), (fragment.toSeq, 40L, 50L))))
+  }
+
   test("spark.sql.files.maxPartitionNum bounds the partitions") {
     val budget = SplitPacking.Budget(maxBytes = 100, openCost = 10)
     val parts = SplitPacking.pack(sized(Seq.fill(20)(40L): _*), budget, conf = conf(SQLConf.FILES_MAX_PARTITION_NUM.key -> "3"))
@@ -81,6 +93,10 @@ class SplitPackingSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(df.rdd.getNumPartitions == spark.sparkContext.defaultParallelism)
     assert(df.collect().map(_.getLong(0)).toSeq == (0L until 10000L))
     assert(splitsRead(df) == 40)
+    // Cut by split_rows into 3 parts each, a fragment is still read as one split where its parts land together.
+    val cut = spark.read.option("split_rows", "100").table("lance.sp.small")
+    assert(cut.collect().map(_.getLong(0)).toSeq == (0L until 10000L))
+    assert(splitsRead(cut) <= 41)
     assert(sql("SELECT count(*), sum(id), max(s) FROM lance.sp.small WHERE id % 7 = 3").head().toSeq ==
       Seq(1429L, (0L until 10000L).filter(_ % 7 == 3).sum, "9999"))
     // An open cost as large as a partition's budget gives every split a task, as for files.

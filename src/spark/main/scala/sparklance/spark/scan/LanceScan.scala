@@ -120,15 +120,16 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     // Each fragment's rows to read and their bytes; the budget for a partition follows from their sum.
     val wanted = read.map { f =>
       val rows = namedRows.flatMap(_.get(f.getId)).orElse(candidates.get(f.getId))
-      val count = rows.fold(f.getPhysicalRows)(_.getLongCardinality)
-      (f, rows, (count * rowBytes(f)).toLong)
+      val perRow = rowBytes(f)
+      (f, rows, perRow, (rows.fold(f.getPhysicalRows)(_.getLongCardinality) * perRow).toLong)
     }
-    val budget = SplitPacking.budget(wanted.map(_._3).sum, wanted.size)
-    val splits = wanted.flatMap { case (f, rows, bytes) =>
+    val budget = SplitPacking.budget(wanted.map(_._4).sum, wanted.size)
+    val splits = wanted.flatMap { case (f, rows, perRow, bytes) =>
+      val message = f.toByteArray
       namedRows.flatMap(_.get(f.getId)) match {
         case Some(named) =>
           val (start, end) = FragmentSplit.span(named)
-          Seq(SplitPacking.Sized(FragmentSplit(f.toByteArray, start, end, only = Some(PortableBitmaps.toBytes(named))), bytes))
+          Seq(SplitPacking.Sized(FragmentSplit(message, start, end, only = Some(PortableBitmaps.toBytes(named))), bytes))
         case None =>
           // Splits span the kept rows only, and splits holding none of them are not planned.
           val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)
@@ -138,7 +139,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
           (first until last by step).map(start => (start, math.min(last, start + step)))
             .filter { case (start, end) => rows.forall(_.intersects(start, end)) }
             .map { case (start, end) =>
-              SplitPacking.Sized(FragmentSplit(f.toByteArray, start, end, within = within), bytes * (end - start) / (last - first))
+              val kept = rows.fold(end - start)(_.rangeCardinality(start, end))
+              SplitPacking.Sized(FragmentSplit(message, start, end, within = within), (kept * perRow).toLong)
             }
       }
     }

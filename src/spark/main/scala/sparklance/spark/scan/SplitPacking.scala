@@ -1,5 +1,6 @@
 package sparklance.spark.scan
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.internal.SQLConf
 import scala.collection.mutable.ArrayBuffer
@@ -35,7 +36,8 @@ object SplitPacking {
   def budget(totalBytes: Long, files: Int, conf: SQLConf = SQLConf.get): Budget = {
     val openCost = conf.filesOpenCostInBytes
     val cores = conf.filesMinPartitionNum.orElse(conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM))
-      .getOrElse(org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
+      .orElse(SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).map(_.sparkContext.defaultParallelism))
+      .getOrElse(1)
     // Rounded up (Spark rounds down), so that the shares of all the cores hold the whole scan.
     val perCore = ceilDiv(totalBytes + files.toLong * openCost, math.max(1, cores))
     Budget(math.min(conf.filesMaxPartitionBytes, math.max(openCost, perCore)), openCost)
@@ -46,24 +48,34 @@ object SplitPacking {
    * `spark.sql.files.maxPartitionNum`, where that is set), each reading at most `limit` rows. A
    * split goes to the partition whose share holds the middle of its bytes, so a partition exceeds
    * its share by at most half a split at either end, and a split larger than the budget has a
-   * partition mostly to itself.
+   * partition mostly to itself. Consecutive parts of one fragment in a partition become one split.
    */
   def pack(splits: Seq[Sized], budget: Budget, limit: Option[Int] = None, conf: SQLConf = SQLConf.get): Array[InputPartition] = {
-    val total = splits.map(_.bytes + budget.openCost).sum
+    // A part of a fragment right after its previous part opens no file when the two land together.
+    val sizes = splits.indices.map { i =>
+      splits(i).bytes + (if (i > 0 && continues(splits(i - 1).split, splits(i).split)) 0L else budget.openCost)
+    }
+    val total = sizes.sum
     val needed = ceilDiv(total, budget.maxBytes)
     val count = math.max(1L, conf.filesMaxPartitionNum.fold(needed)(most => math.min(needed, most.toLong)))
     val groups = ArrayBuffer.empty[ArrayBuffer[FragmentSplit]]
     var group = -1L
     var before = 0L
-    splits.foreach { s =>
-      val size = s.bytes + budget.openCost
-      val share = if (total <= 0) 0L else math.min(count - 1, ((before + size / 2.0) * count / total).toLong)
-      if (share != group) { groups += ArrayBuffer.empty; group = share }
-      groups.last += s.split
-      before += size
+    splits.indices.foreach { i =>
+      val share = if (total <= 0) 0L else math.min(count - 1, ((before + sizes(i) / 2.0) * count / total).toLong)
+      val split = splits(i).split
+      if (share != group) { groups += ArrayBuffer(split); group = share }
+      else if (continues(groups.last.last, split)) groups.last(groups.last.size - 1) = groups.last.last.copy(end = split.end)
+      else groups.last += split
+      before += sizes(i)
     }
     groups.map(g => LanceInputPartition(g.toIndexedSeq, limit): InputPartition).toArray
   }
+
+  /** Whether `b` is the range of `a`'s fragment right after `a`, read the same way: the two can be read as one split. */
+  private def continues(a: FragmentSplit, b: FragmentSplit): Boolean =
+    a.end == b.start && (a.fragment eq b.fragment) && (a.within eq b.within) && a.only.isEmpty && b.only.isEmpty &&
+      a.change.isEmpty && b.change.isEmpty
 
   /** a / b rounded up; 1 where b is not positive. */
   def ceilDiv(a: Long, b: Long): Long = if (b <= 0) 1L else (a + b - 1) / b
