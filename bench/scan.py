@@ -18,6 +18,8 @@ import argparse
 import math
 from pathlib import Path
 
+import lance
+
 from common import print_table, scratch_dir, spark_session, timed
 
 QUERIES = {
@@ -51,7 +53,6 @@ def same_rows(got, expected):
 
 
 def pylance_scan(path, columns, filter):
-    import lance
     reader = lance.dataset(path).scanner(columns=columns, filter=filter, with_row_id=not columns).to_reader()
     rows = 0
     for batch in reader:
@@ -81,6 +82,10 @@ def main():
     for v in versions:
         tables[v] = f"lance.bench.scan_{v.replace('.', '_')}"
         df.writeTo(tables[v]).tableProperty("data_storage_version", v).create()
+    # How many fragments a write made decides how many tasks a scan of it may need: printed with the timings.
+    paths = {v: str(root / "warehouse" / "bench" / f"{tables[v].split('.')[-1]}.lance") for v in versions}
+    for v in versions:
+        print(f"Lance {v}: {len(lance.dataset(paths[v]).get_fragments())} fragments", flush=True)
     parquet = root / "scan.parquet"
     df.write.parquet(str(parquet))
     spark.read.parquet(str(parquet)).createOrReplaceTempView("pq")
@@ -98,9 +103,8 @@ def main():
             lance_t, _ = timed(lambda: spark.sql(lance_q).collect(), runs=args.runs)
             row += [f"{lance_t:.3f}", f"{lance_t / parquet_t:.2f}"]
             if args.pylance:
-                path = str(root / "warehouse" / "bench" / f"{tables[v].split('.')[-1]}.lance")
                 columns, where = READS[name]
-                pylance_t, _ = timed(lambda: pylance_scan(path, columns, where), runs=args.runs)
+                pylance_t, _ = timed(lambda: pylance_scan(paths[v], columns, where), runs=args.runs)
                 row += [f"{pylance_t:.3f}", f"{lance_t / pylance_t:.2f}"]
         rows.append(row)
         print(row, flush=True)
