@@ -51,7 +51,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
     SplitPacking.pack(splits, SplitPacking.budget(splits.map(_.bytes).sum, splits.size))
   }
 
-  private def readColumns: Set[String] = required.fieldNames.filter(changelog.dataSchema.fieldNames.contains).toSet
+  private lazy val readColumns: Set[String] = required.fieldNames.filter(changelog.dataSchema.fieldNames.contains).toSet
 
   private def requireSameSchema(s: sparklance.format.table.Snapshot): Unit =
     if (s.manifest.getFieldsList != changelog.end.manifest.getFieldsList)

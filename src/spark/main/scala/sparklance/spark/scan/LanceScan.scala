@@ -117,19 +117,23 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def planInputPartitions(): Array[InputPartition] = {
     val candidates = this.candidates
     val read = fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty))
-    // Each fragment's rows to read and their bytes; the budget for a partition follows from their sum.
-    val wanted = read.map { f =>
-      val rows = namedRows.flatMap(_.get(f.getId)).orElse(candidates.get(f.getId))
-      val perRow = rowBytes(f)
-      (f, rows, perRow, (rows.fold(f.getPhysicalRows)(_.getLongCardinality) * perRow).toLong)
+    // Each fragment's rows to read (those named by _rowid, else those data skipping kept, else all)
+    // and their bytes; the budget for a partition follows from their sum.
+    final case class Wanted(f: DataFragment, named: Option[RoaringBitmap], rows: Option[RoaringBitmap], perRow: Double) {
+      val bytes: Long = (rows.fold(f.getPhysicalRows)(_.getLongCardinality) * perRow).toLong
     }
-    val budget = SplitPacking.budget(wanted.map(_._4).sum, wanted.size)
-    val splits = wanted.flatMap { case (f, rows, perRow, bytes) =>
+    val wanted = read.map { f =>
+      val named = namedRows.flatMap(_.get(f.getId))
+      Wanted(f, named, named.orElse(candidates.get(f.getId)), rowBytes(f))
+    }
+    val budget = SplitPacking.budget(wanted.map(_.bytes).sum, wanted.size)
+    val splits = wanted.flatMap { w =>
+      import w._
       val message = f.toByteArray
-      namedRows.flatMap(_.get(f.getId)) match {
-        case Some(named) =>
-          val (start, end) = FragmentSplit.span(named)
-          Seq(SplitPacking.Sized(FragmentSplit(message, start, end, only = Some(PortableBitmaps.toBytes(named))), bytes))
+      named match {
+        case Some(only) =>
+          val (start, end) = FragmentSplit.span(only)
+          Seq(SplitPacking.Sized(FragmentSplit(message, start, end, only = Some(PortableBitmaps.toBytes(only))), bytes))
         case None =>
           // Splits span the kept rows only, and splits holding none of them are not planned.
           val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)

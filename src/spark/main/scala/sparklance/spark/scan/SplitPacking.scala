@@ -50,7 +50,8 @@ object SplitPacking {
    * its share by at most half a split at either end, and a split larger than the budget has a
    * partition mostly to itself. Consecutive parts of one fragment in a partition become one split.
    */
-  def pack(splits: Seq[Sized], budget: Budget, limit: Option[Int] = None, conf: SQLConf = SQLConf.get): Array[InputPartition] = {
+  def pack(sized: Seq[Sized], budget: Budget, limit: Option[Int] = None, conf: SQLConf = SQLConf.get): Array[InputPartition] = {
+    val splits = sized.toIndexedSeq // indexed below: a List would make packing quadratic in the splits
     // A part of a fragment right after its previous part opens no file when the two land together.
     val sizes = splits.indices.map { i =>
       splits(i).bytes + (if (i > 0 && continues(splits(i - 1).split, splits(i).split)) 0L else budget.openCost)
