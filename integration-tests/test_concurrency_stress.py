@@ -5,8 +5,8 @@ everyone else's: the expected table is every writer's committed operations repla
 order. Writers still collide on fragments (their rows are interleaved), on versions and on
 deletion files, which is what the committer must resolve. Every operation either lands or fails
 with a conflict error; nothing is lost or duplicated, and pylance reads what Spark reads."""
+import collections
 import json
-import random
 import subprocess
 import sys
 import textwrap
@@ -16,37 +16,10 @@ import lance
 import pytest
 
 from conftest import table_path
+from racing_writers import replay, spark_writer
 
 OPS = 50
 INITIAL = 400
-
-
-def _spark_writer(spark, table, k, results):
-    r = random.Random(k)
-    next_id = 100_000 * (k + 1)
-    for i in range(OPS):
-        kind = r.choice(["update", "delete", "insert", "merge"])
-        m = r.randint(0, 6)
-        if kind == "update":
-            sql = f"UPDATE {table} SET v = v + 1 WHERE w = {k} AND id % 7 = {m}"
-        elif kind == "delete":
-            sql = f"DELETE FROM {table} WHERE w = {k} AND id % 13 = {m}"
-        elif kind == "insert":
-            sql = f"INSERT INTO {table} VALUES ({next_id}, {k}, 0), ({next_id + 1}, {k}, 0)"
-            next_id += 2
-        else:
-            sql = (f"MERGE INTO {table} t USING (SELECT id, w FROM {table} WHERE w = {k} AND id % 5 = {m % 5} "
-                   f"UNION ALL SELECT {next_id} AS id, {k} AS w) s ON t.id = s.id "
-                   f"WHEN MATCHED THEN UPDATE SET v = t.v + 10 "
-                   f"WHEN NOT MATCHED THEN INSERT (id, w, v) VALUES (s.id, s.w, 0)")
-            next_id += 1
-        try:
-            spark.sql(sql)
-            results.append((k, i, kind, m, next_id, "ok"))
-        except Exception as e:  # noqa: BLE001 - classified below
-            msg = str(e)
-            assert "CommitConflictException" in msg or "Concurrent commit" in msg, msg[:2000]
-            results.append((k, i, kind, m, next_id, "conflict"))
 
 
 PYLANCE_WRITER = textwrap.dedent("""
@@ -77,32 +50,6 @@ PYLANCE_WRITER = textwrap.dedent("""
 """)
 
 
-def _replay(results, initial):
-    """The expected rows: each writer's committed operations applied in order to its own rows."""
-    rows = dict(initial)  # id -> (w, v)
-    for k, i, kind, m, next_id, status in sorted(results, key=lambda x: (x[0], x[1])):
-        if status != "ok":
-            continue
-        mine = [rid for rid, (w, _) in rows.items() if w == k]
-        if kind == "update":
-            for rid in mine:
-                if rid % 7 == m:
-                    rows[rid] = (k, rows[rid][1] + 1)
-        elif kind == "delete":
-            for rid in mine:
-                if rid % 13 == m:
-                    del rows[rid]
-        elif kind == "insert":
-            rows[next_id - 2] = (k, 0)
-            rows[next_id - 1] = (k, 0)
-        else:  # merge: matched rows +10, one new row
-            for rid in mine:
-                if rid % 5 == m % 5:
-                    rows[rid] = (k, rows[rid][1] + 10)
-            rows[next_id - 1] = (k, 0)
-    return sorted((rid, w, v) for rid, (w, v) in rows.items())
-
-
 @pytest.mark.parametrize("isolation", ["snapshot", "serializable"])
 def test_four_concurrent_writers(spark, warehouse, table_name, isolation):
     # Under serializable isolation a concurrent insert makes DELETE / UPDATE / MERGE fail, so
@@ -117,7 +64,7 @@ def test_four_concurrent_writers(spark, warehouse, table_name, isolation):
     results = []
     proc = subprocess.Popen([sys.executable, "-c", PYLANCE_WRITER, path, "3", str(OPS)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    threads = [threading.Thread(target=_spark_writer, args=(spark, table_name, k, results)) for k in range(3)]
+    threads = [threading.Thread(target=spark_writer, args=(spark, table_name, k, results, OPS)) for k in range(3)]
     for t in threads:
         t.start()
     for t in threads:
@@ -130,9 +77,11 @@ def test_four_concurrent_writers(spark, warehouse, table_name, isolation):
     for k in range(4):
         mine = [x for x in results if x[0] == k]
         print(f"writer {k}: {sum(x[5] == 'ok' for x in mine)} of {len(mine)} operations landed")
+        for reason, count in collections.Counter(x[5] for x in mine if x[5] != "ok").most_common():
+            print(f"  {count} x {reason[:160]}")
     assert len(results) == 4 * OPS
     assert len(landed) >= OPS // 2, f"only {len(landed)} of {len(results)} operations landed"
-    expected = _replay(results, initial)
+    expected = replay(results, initial)
     got_spark = sorted(tuple(r) for r in spark.sql(f"SELECT id, w, v FROM {table_name}").collect())
     tbl = lance.dataset(path).to_table()
     got_lance = sorted(zip(tbl.column("id").to_pylist(), tbl.column("w").to_pylist(), tbl.column("v").to_pylist()))

@@ -147,8 +147,9 @@ def test_throttling_is_retried_and_persistent_failures_change_nothing(spark, s3,
             spark.sql(f"DELETE FROM {t} WHERE id < 3")
     finally:
         s3.clear_faults()
+    # A 500 may come after S3 stored the object, so the outcome is unknown and every file stays.
     message = str(failure.value)
-    assert "unchanged" in message and "500" in message, message
+    assert "CommitStateUnknownException" in message and "may or may not have landed" in message and "500" in message, message
     assert spark.table(t).count() == 10 and _pylance(s3, t).count_rows() == 10
     after = _keys(s3, prefix)
     assert set(before) <= set(after), "a committed file was deleted"

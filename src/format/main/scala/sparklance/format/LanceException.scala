@@ -20,23 +20,16 @@ class CommitConflictException(val tablePath: String, val version: Long, detail: 
   extends LanceException(s"Concurrent commit to $tablePath: version $version was committed by another writer; $detail")
 
 /**
- * A manifest put failed in a way that may have written it, and reading the table back could not
- * tell whether it did. The commit may have landed as `version`: nothing it wrote may be deleted,
- * and the statement must not simply be re-run. Read the table's history (its latest version's
- * transaction names the statement's uuid if it landed) once the store answers again.
+ * A manifest put failed in a way that may have written it (also later: an object store may finish
+ * a request its client gave up on), and no other writer holds that version yet, or reading the
+ * table back could not tell whether it did. The commit may have landed as `version`: nothing it
+ * wrote may be deleted, and the statement must not simply be re-run. Read the table's history (its
+ * latest version's transaction names the statement's uuid if it landed) once the store answers again.
  */
 class CommitStateUnknownException(val tablePath: String, val version: Long, cause: Throwable)
   extends LanceException(s"Commit to $tablePath may or may not have landed as version $version: the manifest put " +
-    s"failed (${cause.getMessage}) and the table could not be read back to tell; its files are kept. Check the " +
+    s"failed or its outcome could not be established (${cause.getMessage}); its files are kept. Check the " +
     s"table's latest version before re-running the statement", cause)
-
-/**
- * The store kept failing the manifest put (not a lost race: an error such as HTTP 500), and reading
- * the table back showed the commit did not land: the table is unchanged at `latest`.
- */
-class CommitFailedException(val tablePath: String, val version: Long, val latest: Long, attempts: Int, cause: Throwable)
-  extends LanceException(s"Commit to $tablePath failed: the store refused the manifest of version $version $attempts " +
-    s"times (last: ${cause.getMessage}); the table is unchanged at version $latest. Re-run the statement once the store answers", cause)
 
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 
@@ -62,9 +55,9 @@ class TagAlreadyExistsException(val path: String, val tag: String, val version: 
  * A version older than the table's newest that is gone: Lance numbers versions without gaps from
  * 1, so only cleanup (vacuum) removes one. Names the oldest version left, for time travel.
  */
-class VersionRemovedException(path: String, version: Long, val oldest: Long)
+class VersionRemovedException(path: String, version: Long, val oldest: Long, detail: String = "")
   extends VersionNotFoundException(path, version, s"Lance table $path no longer has version $version, which cleanup (vacuum) removed; " +
-    s"the oldest version left is $oldest")
+    s"the oldest version left is $oldest$detail")
 
 /** A schema change (ALTER TABLE) a table cannot take; names the column and why. Nothing is written. */
 class SchemaChangeException(val table: String, val column: String, detail: String)

@@ -1,24 +1,28 @@
 package sparklance.spark
 
+import java.time.Duration
+import sparklance.format.commit.CommitRetries
 import sparklance.format.io.Storage
 import sparklance.hadoop.Storages
 
 /**
  * Settings shared by every table of a catalog, serializable so that tasks carry them:
  * `storageConf` configures Hadoop file systems for non-local warehouses (`spark.hadoop.*` entries
- * and the catalog's `hadoop.*` options), `commitRetries` bounds the attempts of a commit against
- * concurrent writers.
+ * and the catalog's `hadoop.*` options), `commitRetries` bounds the retries of a commit against
+ * concurrent writers, in number and in time.
  */
-final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: Int = 20,
+final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: CommitRetries = CommitRetries(),
     readBatchBytes: Long = sparklance.format.table.FragmentScanner.DefaultBatchBytes) {
   def storage(path: String): Storage = Storages.forPath(path, storageConf)
 
   override def toString: String =
-    s"CatalogSettings(storageConf=${CatalogSettings.redacted(storageConf)}, commitRetries=$commitRetries, readBatchBytes=$readBatchBytes)"
+    s"CatalogSettings(storageConf=${CatalogSettings.redacted(storageConf)}, commitRetries=${commitRetries.count}, commitRetryTime=${commitRetries.time.toSeconds}s, readBatchBytes=$readBatchBytes)"
 }
 
 object CatalogSettings {
-  val CommitRetries = "commit_retries"
+  val CommitRetriesKey = "commit_retries"
+  /** How long a commit keeps retrying against concurrent writers, at least (see CommitRetries). */
+  val CommitRetryTime = "commit_retry_time"
   /** Decoded bytes a scan's batch aims at (a row larger than this is a batch of its own). */
   val ReadBatchBytes = "read_batch_bytes"
 
@@ -33,15 +37,20 @@ object CatalogSettings {
   def apply(catalogOptions: Map[String, String], sparkConf: Map[String, String]): CatalogSettings = {
     val hadoop = sparkConf.filter(_._1.startsWith("spark.hadoop.")) ++
       catalogOptions.collect { case (k, v) if k.startsWith("hadoop.") => k.stripPrefix("hadoop.") -> v }
-    val retries = catalogOptions.get(CommitRetries).map { v =>
-      v.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"$CommitRetries must be a non-negative integer, got '$v'"))
-    }.getOrElse(20)
+    val retries = catalogOptions.get(CommitRetriesKey).map { v =>
+      v.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"$CommitRetriesKey must be a non-negative integer, got '$v'"))
+    }.getOrElse(CommitRetries.DefaultCount)
+    val retryTime = catalogOptions.get(CommitRetryTime).map { v =>
+      val seconds = try org.apache.spark.network.util.JavaUtils.timeStringAsSec(v) catch { case _: NumberFormatException => -1L }
+      if (seconds < 0) throw new IllegalArgumentException(s"$CommitRetryTime must be a duration such as '120s' or '2min', got '$v'")
+      Duration.ofSeconds(seconds)
+    }.getOrElse(CommitRetries.DefaultTime)
     val batchBytes = catalogOptions.get(ReadBatchBytes).map { v =>
       org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v) match {
         case b if b > 0 => b
         case _ => throw new IllegalArgumentException(s"$ReadBatchBytes must be a positive size such as '32m', got '$v'")
       }
     }.getOrElse(sparklance.format.table.FragmentScanner.DefaultBatchBytes)
-    CatalogSettings(hadoop, retries, batchBytes)
+    CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes)
   }
 }

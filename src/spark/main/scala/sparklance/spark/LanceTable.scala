@@ -14,7 +14,7 @@ import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
-import sparklance.spark.maintenance.AutoMaintenance
+import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /**
@@ -103,7 +103,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
       new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments =>
         // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
         // so it commits nothing, like the row-level statements, unless it changes the schema.
-        if (overwrite || fragments.nonEmpty || pending.isDefined) {
+        if (!(overwrite || fragments.nonEmpty || pending.isDefined)) PostCommit.Nothing
+        else {
           val (read, op) = pending match {
             case Some(p) if !overwrite => (p.base, Operation.Evolving(Operation.Append(fragments), p))
             case _ => (snapshot, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
@@ -114,7 +115,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
             settings.storageConf, pending.fold(snapshot.schema)(_.schema), snapshot.config, snapshot.file.indexSection, fragments)
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(reads.readSet),
             indexing = indexing)
-          AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite)
+          PostCommit(tableName, committed.version)(
+            AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite))
         })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 

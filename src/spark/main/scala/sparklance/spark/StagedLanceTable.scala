@@ -9,6 +9,7 @@ import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
 import sparklance.spark.indexing.ZoneMapMaintenance
+import sparklance.spark.maintenance.PostCommit
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /**
@@ -34,7 +35,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     new LanceWriteBuilder(info, (inputSchema, _) => {
       val target = WriteTarget(tableName, dataset.path, schema,
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, fragments => staged = fragments)
+      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, fragments => { staged = fragments; PostCommit.Nothing })
     }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))
 
   override def commitStagedChanges(): Unit = {

@@ -109,7 +109,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
         new UncommittedFiles(dataset.storage, dataset.path).commit(written)(
           new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op))
         return
-      } catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries => attempt += 1 }
+      } catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries.count => attempt += 1 }
     }
   }
 

@@ -1,16 +1,10 @@
 package sparklance.spark
 
 import java.nio.file.Files
-import java.util.concurrent.{CountDownLatch, TimeUnit}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions.udf
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
-import scala.concurrent.{Await, Future}
-import scala.concurrent.ExecutionContext.Implicits.global
-import scala.concurrent.duration._
-import scala.util.Try
-import sparklance.format.CommitConflictException
 
 /**
  * Serializable isolation, decided by what a statement read: each statement here stops inside its
@@ -43,22 +37,8 @@ class SerializableIsolationSuite extends AnyFunSuite with BeforeAndAfterAll {
     name
   }
 
-  /**
-   * Runs `statement` until its gate, commits `meanwhile`, opens the gate; the statement's outcome:
-   * None if it landed, else the conflict's message.
-   */
-  private def interleaved(statement: String, meanwhile: String): Option[String] = {
-    Gate.close()
-    val running = Future(Try(spark.sql(statement)))
-    while (!Gate.reached.await(100, TimeUnit.MILLISECONDS))
-      running.value.foreach(done => fail(s"ended before its gate ($done): $statement"))
-    spark.sql(meanwhile)
-    Gate.open()
-    Await.result(running, 2.minutes).failed.toOption.map { e =>
-      val conflict = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst { case c: CommitConflictException => c }
-      conflict.getOrElse(throw e).getMessage
-    }
-  }
+  /** Runs `statement` until its gate, commits `meanwhile`, opens the gate: None if it landed, else the conflict's message. */
+  private def interleaved(statement: String, meanwhile: String): Option[String] = Interleaving.run(spark, statement, meanwhile)
 
   private def count(t: String, where: String) = spark.sql(s"SELECT count(*) FROM $t WHERE $where").first().getLong(0)
 
@@ -129,18 +109,4 @@ class SerializableIsolationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(interleaved(s"DELETE FROM $t WHERE region = 'eu' AND gate(id)", s"INSERT INTO $t VALUES (100, 'eu', 0)").isEmpty)
     assert(count(t, "region = 'eu'") == 1)
   }
-}
-
-/**
- * Holds every task that calls `pass` until the test opens it, and tells the test one arrived. A
- * gated stage must leave task slots free for the statement the test commits meanwhile, so the
- * gated inputs here are single partitions.
- */
-object Gate {
-  @volatile private var opened = new CountDownLatch(0)
-  @volatile var reached = new CountDownLatch(0)
-
-  def close(): Unit = { opened = new CountDownLatch(1); reached = new CountDownLatch(1) }
-  def open(): Unit = opened.countDown()
-  def pass(): Unit = { reached.countDown(); opened.await(120, TimeUnit.SECONDS) }
 }

@@ -7,7 +7,7 @@ import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.{BuildInfo, CommitConflictException, CommitFailedException, CommitStateUnknownException, LanceException, TableNotFoundException}
+import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException, TableNotFoundException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
@@ -24,11 +24,15 @@ import sparklance.format.table._
  * could have read); then it either rebases onto the latest version and retries, or fails with
  * CommitConflictException, leaving the table untouched. A retry first checks whether an earlier
  * attempt of ours landed after all (its manifest names our transaction) and then returns that
- * version. When a put failed in a way that may have written the manifest and the table cannot
- * be read back to tell, it fails with CommitStateUnknownException: the caller must then keep
- * every file the commit references.
+ * version. Every version committed since the last look is checked and rebased over in one round,
+ * so a writer that keeps losing only catches up on what is new; it gives up after [[CommitRetries]].
+ *
+ * What a commit guarantees its caller: it returns the version that holds it, or throws. A
+ * CommitStateUnknownException means a manifest of ours may exist or appear later (a put failed,
+ * and no other writer holds that version yet): every file the commit wrote must be kept. Any other
+ * exception it throws means no manifest of ours exists or ever will, so its files may go.
  */
-final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolation = Isolation.Serializable) {
+final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries(), isolation: Isolation = Isolation.Serializable) {
   private val storage = dataset.storage
 
   /**
@@ -45,6 +49,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     val statementReads = reads.getOrElse(ReadSet.assumedFor(Committer.changeOf(op)))
     val readVersion = read.map(_.version).getOrElse(0L)
     val uuid = UUID.randomUUID().toString
+    val started = System.nanoTime()
     // Checked against concurrent commits: the operation, or the write that carries a schema change.
     var txn = Transactions.build(readVersion, uuid, Committer.changeOf(op), properties)
     var txnName = s"$readVersion-$uuid.txn"
@@ -59,21 +64,27 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
     // The segments built for the attempt under way (see NewFragmentIndices).
     var attemptSegments = Seq.empty[IndexMetadata]
     val ownFiles = scala.collection.mutable.ArrayBuffer.empty[(Long, DeletionFile)] // deletion files written by rebases
+    // Once a put failed, a manifest of ours naming what the attempts wrote may exist: nothing is deleted any more.
+    var keepWritten = false
+    // A failed put of a version no one holds yet: it may still land, so the outcome stays unknown.
+    var unsettled = Option.empty[(Long, Throwable)]
+    def unknown(version: Long, cause: Throwable): Nothing = throw new CommitStateUnknownException(dataset.path, version, cause)
     def conflict(version: Long, theirs: Option[Transaction], detail: String, retryable: Boolean = true): Nothing = {
-      dropDeletionFiles(ownFiles.toSeq)
+      unsettled.foreach { case (v, e) => unknown(v, e) }
+      if (!keepWritten) dropDeletionFiles(ownFiles.toSeq)
       val other = theirs.fold("commit")(Transactions.operationName)
       val advice = if (retryable) "re-run the statement" else "check the table's new contents before re-running the statement"
       throw new CommitConflictException(dataset.path, version,
         s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $version: " +
           s"$detail; the table is unchanged, $advice", retryable)
     }
-    while (true) {
+    try while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
       if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
       val manifest = nextManifest(base, current, txnName)
       val version = manifest.getVersion
-      // A retry means the attempt before did not land: nothing names its segments.
-      indexing.foreach(_.discard(attemptSegments))
+      // The attempt before was refused for certain (or none failed): nothing names its segments.
+      if (!keepWritten) indexing.foreach(_.discard(attemptSegments))
       attemptSegments = indexing.toSeq.flatMap { i =>
         val change = Committer.changeOf(current)
         val fresh = Committer.newFragments(change)
@@ -97,43 +108,56 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
       // Cleanup removes old manifests, so with a stale base the put of a version below the newest
       // could succeed and leave a dead branch no reader follows: look first, and lose the race.
-      val put = if (newerExists(version)) Right(false)
-        else try Right(storage.putIfAbsent(target, bytes)) catch { case NonFatal(e) => Left(e) }
-      if (put == Right(true)) {
-        writeHint(version)
-        return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
+      val put: PutOutcome = if (newerExists(version)) PutOutcome.Superseded
+        else try { if (storage.putIfAbsent(target, bytes)) PutOutcome.Landed else PutOutcome.Taken }
+        catch { case NonFatal(e) => PutOutcome.Failed(e) }
+      put match {
+        case PutOutcome.Landed => OrphanCheck.verdict(dataset, naming, version, manifest, base.map(_.manifest)) match {
+          case OrphanCheck.Live =>
+            writeHint(version)
+            return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
+          // The look before the put and the put itself let another commit and a cleanup in between.
+          case OrphanCheck.Orphan =>
+            try storage.delete(target) catch { case NonFatal(e) => unknown(version, e) }
+          case OrphanCheck.Undecided => unknown(version, new IllegalStateException(s"version $version landed, but newer " +
+            "versions of the same time exist and nothing tells whether they were built on it"))
+        }
+        case PutOutcome.Failed(_) => keepWritten = true
+        case _ =>
       }
+      val failed = put match { case PutOutcome.Failed(e) => Some(e); case _ => None }
       // After a put that may have written the manifest, a failure to read the table back leaves
       // the outcome unknown; after a definite "exists", it is an ordinary error.
       def unknownIfUncertain[T](step: => T): T = try step catch {
-        case NonFatal(e) if put.isLeft => throw new CommitStateUnknownException(dataset.path, version, e)
+        case NonFatal(e) if failed.isDefined => unknown(version, e)
       }
       val creating = base.isEmpty && !unknownIfUncertain(dataset.exists)
       if (creating) {
-        // Creating the table and the store failed before anything landed: try the same put again.
-        if (attempt >= maxRetries) throw put.left.toOption.getOrElse(new IllegalStateException(s"cannot create $target"))
+        // Creating the table and the store failed before anything landed (as far as we can see): the same put again.
+        unsettled = failed.map(version -> _)
+        if (attempt >= retries.count) failed match {
+          case Some(e) => unknown(version, e)
+          case None => throw new IllegalStateException(s"cannot create $target")
+        }
       } else {
         // One listing for the latest version and every version since ours: no request per name to ask if it exists.
         val listing = unknownIfUncertain(dataset.listing())
         val latest = unknownIfUncertain(listing.snapshot(listing.versions.lastOption.getOrElse(throw new TableNotFoundException(dataset.path))))
         val firstNew = base.fold(1L)(_.version + 1)
         val newer = (firstNew to latest.version).map(v => v -> Transactions.lookup(dataset, v, listing))
-        val ours = newer.collectFirst { case (v, VersionLookup.Committed(s, t))
+        val ours = newer.collectFirst { case (_, VersionLookup.Committed(s, t))
           if ourTransactionFiles(s.manifest.getTransactionFile) || t.exists(_.getUuid == uuid) => s }
         if (ours.isDefined) {
           writeHint(latest.version)
           return CommitResult(ours.get)
         }
-        newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && put.isLeft =>
-          throw new CommitStateUnknownException(dataset.path, version, e)
-        }
-        // The put failed and did not land: the store's error, not a race. A few tries, then say so.
-        put.left.foreach { e =>
+        newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && failed.isDefined => unknown(version, e) }
+        // A failed put of a version another writer now holds can never land; one of a version no
+        // one holds is the store's error, not a race. A few of those, and the outcome is unknown.
+        unsettled = failed.filter(_ => latest.version < version).map(version -> _)
+        unsettled.foreach { case (_, e) =>
           storeFailures += 1
-          if (storeFailures >= Committer.StoreAttempts) {
-            dropDeletionFiles(ownFiles.toSeq)
-            throw new CommitFailedException(dataset.path, version, latest.version, storeFailures, e)
-          }
+          if (storeFailures >= Committer.StoreAttempts) unknown(version, e)
         }
         FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
           latest.manifest.getWriterFeatureFlags, forWrite = true)
@@ -144,17 +168,14 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
           if (lost.nonEmpty) conflict(latest.version, None, s"the type of ${lost.mkString(", ")} changed meanwhile, so the values " +
             "written for the old type would read as NULL", true)
         }
-        if (attempt >= maxRetries)
+        if (!retries.allowAnother(attempt, started))
           conflict(latest.version, newer.lastOption.flatMap(_._2 match { case VersionLookup.Committed(_, t) => t; case _ => None }),
-            s"gave up after $maxRetries retries against concurrent commits")
-        val (touching, compaction) = check(txn, pending, base, newer, statementReads, conflict)
-        // A compaction of fragments we change stops the check there: our change is rebased onto
-        // the version before it, carried through it, and checked against later versions next round.
-        val upTo = compaction.fold(latest)(c => dataset.snapshot(Some(c.version - 1)))
+            s"gave up after ${retries.describe} of retries against concurrent commits (each lost to a newer version)")
         def adopt(rebased: RowLevelRebase.Rebased, readVersion: Long): Unit = if (rebased.op ne Committer.changeOf(current)) {
           val stillLive = live(rebased.op).toSet
           val superseded = ownFiles.filterNot(stillLive)
-          dropDeletionFiles(superseded.toSeq); ownFiles --= superseded
+          if (!keepWritten) dropDeletionFiles(superseded.toSeq)
+          ownFiles --= superseded
           ownFiles ++= rebased.written
           current = current match { case e: Operation.Evolving => e.copy(change = rebased.op); case _ => rebased.op }
           txn = Transactions.build(readVersion, uuid, rebased.op, properties)
@@ -163,24 +184,40 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
             writeTransaction(txnName, txn); ourTransactionFiles += txnName
           }
         }
-        Committer.changeOf(current) match {
-          // Rows of a fragment whose columns we rewrite changed: our file no longer matches them.
-          case u: Operation.Update if u.inPlace.isDefined && (touching.nonEmpty || compaction.isDefined) =>
-            val (v, t) = touching.headOption.map { case (v, t) => v -> Some(t) }
-              .getOrElse(compaction.get.version -> Some(compaction.get.txn))
-            conflict(v, t, "it changed rows of fragments whose columns this commit rewrites")
-          case change @ (_: Operation.Delete | _: Operation.Update) if base.isDefined =>
-            adopt(RowLevelRebase.rebase(dataset, change, base.get, upTo, touching, conflict(_, _, _)), upTo.version)
-            compaction.foreach { c =>
-              adopt(RewriteTranslation.translate(dataset, Committer.changeOf(current), c.txn.getRewrite, c.version, c.snapshot,
-                conflict(_, _, _), c.txn), c.version)
-            }
-          case _ =>
+        // Every version since ours is checked and rebased over in this one round, compactions
+        // included: a compaction of fragments we change stops the check there, our change is
+        // rebased onto the version before it and carried through it, and the check goes on after it.
+        var from = base
+        var unchecked: Seq[(Long, VersionLookup)] = newer
+        while (unchecked.nonEmpty) {
+          val (touching, compaction) = check(txn, pending, from, unchecked, statementReads, conflict)
+          val upTo = compaction.fold(latest) { c =>
+            unchecked.collectFirst { case (v, VersionLookup.Committed(s, _)) if v == c.version - 1 => s }.getOrElse(from.get)
+          }
+          Committer.changeOf(current) match {
+            // A compaction moved the rows of a fragment whose columns we rewrite: our file no longer matches them.
+            case u: Operation.Update if u.inPlace.isDefined && compaction.isDefined =>
+              conflict(compaction.get.version, Some(compaction.get.txn), "it compacted fragments whose columns this commit rewrites")
+            case change @ (_: Operation.Delete | _: Operation.Update) if from.isDefined =>
+              adopt(RowLevelRebase.rebase(dataset, change, from.get, upTo, touching, conflict(_, _, _)), upTo.version)
+              compaction.foreach { c =>
+                adopt(RewriteTranslation.translate(dataset, Committer.changeOf(current), c.txn.getRewrite, c.version, c.snapshot,
+                  conflict(_, _, _), c.txn), c.version)
+              }
+            case _ =>
+          }
+          from = compaction.map(_.snapshot).orElse(Some(latest))
+          unchecked = compaction.fold(Seq.empty[(Long, VersionLookup)])(c => unchecked.filter(_._1 > c.version))
         }
-        base = Some(compaction.fold(latest)(_.snapshot))
+        base = Some(latest)
       }
       attempt += 1
-      backoff(attempt)
+      // Losing to versions that landed while we rebased needs no pause: the next round catches up
+      // on those alone. A collision at the put, or a store failure, spreads the writers out.
+      if (put != PutOutcome.Superseded) backoff(attempt)
+    } catch {
+      case e: CommitStateUnknownException => throw e
+      case NonFatal(e) if unsettled.isDefined => unknown(unsettled.get._1, e)
     }
     throw new IllegalStateException("unreachable")
   }
@@ -257,7 +294,7 @@ final class Committer(dataset: Dataset, maxRetries: Int = 20, isolation: Isolati
 
   /** A short randomized pause, growing with the attempt, so racing writers spread out. */
   private def backoff(attempt: Int): Unit = {
-    val ceiling = math.min(5L << math.min(attempt, 5), 150L)
+    val ceiling = math.min(5L << math.min(attempt, 6), 250L)
     Thread.sleep(ThreadLocalRandom.current().nextLong(1L, ceiling + 1))
   }
 

@@ -1,6 +1,7 @@
 package sparklance.format.commit
 
 import scala.jdk.CollectionConverters._
+import sparklance.format.index.Indices
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase._
@@ -106,7 +107,7 @@ object ConflictRules {
     case _ => Ruling.Compatible
   }
 
-  /** Our compaction. Index bitmaps are not modelled, so any concurrent index change is Retryable. */
+  /** Our compaction. An index change elsewhere passes: the committer derives the new index section from the latest version. */
   private def rewrite(ours: Transaction, theirs: Transaction): Ruling = {
     val mine = rewrittenFragments(ours.getRewrite).toSet
     def overlapping(ids: Iterable[Long], what: String): Ruling =
@@ -117,7 +118,12 @@ object ConflictRules {
       case REWRITE => overlapping(rewrittenFragments(theirs.getRewrite), "compacted")
       case DATA_REPLACEMENT => overlapping(theirs.getDataReplacement.getReplacementsList.asScala.map(_.getFragmentId), "replaced column data of")
       case DATA_OVERLAY => overlapping(theirs.getDataOverlay.getGroupsList.asScala.map(_.getFragmentId), "overlaid data on")
-      case CREATE_INDEX => Ruling.Retryable("it changed the indices, whose coverage this compaction would have to remap")
+      // Lance's rule: an index built meanwhile over fragments we rewrite was built on their old rows.
+      case CREATE_INDEX =>
+        val covering = theirs.getCreateIndex.getNewIndicesList.asScala
+          .filter(i => Indices.coverage(i).forall(c => mine.exists(id => c.contains(id.toInt))))
+        if (covering.isEmpty) Ruling.Compatible
+        else Ruling.Retryable(s"it built index ${covering.map(_.getName).distinct.mkString(", ")} over fragments this compaction rewrites")
       case MERGE => Ruling.Retryable("it rewrote every fragment with new columns")
       case OVERWRITE | RESTORE => Ruling.Incompatible(replacesTable)
       case other => unmodelled(other)

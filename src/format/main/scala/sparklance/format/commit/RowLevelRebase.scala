@@ -2,17 +2,20 @@ package sparklance.format.commit
 
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.deletion.DeletionFiles
+import sparklance.format.deletion.{DeletionFiles, PortableBitmaps}
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table.{Dataset, RowAddress, Snapshot}
 
 /**
  * Rebases a Delete or Update onto the latest version once [[ConflictRules]] found no conflict
- * but some concurrent Delete / Update touched the same fragments (Ruling.MergeDeletions): every
- * fragment we touch must still be there with the same data files, and where its deletion
- * vector moved on, our deletions are merged into the current one as a fresh deletion file,
- * unless both statements deleted the same row (a conflict), as Lance's resolver does.
+ * but some concurrent Delete / Update touched the same fragments (Ruling.MergeDeletions): where a
+ * fragment's deletion vector moved on, our deletions are merged into the current one as a fresh
+ * deletion file, unless both statements changed the same row (a conflict), as Lance's resolver
+ * does. Rows updated in place count as changed rows on either side: a fragment whose columns one
+ * statement rewrote (its file replaced for all rows, the changed rows recorded) still takes the
+ * other's deletions of other rows; two statements that both rewrote columns of one fragment, or a
+ * column rewrite whose rows are not recorded, conflict.
  */
 private[commit] object RowLevelRebase {
   /** The rebased operation and the deletion files written for it. */
@@ -27,52 +30,72 @@ private[commit] object RowLevelRebase {
    */
   def rebase(dataset: Dataset, op: Operation, base: Snapshot, latest: Snapshot,
       touching: Seq[(Long, Transaction)], conflict: Conflict): Rebased = {
-    val (updated, removed, offsets) = op match {
-      case Operation.Delete(u, r, _, o) => (u, r, o)
-      case Operation.Update(r, u, _, o, _) => (u, r, o)
+    val (updated, removed, offsets, inPlace) = op match {
+      case Operation.Delete(u, r, _, o) => (u, r, o, Map.empty[Long, RoaringBitmap])
+      case Operation.Update(r, u, _, o, p) => (u, r, o, p.fold(Map.empty[Long, RoaringBitmap])(_.rows))
       case other => throw new IllegalArgumentException(s"not a row-level operation: ${other.name}")
     }
     val touched = updated.map(_.getId).toSet ++ removed
-    // The last version that changed each of our fragments, to name it in conflicts.
+    // The rows we changed in each fragment: deleted (or moved) and updated in place.
+    def ours(id: Long): Option[RoaringBitmap] = (offsets.get(id).toSeq ++ inPlace.get(id)).reduceOption(RoaringBitmap.or)
+    // The last version that changed each of our fragments, to name it in conflicts, and the rows
+    // other statements rewrote in place there, whose data files replaced the ones we read.
     val lastTouch = scala.collection.mutable.Map.empty[Long, (Long, Option[Transaction])]
+    val theirColumns = scala.collection.mutable.Map.empty[Long, RoaringBitmap]
     for ((v, t) <- touching) {
       val (theirUpdated, theirRemoved) =
         if (t.hasDelete) (t.getDelete.getUpdatedFragmentsList.asScala.map(_.getId), t.getDelete.getDeletedFragmentIdsList.asScala.map(_.toLong))
         else (t.getUpdate.getUpdatedFragmentsList.asScala.map(_.getId), t.getUpdate.getRemovedFragmentIdsList.asScala.map(_.toLong))
       theirRemoved.find(touched).foreach(id => conflict(v, Some(t), s"it removed fragment $id, which we also changed"))
+      val rewroteColumns = t.hasUpdate && t.getUpdate.getFieldsModifiedCount > 0
       theirUpdated.filter(touched).foreach { id =>
-        if (!offsets.contains(id))
-          conflict(v, Some(t), s"it changed fragment $id, which we also changed, and the rows we changed there are unknown")
+        val mine = ours(id).getOrElse(
+          conflict(v, Some(t), s"it changed fragment $id, which we also changed, and the rows we changed there are unknown"))
+        if (rewroteColumns) {
+          if (inPlace.contains(id)) conflict(v, Some(t), s"it rewrote columns of fragment $id, whose columns we also rewrote")
+          val theirs = Option(t.getUpdate.getUpdatedFragmentOffsetBitmapsMap.get(id)).map(b => PortableBitmaps.fromBytes(b.toByteArray))
+            .getOrElse(conflict(v, Some(t), s"it rewrote columns of fragment $id, which we also changed, and the rows it changed are unknown"))
+          if (RoaringBitmap.intersects(theirs, mine))
+            conflict(v, Some(t), s"both changed ${RoaringBitmap.andCardinality(theirs, mine)} row(s) of fragment $id")
+          theirColumns(id) = theirColumns.get(id).fold(theirs)(RoaringBitmap.or(_, theirs))
+        }
         lastTouch(id) = v -> Some(t)
       }
     }
 
     val baseById = base.fragments.map(f => f.getId -> f).toMap
     val latestById = latest.fragments.map(f => f.getId -> f).toMap
+    val updatedById = updated.map(f => f.getId -> f).toMap
     val rewritten = scala.collection.mutable.Map.empty[Long, Option[DataFragment]] // None = now fully deleted
     val written = Seq.newBuilder[(Long, DeletionFile)]
     for (id <- touched.toSeq.sorted) {
       val (byV, by) = lastTouch.getOrElse(id, latest.version -> None)
       val was = baseById.getOrElse(id, conflict(latest.version, None, s"fragment $id is not in version ${base.version}"))
       val now = latestById.getOrElse(id, conflict(byV, by, s"fragment $id, which we changed, was removed"))
-      if (now.getFilesList != was.getFilesList)
+      val filesReplaced = now.getFilesList != was.getFilesList
+      if (filesReplaced && !theirColumns.contains(id))
         conflict(byV, by, s"the data files of fragment $id, which we changed, were replaced")
-      if (deletionFileOf(now) != deletionFileOf(was)) {
-        val ours = offsets.getOrElse(id,
+      if (filesReplaced || deletionFileOf(now) != deletionFileOf(was)) {
+        val mine = ours(id).getOrElse(
           conflict(byV, by, s"it changed fragment $id, which we also changed, and the rows we changed there are unknown"))
         val current = DeletionFiles.read(dataset.storage, dataset.path, now)
-        if (RoaringBitmap.intersects(current, ours)) {
-          val both = RoaringBitmap.and(current, ours)
+        if (RoaringBitmap.intersects(current, mine)) {
+          val both = RoaringBitmap.and(current, mine)
           val sample = both.iterator().asScala.take(5).map(o => s"${RowAddress.of(id, o)}").mkString(", ")
           conflict(byV, by, s"both deleted or updated ${both.getLongCardinality} row(s) of fragment $id (row addresses $sample)")
         }
-        val all = RoaringBitmap.or(current, ours)
+        val deletions = offsets.getOrElse(id, new RoaringBitmap())
+        val all = RoaringBitmap.or(current, deletions)
+        // Our column file on their deletions, or their column file (or none) with ours.
+        val onto = if (inPlace.contains(id)) updatedById(id) else now
         rewritten(id) =
           if (all.getLongCardinality == now.getPhysicalRows) None
+          else if (deletions.isEmpty) Some(if (now.hasDeletionFile) onto.toBuilder.setDeletionFile(now.getDeletionFile).build()
+            else onto.toBuilder.clearDeletionFile().build())
           else {
             val file = DeletionFiles.write(dataset.storage, dataset.path, id, latest.version, all)
             written += id -> file
-            Some(now.toBuilder.setDeletionFile(file).build())
+            Some(onto.toBuilder.setDeletionFile(file).build())
           }
       }
     }
@@ -84,7 +107,11 @@ private[commit] object RowLevelRebase {
       rewritten.collect { case (id, None) if !removed.contains(id) => id }.toSeq.sorted
     val rebased = op match {
       case d: Operation.Delete => d.copy(updated = newUpdated, deletedIds = newRemoved)
-      case u: Operation.Update => u.copy(updated = newUpdated, removedIds = newRemoved)
+      case u: Operation.Update =>
+        // Rows of fragments now gone entirely are no longer updated in place there.
+        val gone = newRemoved.toSet
+        u.copy(updated = newUpdated, removedIds = newRemoved,
+          inPlace = u.inPlace.map(p => p.copy(rows = p.rows.filterNot { case (id, _) => gone(id) })).filter(_.rows.nonEmpty))
       case other => other
     }
     Rebased(rebased, written.result())

@@ -131,7 +131,13 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
       return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
         manifestOutcomes.collect { case (f, None) => f }, failed, dryRun = false)
     }
-    val fileOutcomes = inParallel(plan.files)(f => f -> attempt(f.path))
+    // A commit since the plan may name files only removed versions named (a RESTORE of one of
+    // them): those stay. Looked at after the manifests went, so that a restore that still finds
+    // its version once it committed knows this cleanup will see it (see Restore).
+    val since = referencedSince(plan.readVersion)
+    val files = plan.files.filterNot(f => since.files(f.path) ||
+      (f.kind == CleanupFileKind.Index && since.indexUuids(f.path.split('/')(1))))
+    val fileOutcomes = inParallel(files)(f => f -> attempt(f.path))
     // Index and blob directories whose every file went are removed too (best effort: empty directories cost nothing).
     val emptied = fileOutcomes.collect { case (f, None) if f.kind == CleanupFileKind.Index => f.path.split('/').take(2).mkString("/") }
       .distinct.filter(dir => walk(dir).isEmpty)
@@ -139,6 +145,14 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
       plan.manifests ++ fileOutcomes.collect { case (f, None) => f },
       fileOutcomes.collect { case (f, Some(e)) => f.path -> e }, dryRun = false)
+  }
+
+  /** What the versions committed after `version` name; a version that cannot be read stops the cleanup. */
+  private def referencedSince(version: Long): Cleanup.References = {
+    val listing = dataset.listing()
+    Cleanup.References.union(listing.versions.filter(_ > version).map { v =>
+      read(v, listing.naming).fold(Cleanup.References(Set.empty, Set.empty))(Cleanup.References.of)
+    })
   }
 
   /** Deletes a file; None when it is gone (a file already gone counts: concurrent cleanups are fine). */
@@ -188,9 +202,9 @@ object Cleanup {
   }
 
   /** The files (paths inside the table) and index directories (by uuid) a set of manifests names. */
-  private final case class References(files: Set[String], indexUuids: Set[String])
+  private[maintenance] final case class References(files: Set[String], indexUuids: Set[String])
 
-  private object References {
+  private[maintenance] object References {
     def of(s: Snapshot): References = {
       // Files with a base id live in another dataset (a clone's source, a branch's parent): never ours to delete.
       val data = s.fragments.flatMap(_.getFilesList.asScala).filterNot(_.hasBaseId).map(f => s"data/${f.getPath}")

@@ -6,6 +6,7 @@ import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.CommitConflictException
 import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
+import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, Snapshot}
@@ -30,7 +31,9 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
   def run(options: CompactionOptions): CompactionResult = {
     val first = dataset.snapshot(forWrite = true)
     var plan = CompactionPlanner.plan(first, storage, options)
-    val leftAlone = plan.leftAlone
+    // What each round's plan left alone: a round planned again may find an index built meanwhile.
+    val leftAlone = scala.collection.mutable.LinkedHashMap.empty[Long, LeftAlone]
+    plan.leftAlone.foreach(l => leftAlone.getOrElseUpdate(l.fragmentId, l))
     var snapshot = first
     val committed = Seq.newBuilder[Operation.RewriteGroup]
     var version = Option.empty[Long]
@@ -49,6 +52,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
         snapshot = dataset.snapshot(forWrite = true)
         plan = CompactionPlanner.plan(snapshot, storage, options.copy(excludedFragmentIds =
           options.excludedFragmentIds ++ snapshot.fragments.map(_.getId).filterNot(touched)))
+        plan.leftAlone.foreach(l => leftAlone.getOrElseUpdate(l.fragmentId, l))
       }
     }
     val groups = committed.result()
@@ -56,50 +60,84 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
     val created = groups.flatMap(_.newFragments)
     CompactionResult(first.version, version, old.size, created.size,
       old.map(f => f.getFilesCount + (if (f.hasDeletionFile) 1 else 0)).sum, created.map(_.getFilesCount).sum,
-      created.map(_.getPhysicalRows).sum, replanned, leftAlone)
+      created.map(_.getPhysicalRows).sum, replanned, leftAlone.values.toSeq.sortBy(_.fragmentId))
   }
 
   /**
    * Commits the groups that still apply; returns the version, the groups committed and those
-   * dropped because a newer commit changed their fragments.
+   * dropped because a newer commit changed their fragments or covered them with an index a rewrite
+   * cannot carry. Ids are reserved once; after a lost race the groups are checked against the
+   * latest version again and committed on it, so a commit that only changed other fragments or
+   * indices (an index built meanwhile, a zone map fold) is passed, not met again on every retry.
    */
   private def commit(planned: Snapshot, groups: Seq[Operation.RewriteGroup])
       : (Option[Long], Seq[Operation.RewriteGroup], Seq[Operation.RewriteGroup]) = {
     val committer = new Committer(dataset)
     var pending = groups
     var lost = Seq.empty[Operation.RewriteGroup]
-    var attempts = 0
-    while (pending.nonEmpty) {
-      val latest = dataset.snapshot(forWrite = true)
-      val current = latest.fragments.map(f => f.getId -> f).toMap
-      val (changed, intact) = pending.partition(g => g.oldFragments.exists(f => !unchanged(current, f)))
+    // Drops the groups that no longer apply on `read`.
+    def keepApplicable(read: Snapshot): Unit = {
+      val blocked = newlyBlocked(planned, read)
+      val current = read.fragments.map(f => f.getId -> f).toMap
+      val (changed, intact) = pending.partition(g => g.oldFragments.exists(f => !unchanged(current, f) || blocked(f.getId)))
       drop(changed)
       lost ++= changed
       pending = intact
+    }
+    var attempts = 0
+    var reserved = false
+    while (pending.nonEmpty) {
+      var read = dataset.snapshot(forWrite = true)
+      keepApplicable(read)
+      // The Rewrite builds on the version that reserved its ids, the first time: what landed
+      // before the reservation is checked here, what lands after it by the committer.
+      if (pending.nonEmpty && !reserved) {
+        val (withIds, reservation) = try reserveIds(committer, read, pending) catch { case NonFatal(e) => drop(pending); throw e }
+        pending = withIds
+        reserved = true
+        read = reservation
+        keepApplicable(read)
+      }
       if (pending.isEmpty) return (None, Nil, lost)
-      val withIds = try reserveIds(committer, latest, pending) catch { case NonFatal(e) => drop(pending); throw e }
       try {
-        val segments = indexing(latest, withIds.flatMap(_.newFragments))
-        return (Some(committer.commit(Some(planned), Operation.Rewrite(withIds), indexing = segments).version), withIds, lost)
+        val segments = indexing(read, pending.flatMap(_.newFragments))
+        return (Some(committer.commit(Some(read), Operation.Rewrite(pending), indexing = segments).version), pending, lost)
       }
       catch {
-        case e: CommitConflictException if e.retryable && attempts < 5 => attempts += 1 // look at the table again
+        case e: CommitConflictException if e.retryable && attempts < Compaction.CommitAttempts => attempts += 1
         case e: CommitConflictException => drop(pending); throw e
       }
     }
     (None, Nil, lost)
   }
 
+  /**
+   * The fragments that indices added since `planned` cover and that a rewrite must leave alone
+   * (see RewriteIndexRules.blocksRewrite; an index of unknown coverage covers every fragment).
+   */
+  private def newlyBlocked(planned: Snapshot, latest: Snapshot): Long => Boolean = {
+    val before = Indices.parse(planned.file.indexSection, s"${planned.tablePath} version ${planned.version}").map(Indices.directory).toSet
+    val added = Indices.parse(latest.file.indexSection, s"${latest.tablePath} version ${latest.version}")
+      .filterNot(i => before(Indices.directory(i)))
+      .filter(i => RewriteIndexRules.blocksRewrite(Indices.kind(i), latest.stableRowIds))
+    id => added.exists(i => Indices.coverage(i).forall(_.contains(id.toInt)))
+  }
+
   private def unchanged(latest: Map[Long, DataFragment], f: DataFragment): Boolean =
     latest.get(f.getId).exists(now => now.getFilesList == f.getFilesList && now.getDeletionFile == f.getDeletionFile)
 
-  /** Reserves one id per new fragment (a ReserveFragments commit) and hands them out in order. */
-  private def reserveIds(committer: Committer, latest: Snapshot, groups: Seq[Operation.RewriteGroup]): Seq[Operation.RewriteGroup] = {
+  /**
+   * Reserves one id per new fragment (a ReserveFragments commit) and hands them out in order;
+   * returns the groups with their ids and the version that reserved them.
+   */
+  private def reserveIds(committer: Committer, latest: Snapshot, groups: Seq[Operation.RewriteGroup])
+      : (Seq[Operation.RewriteGroup], Snapshot) = {
     val count = groups.map(_.newFragments.size).sum
-    if (count == 0) return groups
+    if (count == 0) return (groups, latest)
     val reserved = committer.commit(Some(latest), Operation.ReserveFragments(count))
     var next = Integer.toUnsignedLong(reserved.snapshot.manifest.getMaxFragmentId) - count + 1
-    groups.map(g => g.copy(newFragments = g.newFragments.map { f => val b = f.toBuilder.setId(next).build(); next += 1; b }))
+    (groups.map(g => g.copy(newFragments = g.newFragments.map { f => val b = f.toBuilder.setId(next).build(); next += 1; b })),
+      reserved.snapshot)
   }
 
   /** Deletes the data files of groups that will never be committed. */
@@ -109,6 +147,9 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
 }
 
 object Compaction {
+  /** Commits of one round's groups before a compaction gives up on a table that keeps changing under it. */
+  val CommitAttempts = 5
+
   /** Index segments to commit with a compaction's new fragments (final ids), built on `snapshot`. */
   type Indexing = (Snapshot, Seq[DataFragment]) => Option[NewFragmentIndices]
   val NoIndexing: Indexing = (_, _) => None

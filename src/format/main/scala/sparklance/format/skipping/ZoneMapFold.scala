@@ -2,6 +2,7 @@ package sparklance.format.skipping
 
 import org.apache.arrow.memory.RootAllocator
 import scala.jdk.CollectionConverters._
+import sparklance.format.commit.CommitRetries
 import sparklance.format.index.Indices
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.table.{Dataset, Snapshot}
@@ -29,7 +30,7 @@ object ZoneMapFold {
    * Folds the segments of index `name` in `read`; None when it has fewer than two on one column
    * of a type zone maps are read for.
    */
-  def fold(dataset: Dataset, read: Snapshot, name: String, commitRetries: Int): Option[Folded] = {
+  def fold(dataset: Dataset, read: Snapshot, name: String, commitRetries: CommitRetries): Option[Folded] = {
     val segments = zoneMaps(read).filter(_.getName == name)
     val fieldIds = segments.map(_.getFieldsList.asScala.map(_.intValue).toSeq).distinct
     val field = fieldIds match {

@@ -9,8 +9,8 @@ import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.{CommitStateUnknownException, Resources}
-import sparklance.format.commit.{CommitResult, Committer, Operation}
+import sparklance.format.Resources
+import sparklance.format.commit.{CommitFailure, CommitResult, CommitRetries, Committer, Operation}
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.Indices
@@ -147,15 +147,14 @@ object ZoneMapSegment {
 
   /**
    * Commits `added` (new segments) in place of `replaced` on `read`, as a CreateIndex. A commit
-   * that did not land names nothing in the new segments' directories, so they are deleted; one
-   * whose outcome is unknown may have landed, so they stay.
+   * that surely did not land names nothing in the new segments' directories, so they are deleted;
+   * after any other failure (outcome unknown, an interrupt, an Error) they stay.
    */
   def commit(dataset: Dataset, read: Snapshot, added: Seq[IndexMetadata], replaced: Seq[IndexMetadata],
-      commitRetries: Int): CommitResult =
+      commitRetries: CommitRetries): CommitResult =
     try new Committer(dataset, commitRetries).commit(Some(read), Operation.CreateIndex(added, replaced))
     catch {
-      case e: CommitStateUnknownException => throw e
-      case e: Throwable =>
+      case e: Throwable if CommitFailure.leftNothing(e) =>
         added.foreach(discard(dataset.storage, dataset.path, _))
         throw e
     }

@@ -2,7 +2,10 @@ package sparklance.format.commit
 
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
-import sparklance.format.proto.TableProtos.DataFragment
+import com.google.protobuf.ByteString
+import org.roaringbitmap.RoaringBitmap
+import sparklance.format.deletion.PortableBitmaps
+import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase._
@@ -25,7 +28,8 @@ class ConflictRulesSuite extends AnyFunSuite {
       case DELETE => b.setDelete(Transaction.Delete.newBuilder().addUpdatedFragments(frag(on)))
       case UPDATE => b.setUpdate(Transaction.Update.newBuilder().addRemovedFragmentIds(on).addNewFragments(frag(0)))
       case OVERWRITE => b.setOverwrite(Transaction.Overwrite.newBuilder().putAllConfigUpsertValues(config.asJava))
-      case CREATE_INDEX => b.setCreateIndex(Transaction.CreateIndex.getDefaultInstance)
+      case CREATE_INDEX => b.setCreateIndex(Transaction.CreateIndex.newBuilder().addNewIndices(IndexMetadata.newBuilder()
+        .setName(s"idx-$on").addFields(0).setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(RoaringBitmap.bitmapOf(on.toInt))))))
       case REWRITE => b.setRewrite(Transaction.Rewrite.newBuilder().addGroups(
         Transaction.Rewrite.RewriteGroup.newBuilder().addOldFragments(frag(on)).addNewFragments(frag(0))))
       case MERGE => b.setMerge(Transaction.Merge.newBuilder().setPreservesNullability(preservesNullability))
@@ -91,8 +95,13 @@ class ConflictRulesSuite extends AnyFunSuite {
   }
 
   test("Rewrite (compaction)") {
-    val common = Map(CREATE_INDEX -> 'R' /* cautious: Lance checks index bitmaps */, MERGE -> 'R', OVERWRITE -> 'I', RESTORE -> 'I')
-    row(REWRITE, common ++ Map(DELETE -> 'R', UPDATE -> 'R', REWRITE -> 'R', DATA_REPLACEMENT -> 'R', DATA_OVERLAY -> 'R'), common)
+    val common = Map(MERGE -> 'R', OVERWRITE -> 'I', RESTORE -> 'I')
+    row(REWRITE, common ++ Map(CREATE_INDEX -> 'R', DELETE -> 'R', UPDATE -> 'R', REWRITE -> 'R', DATA_REPLACEMENT -> 'R',
+      DATA_OVERLAY -> 'R'), common)
+    // Lance: an index without a fragment bitmap may cover anything.
+    val unbounded = Transaction.newBuilder().setUuid("idx").setCreateIndex(Transaction.CreateIndex.newBuilder()
+      .addNewIndices(IndexMetadata.newBuilder().setName("idx").addFields(0))).build()
+    assert(verdict(ConflictRules.check(txn(REWRITE), unbounded)) == 'R')
   }
 
   test("Restore, ReserveFragments, Project, Merge, UpdateConfig") {
@@ -113,7 +122,7 @@ class ConflictRulesSuite extends AnyFunSuite {
   test("CreateIndex: new rows and deletions pass; rewritten fragments or columns and the same index retry") {
     val (o, d) = same(Map(REWRITE -> 'R', DATA_REPLACEMENT -> 'R', DATA_OVERLAY -> 'R', MERGE -> 'R', PROJECT -> 'R',
       OVERWRITE -> 'I', RESTORE -> 'I', UPDATE_MEM_WAL_STATE -> 'I'))
-    row(CREATE_INDEX, o, d)
+    row(CREATE_INDEX, o + (CREATE_INDEX -> 'R'), d) // the same index name on fragment 1
     def index(name: String, field: Int) = Transaction.newBuilder().setUuid(name).setCreateIndex(Transaction.CreateIndex.newBuilder()
       .addNewIndices(sparklance.format.proto.TableProtos.IndexMetadata.newBuilder().setName(name).addFields(field))).build()
     assert(verdict(ConflictRules.check(index("k_idx", 0), index("k_idx", 0))) == 'R')

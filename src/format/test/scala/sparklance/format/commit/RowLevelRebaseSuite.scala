@@ -345,7 +345,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
         def run(): Unit = try {
           start.await()
           (0 until rounds).foreach { r =>
-            versions.add(delete(ds, read, plan(t * rounds + r), new Committer(ds, maxRetries = 200)).version)
+            versions.add(delete(ds, read, plan(t * rounds + r), new Committer(ds, CommitRetries(200))).version)
           }
         } catch { case e: Throwable => errors.add(e) }
       })

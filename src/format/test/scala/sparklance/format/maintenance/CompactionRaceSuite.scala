@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import scala.util.{Random, Using}
 import sparklance.format.Pylance
-import sparklance.format.commit.{Committer, Operation, RowLevelCommit}
+import sparklance.format.commit.{Committer, Operation, RowLevelCommit, Transactions}
 import sparklance.format.io.LocalStorage
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
@@ -141,5 +141,42 @@ class CompactionRaceSuite extends AnyFunSuite {
     assert(after.keySet == before.keySet -- deleted.asScala)
     assert(after.forall { case (id, (_, rowId)) => before(id)._2 == rowId })
     assert(pylanceRows(ds) == after.map { case (id, (_, rowId)) => id -> rowId })
+  }
+
+  private val racingIndex = Paths.get("src/format/test/resources/compaction/racing_index.py")
+
+  private def operations(ds: Dataset): Seq[String] = ds.versions.flatMap(v => Transactions.committed(ds, v)).map(Transactions.operationName)
+
+  /** Compacts a pylance table of ten fragments while pylance builds `kinds` of index over all of them. */
+  private def compactWhileIndexing(stable: Boolean, kinds: String): (Dataset, CompactionResult) = {
+    val path = Files.createTempDirectory("racing-index").resolve("t.lance").toString
+    Pylance.run(racingIndex, "build", path, stable.toString)
+    val ds = new Dataset(LocalStorage, path)
+    val indexing: Compaction.TaskRunner = (dataset, snapshot, tasks) => {
+      val groups = Compaction.inProcess(dataset, snapshot, tasks)
+      if (snapshot.version == 10) Pylance.run(racingIndex, "index", path, kinds)
+      groups
+    }
+    ds -> new Compaction(ds, indexing).run(CompactionOptions(targetRowsPerFragment = 500))
+  }
+
+  for (stable <- Seq(false, true)) test(s"a compaction commits over indices pylance built meanwhile that it can carry (stable row ids: $stable)") {
+    val kinds = if (stable) "ZONEMAP,BITMAP" else "ZONEMAP"
+    val (ds, result) = compactWhileIndexing(stable, kinds)
+    assert(result.version.isDefined && result.fragmentsRemoved == 10 && result.fragmentsAdded == 2, result)
+    val ops = operations(ds).drop(10)
+    assert(ops == Seq.fill(kinds.split(',').length)("CreateIndex") ++ Seq("ReserveFragments", "Rewrite"), ops)
+    val check = Pylance.run(racingIndex, "check", ds.path).trim.linesIterator.toSeq.last
+    assert(!check.contains("\"equal\": false") && check.contains("\"count\": 1000"), check)
+    if (stable) assert(check.contains("\"cat_idx\": [10, 11]"), check) // the bitmap follows its rows
+  }
+
+  test("a compaction leaves alone what an index built meanwhile covers and it cannot carry, and reserves nothing for it") {
+    val (ds, result) = compactWhileIndexing(stable = false, "BTREE,ZONEMAP")
+    assert(result.version.isEmpty && result.fragmentsRemoved == 0, result)
+    assert(result.replanned == 2 && result.leftAlone.map(_.fragmentId) == (0L to 9L), result)
+    assert(operations(ds).drop(10) == Seq("CreateIndex", "CreateIndex"))
+    val check = Pylance.run(racingIndex, "check", ds.path).trim.linesIterator.toSeq.last
+    assert(!check.contains("\"equal\": false") && check.contains("\"id_idx\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"), check)
   }
 }

@@ -10,7 +10,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, ZoneMapFolding}
+import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, PostCommit, ZoneMapFolding}
 
 /**
  * `CALL lance.system.compact(table => 'db.t', target_rows_per_fragment, materialize_deletions,
@@ -46,8 +46,10 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
       indexing = ZoneMapMaintenance.forCompaction(spark, target.quotedName, target.dataset, catalog.settingsForTasks.storageConf))
       .run(scoped)
-    val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot())
-    AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
+    PostCommit(target.quotedName, result.version.getOrElse(result.readVersion)) {
+      val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot())
+      AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
+    }.run()
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,
       result.replanned.toLong, new GenericArrayData(result.leftAlone.map(l => UTF8String.fromString(s"fragment ${l.fragmentId}: ${l.reason}")).toArray))

@@ -3,10 +3,10 @@ package sparklance.spark.procedures
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.maintenance.Restore
 import sparklance.format.table.Tags
 import sparklance.spark.{LanceCatalog, LanceTable}
-import sparklance.spark.maintenance.AutoCleanup
+import sparklance.spark.maintenance.{AutoCleanup, PostCommit}
 
 /**
  * `CALL lance.system.restore(table => 'db.t', version => 3)`, `(..., timestamp => TIMESTAMP '...')`
@@ -36,9 +36,9 @@ final class RestoreProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
         s"Procedure restore of ${target.quotedName}: give exactly one of version, timestamp and tag")
     }
     val restored = chosen.asInstanceOf[LanceTable].snapshot
-    val read = target.dataset.snapshot(forWrite = true)
-    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(read), Operation.Restore(restored))
-    AutoCleanup.afterCommits(target.dataset, target.quotedName, read.config, Seq(read.version -> committed.version))
+    val Restore.Result(read, committed) = Restore.run(target.dataset, restored, catalog.settingsForTasks.commitRetries)
+    PostCommit(target.quotedName, committed.version)(
+      AutoCleanup.afterCommits(target.dataset, target.quotedName, read.config, Seq(read.version -> committed.version))).run()
     InternalRow(restored.version, committed.version)
   }
 }

@@ -8,7 +8,7 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.maintenance.AutoMaintenance
+import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.write.WriteTarget
 
 /**
@@ -56,7 +56,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     }
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
-      AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot, r.version)
+      PostCommit(table.tableName, r.version)(
+        AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot, r.version)).run()
     }
   }
 

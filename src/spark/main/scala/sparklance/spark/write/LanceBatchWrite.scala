@@ -5,15 +5,17 @@ import org.apache.spark.sql.types.StructType
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
+import sparklance.spark.maintenance.PostCommit
 
 /**
  * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
- * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE.
+ * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE,
+ * and returns the work due once that commit landed, run after the files count as published.
  * `staged` are files written before the job for the same commit (a pending schema change's
  * column files), deleted with the job's if it fails.
  */
 final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
-    staged: Seq[DataFragment], commitFragments: Seq[DataFragment] => Unit) extends BatchWrite {
+    staged: Seq[DataFragment], commitFragments: Seq[DataFragment] => PostCommit) extends BatchWrite {
 
   private val uncommitted = new UncommittedFiles(storage, target.tablePath)
 
@@ -26,7 +28,7 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
       case null => Nil
       case other => throw new IllegalStateException(s"Unexpected commit message $other")
     }
-    uncommitted.commit(fragments ++ staged)(commitFragments(fragments))
+    uncommitted.commit(fragments ++ staged)(commitFragments(fragments)).run()
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =

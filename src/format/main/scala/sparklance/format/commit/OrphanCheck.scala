@@ -1,0 +1,65 @@
+package sparklance.format.commit
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.Manifest
+import sparklance.format.table.{Dataset, VersionNaming}
+
+/**
+ * Whether a manifest we just published is an orphan: a version below one that existed before it,
+ * which no reader follows. The committer looks for newer versions before its put, but between that
+ * look and the put another writer may commit our version and the next one, and a cleanup remove the
+ * first (Lance's cleanup keeps only the newest version when told to): our put-if-absent then fills
+ * the hole. A successor built on our version was written after ours, and every file of a table gets
+ * its time from one clock, the store's; where the times are equal (stores that keep whole seconds),
+ * the successor's fragments tell: one built on ours holds the fragments we added, with our files.
+ */
+private[commit] object OrphanCheck {
+  sealed trait Verdict
+  /** Our version is the newest, or every newer one came after it. */
+  case object Live extends Verdict
+  /** A newer version existed before ours: ours is invisible. */
+  case object Orphan extends Verdict
+  /** Newer versions of the same time, and nothing in the first tells whether it saw ours. */
+  case object Undecided extends Verdict
+
+  /** `ours` is the manifest just put as `version`, built on `base` (None: the table's first). */
+  def verdict(dataset: Dataset, naming: VersionNaming, version: Long, ours: Manifest, base: Option[Manifest]): Verdict = {
+    val entries = try dataset.storage.list(Storage.join(dataset.path, "_versions")) catch {
+      // The put landed; a listing that fails right after it is far likelier than a hole to fall into.
+      case NonFatal(_) => return Live
+    }
+    val times = entries.flatMap(e => VersionNaming.parse(e.name).collect { case (`naming`, v) => v -> e.modifiedMillis }).toMap
+    val newer = times.filter(_._1 > version)
+    if (newer.isEmpty) Live
+    else times.get(version) match {
+      case Some(mine) if newer.values.exists(_ < mine) => Orphan
+      case Some(mine) if newer.values.forall(_ > mine) => Live
+      case _ => evidence(dataset, naming, newer.keys.min, ours, base)
+    }
+  }
+
+  /** What version `successor` (the first above ours) says of whether it was built on `ours`. */
+  private def evidence(dataset: Dataset, naming: VersionNaming, successor: Long, ours: Manifest, base: Option[Manifest]): Verdict =
+    Transactions.lookup(dataset, successor, naming) match {
+      case VersionLookup.Committed(snapshot, txn) =>
+        val before = base.toSeq.flatMap(_.getFragmentsList.asScala).map(f => f.getId -> f).toMap
+        val theirs = snapshot.fragments.map(f => f.getId -> f).toMap
+        // A compaction records the fragments it replaced, so ours are found there if it took them.
+        val replaced = txn.toSeq.filter(_.hasRewrite).flatMap { t =>
+          t.getRewrite.getOldFragmentsList.asScala ++ t.getRewrite.getGroupsList.asScala.flatMap(_.getOldFragmentsList.asScala)
+        }.map(f => f.getId -> f).toMap
+        val mine = ours.getFragmentsList.asScala.toSeq
+        // Data files of fragments we added have names no other writer uses.
+        val added = mine.filterNot(f => before.contains(f.getId))
+        val addedVerdict = added.iterator.flatMap { f =>
+          theirs.get(f.getId).orElse(replaced.get(f.getId)).map(g => if (g.getFilesList == f.getFilesList) Live else Orphan)
+        }.nextOption()
+        addedVerdict.getOrElse {
+          val changed = mine.filter(f => before.get(f.getId).exists(_ != f))
+          if (changed.exists(f => theirs.get(f.getId).contains(f))) Live else Undecided
+        }
+      case _ => Undecided
+    }
+}
