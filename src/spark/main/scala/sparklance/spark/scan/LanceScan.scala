@@ -1,6 +1,7 @@
 package sparklance.spark.scan
 
 import java.util.OptionalLong
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
@@ -25,8 +26,10 @@ import sparklance.spark.{Allocators, LanceTable}
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
-    dataFilter: Option[ColumnFilter] = None)
-    extends Scan with Batch with SupportsReportStatistics {
+    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil)
+    extends Scan with Batch with SupportsReportStatistics with ReadsTable {
+
+  override val read: TableRead = TableRead(table, pushed)
 
   protected val snapshot: Snapshot = table.snapshot
 
