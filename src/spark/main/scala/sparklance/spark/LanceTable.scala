@@ -97,11 +97,13 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new LanceWriteBuilder(info, (inputSchema, overwrite) => {
+    new LanceWriteBuilder(info, (inputSchema, mode) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments =>
-        // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
-        // so it commits nothing, like the row-level statements, unless it changes the schema.
+      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments => {
+        val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
+        // An append of no rows (or an insert-only MERGE that matched everything, or a dynamic
+        // overwrite of no rows) changes nothing, so it commits nothing, like the row-level
+        // statements, unless it changes the schema.
         if (overwrite || fragments.nonEmpty || pending.isDefined) {
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
@@ -121,7 +123,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
             indexing = indexing)
           AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite)
-        })
+        }
+      })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 
   /**
