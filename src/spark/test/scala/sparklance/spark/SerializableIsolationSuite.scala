@@ -140,7 +140,8 @@ class SerializableIsolationSuite extends AnyFunSuite with BeforeAndAfterAll {
     // A DataFrame read an older version than the one its write lands on: rows committed since
     // were never seen by it.
     val u = table()
-    val us = spark.table(u).where("region = 'us'").selectExpr("id + 1000 AS id", "region", "v")
+    // It reads the 'us' rows and writes 'eu' rows, which its reads cannot return.
+    val us = spark.table(u).where("region = 'us'").selectExpr("id + 1000 AS id", "'eu' AS region", "v")
     spark.sql(s"INSERT INTO $u VALUES (60, 'eu', 0)")
     us.writeTo(u).append()
     assert(count(u, "id >= 1000") == 10)
