@@ -138,9 +138,9 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     }
   }
 
-  private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot): LanceTable = {
+  private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot, timeTravel: Boolean = false): LanceTable = {
     ReservedColumns.checkExisting(quoted(ident), ds.path, snapshot.schema.fields.map(_.name))
-    new LanceTable(quoted(ident), ds, snapshot, settings)
+    new LanceTable(quoted(ident), ds, snapshot, settings, timeTravel = timeTravel)
   }
 
   /** `ns.t.history`, `ns.t.tags` and `ns.t.indices` name metadata tables of table `ns.t` (unless a real table has that name). */
@@ -168,7 +168,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       if (!ds.exists) throw new NoSuchTableException(ident)
       new Tags(ds).versionOf(version)
     }
-    openTable(ident, ds, ds.snapshotIfExists(Some(v)).getOrElse(throw new NoSuchTableException(ident)))
+    openTable(ident, ds, ds.snapshotIfExists(Some(v)).getOrElse(throw new NoSuchTableException(ident)), timeTravel = true)
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
@@ -186,7 +186,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
           else s"its first version was committed at ${at(first.commitMicros)}"
         throw new IllegalArgumentException(s"${quoted(ident)} has no version as of ${at(timestampMicros)}: $why")
       }
-    openTable(ident, ds, snapshot)
+    openTable(ident, ds, snapshot, timeTravel = true)
   }
 
   /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */

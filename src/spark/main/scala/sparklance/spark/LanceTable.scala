@@ -13,24 +13,23 @@ import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
-import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, TableReads}
+import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, StatementReads}
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
 /**
  * A Lance table at one version, as Spark sees it. Writes commit on top of the latest version.
  * With a `pending` schema change (automatic schema evolution), `snapshot` is its view and the
- * statement's write commits the change with its data.
+ * statement's write commits the change with its data. `timeTravel`: loaded as of a version or
+ * time the statement named, not as the latest one.
  */
 class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snapshot,
-    val settings: CatalogSettings = CatalogSettings(), val pending: Option[PendingSchema] = None)
+    val settings: CatalogSettings = CatalogSettings(), val pending: Option[PendingSchema] = None,
+    val timeTravel: Boolean = false)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
     with SupportsRowLevelOperations with SupportsDeleteV2 with SupportsSchemaEvolution {
 
   override def name(): String = tableName
-
-  /** What the statement using this instance scanned of it (see TableReads). */
-  val reads = new TableReads(this)
 
   /**
    * The columns the UPDATE or MERGE using this instance assigns, recorded while Spark analyses it
@@ -98,26 +97,36 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new LanceWriteBuilder(info, (inputSchema, overwrite) => {
+    new LanceWriteBuilder(info, (inputSchema, mode) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments =>
-        // An append of no rows (or an insert-only MERGE that matched everything) changes nothing,
-        // so it commits nothing, like the row-level statements, unless it changes the schema.
+      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments => {
+        val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
+        // An append of no rows (or an insert-only MERGE that matched everything, or a dynamic
+        // overwrite of no rows) changes nothing, so it commits nothing, like the row-level
+        // statements, unless it changes the schema.
         if (!(overwrite || fragments.nonEmpty || pending.isDefined)) PostCommit.Nothing
         else {
-          val (read, op) = pending match {
-            case Some(p) if !overwrite => (p.base, Operation.Evolving(Operation.Append(fragments), p))
-            case _ => (snapshot, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
-          }
           // An insert-only MERGE or INSERT ... SELECT from this table read it: under serializable
           // isolation rows committed meanwhile that its scans could have returned are a conflict.
+          val scans = StatementReads.of(this)
+          // Its query may have read an older version than the one it writes on (Spark 4.3 loads the
+          // write target apart from the table the query reads; a DataFrame keeps the version it was
+          // built on): rows committed since were never seen, so the commit is checked from there.
+          val oldestRead = scans.toSeq.flatten.map(_.table.snapshot).filter(_.version < snapshot.version)
+            .minByOption(_.version).getOrElse(snapshot)
+          val (read, op) = pending match {
+            case Some(p) if !overwrite => (p.base, Operation.Evolving(Operation.Append(fragments), p))
+            case Some(_) => (snapshot, Operation.Overwrite(fragments, snapshot.schema))
+            case None => (oldestRead, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
+          }
           val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, tableName, dataset.path, dataset.storage,
             settings.storageConf, pending.fold(snapshot.schema)(_.schema), snapshot.config, snapshot.file.indexSection, fragments)
-          val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(reads.readSet),
+          val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
             indexing = indexing)
           PostCommit(tableName, committed.version)(
             AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite))
-        })
+        }
+      })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
 
   /**

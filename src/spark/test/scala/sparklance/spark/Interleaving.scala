@@ -16,11 +16,14 @@ import sparklance.format.CommitConflictException
  */
 object Interleaving extends Assertions {
   /** The first statement's outcome: None if it landed, else its commit conflict's message (other failures are thrown). */
-  def run(spark: SparkSession, statement: String, meanwhile: String): Option[String] = {
+  def run(spark: SparkSession, statement: String, meanwhile: String): Option[String] = run(spark, statement, spark.sql(statement), meanwhile)
+
+  /** The same for a statement of the DataFrame API, `what` naming it. */
+  def run(spark: SparkSession, what: String, statement: => Any, meanwhile: String): Option[String] = {
     Gate.close()
-    val running = Future(Try(spark.sql(statement)))
+    val running = Future(Try(statement))
     while (!Gate.reached.await(100, TimeUnit.MILLISECONDS))
-      running.value.foreach(done => fail(s"ended before its gate ($done): $statement"))
+      running.value.foreach(done => fail(s"ended before its gate ($done): $what"))
     spark.sql(meanwhile)
     Gate.open()
     Await.result(running, 2.minutes).failed.toOption.map { e =>

@@ -2,9 +2,11 @@ package sparklance.spark
 
 import java.nio.file.Files
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.functions.udf
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
+import org.apache.spark.sql.functions.{expr, lit, udf}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+import sparklance.format.CommitConflictException
 
 /**
  * Serializable isolation, decided by what a statement read: each statement here stops inside its
@@ -39,6 +41,10 @@ class SerializableIsolationSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   /** Runs `statement` until its gate, commits `meanwhile`, opens the gate: None if it landed, else the conflict's message. */
   private def interleaved(statement: String, meanwhile: String): Option[String] = Interleaving.run(spark, statement, meanwhile)
+
+  /** The same for a statement of the DataFrame API, `what` naming it. */
+  private def interleaved(what: String, statement: => Any, meanwhile: String): Option[String] =
+    Interleaving.run(spark, what, statement, meanwhile)
 
   private def count(t: String, where: String) = spark.sql(s"SELECT count(*) FROM $t WHERE $where").first().getLong(0)
 
@@ -98,6 +104,42 @@ class SerializableIsolationSuite extends AnyFunSuite with BeforeAndAfterAll {
     // A row it would not have selected: in serial order (insert, then overwrite) the row is gone.
     assert(interleaved(keepUs, s"INSERT INTO $t VALUES (60, 'eu', 0)").isEmpty)
     assert(count(t, "region = 'us'") == 11 && count(t, "region = 'eu'") == 0)
+  }
+
+  test("what a statement read is found by the table it names, in cached plans and DataFrames too") {
+    // Each statement here reads the table through an object of its own: a DataFrame analysed
+    // before, or the cached rows of one, never the object Spark hands the write.
+    val t = table()
+    val cached = spark.table(t).where("region = 'us'")
+    cached.cache().count()
+    val keepUs = cached.where(expr("gate(id)"))
+    assert(keepUs.queryExecution.optimizedPlan.collectFirst { case m: InMemoryRelation => m }.isDefined)
+    assert(interleaved("overwrite with cached rows", keepUs.writeTo(t).overwrite(lit(true)), s"INSERT INTO $t VALUES (61, 'us', 0)")
+      .exists(_.contains("never saw")))
+    assert(count(t, "id = 61") == 1 && count(t, "true") == 21)
+    cached.unpersist()
+
+    // A DataFrame read an older version than the one its write lands on: rows committed since
+    // were never seen by it.
+    val u = table()
+    // It reads the 'us' rows and writes 'eu' rows, which its reads cannot return.
+    val us = spark.table(u).where("region = 'us'").selectExpr("id + 1000 AS id", "'eu' AS region", "v")
+    spark.sql(s"INSERT INTO $u VALUES (60, 'eu', 0)")
+    us.writeTo(u).append()
+    assert(count(u, "id >= 1000") == 10)
+    spark.sql(s"INSERT INTO $u VALUES (61, 'us', 0)")
+    val stale = intercept[Exception](us.writeTo(u).append())
+    assert(Iterator.iterate[Throwable](stale)(_.getCause).takeWhile(_ != null).exists(_.isInstanceOf[CommitConflictException]), stale)
+    assert(count(u, "id >= 1000") == 10 && count(u, "id = 61") == 1)
+  }
+
+  test("statements on one session read apart: what one read never counts for another") {
+    val t = table()
+    // Ours reads the 'us' rows and holds on its thread; meanwhile a statement on another thread
+    // reads the 'eu' rows and commits 'eu' rows, which ours could not have read: both land.
+    val ours = s"INSERT INTO $t SELECT id + 1000, region, v FROM $t WHERE region = 'us' AND gate(id)"
+    assert(interleaved(ours, s"INSERT INTO $t SELECT id + 2000, region, v FROM $t WHERE region = 'eu'").isEmpty)
+    assert(count(t, "id >= 2000") == 10 && count(t, "id >= 1000 AND id < 2000") == 10)
   }
 
   test("under snapshot isolation the same interleavings land, and two inserts of one key both stay") {

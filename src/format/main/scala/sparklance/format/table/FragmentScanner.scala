@@ -52,7 +52,8 @@ final class FragmentScanner(
     within: Option[RoaringBitmap] = None) extends Iterator[ScanBatch] with AutoCloseable {
 
   // `only` names the rows to read, deleted or not (e.g. the rows a commit changed); `within` the
-  // only rows that may be read (those data skipping kept), less the deleted ones. Every other row
+  // only rows that may be read (those data skipping kept, or a lookup named), less the deleted
+  // ones: a lookup by row id or address must not find a deleted row. Every other row
   // is skipped as if deleted, so long unselected runs are never decoded.
   private val deleted: RoaringBitmap = only match {
     case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))

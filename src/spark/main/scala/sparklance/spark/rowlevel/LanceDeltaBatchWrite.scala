@@ -9,13 +9,14 @@ import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
+import sparklance.spark.scan.StatementReads
 import sparklance.spark.write.WriteTarget
 
 /**
  * Runs a DELETE / UPDATE / MERGE: tasks tombstone rows and write new ones, then the driver turns
  * their messages into one Delete or Update commit on the version the statement read. Under
  * serializable isolation that commit fails if other writers meanwhile committed rows the
- * statement's scans could have returned (the scans' pushed predicates, see TableReads).
+ * statement's scans could have returned (the scans' pushed predicates, see StatementReads).
  * `reportFiles(deletionFiles, dataFiles)` receives what the commit wrote, for the UI.
  */
 final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.Command, info: LogicalWriteInfo,
@@ -42,10 +43,10 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       val change = new RowLevelCommit(table.dataset, table.pending.fold(snapshot)(_.base), table.pending).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
       for (plan <- inPlace; (fragmentId, (file, rows)) <- columnFiles) change.updateInPlace(plan.fieldIds, fragmentId, file, rows)
-      // A row-level statement always scanned its target; no recorded scan means an unknown one.
-      val reads = table.reads.readSet match {
+      // A row-level statement always scanned its target; no scan of it found means an unknown one.
+      val reads = StatementReads.readSet(table, StatementReads.of(table)) match {
         case ReadSet.Blind => ReadSet.Everything
-        case recorded => recorded
+        case found => found
       }
       val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
       val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, table.tableName, table.dataset.path,

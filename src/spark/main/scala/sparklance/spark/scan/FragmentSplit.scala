@@ -3,15 +3,13 @@ package sparklance.spark.scan
 import org.roaringbitmap.RoaringBitmap
 
 /**
- * Physical rows [start, end) of one fragment (its DataFragment message as bytes): only the rows
- * `only` names (portable Roaring bytes) when set, and for change data the rows `change` names.
- * `within` (portable Roaring bytes) holds the only offsets that may be read, where data skipping
- * ruled the others out.
+ * Physical rows [start, end) of one fragment (its DataFragment message as bytes), less its
+ * deleted rows; for change data, the rows `change` names instead, deleted or not. `within`
+ * (portable Roaring bytes) holds the only offsets that may be read, where data skipping ruled the
+ * others out or `_rowid` predicates named them.
  */
-final case class FragmentSplit(fragment: Array[Byte], start: Long, end: Long, only: Option[Array[Byte]] = None,
-    change: Option[ChangeSlice] = None, within: Option[Array[Byte]] = None) {
-  def selectedRows: Option[Array[Byte]] = change.map(_.rows).orElse(only)
-}
+final case class FragmentSplit(fragment: Array[Byte], start: Long, end: Long,
+    change: Option[ChangeSlice] = None, within: Option[Array[Byte]] = None)
 
 object FragmentSplit {
   /**

@@ -1,6 +1,7 @@
 package sparklance.spark.scan
 
 import java.util.OptionalLong
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
@@ -25,8 +26,10 @@ import sparklance.spark.{Allocators, LanceTable}
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
-    dataFilter: Option[ColumnFilter] = None)
-    extends Scan with Batch with SupportsReportStatistics {
+    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil)
+    extends Scan with Batch with SupportsReportStatistics with ReadsTable {
+
+  override val read: TableRead = TableRead(table, pushed)
 
   protected val snapshot: Snapshot = table.snapshot
 
@@ -117,36 +120,28 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def planInputPartitions(): Array[InputPartition] = {
     val candidates = this.candidates
     val read = fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty))
-    // Each fragment's rows to read (those named by _rowid, else those data skipping kept, else all)
-    // and their bytes; the budget for a partition follows from their sum.
-    final case class Wanted(f: DataFragment, named: Option[RoaringBitmap], rows: Option[RoaringBitmap], perRow: Double) {
+    // Each fragment's rows that may be read (those named by _rowid, else those data skipping
+    // kept, else all) and their bytes; the budget for a partition follows from their sum. The
+    // reader skips the deleted ones among them: a row named by its id may have been deleted.
+    final case class Wanted(f: DataFragment, rows: Option[RoaringBitmap], perRow: Double) {
       val bytes: Long = (rows.fold(f.getPhysicalRows)(_.getLongCardinality) * perRow).toLong
     }
-    val wanted = read.map { f =>
-      val named = namedRows.flatMap(_.get(f.getId))
-      Wanted(f, named, named.orElse(candidates.get(f.getId)), rowBytes(f))
-    }
+    val wanted = read.map(f => Wanted(f, namedRows.flatMap(_.get(f.getId)).orElse(candidates.get(f.getId)), rowBytes(f)))
     val budget = SplitPacking.budget(wanted.map(_.bytes).sum, wanted.size)
     val splits = wanted.flatMap { w =>
       import w._
       val message = f.toByteArray
-      named match {
-        case Some(only) =>
-          val (start, end) = FragmentSplit.span(only)
-          Seq(SplitPacking.Sized(FragmentSplit(message, start, end, only = Some(PortableBitmaps.toBytes(only))), bytes))
-        case None =>
-          // Splits span the kept rows only, and splits holding none of them are not planned.
-          val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)
-          val within = rows.map(PortableBitmaps.toBytes)
-          val pieces = Seq(1L, SplitPacking.ceilDiv(bytes, budget.maxBytes), SplitPacking.ceilDiv(last - first, rowsPerSplit)).max
-          val step = SplitPacking.ceilDiv(last - first, pieces)
-          (first until last by step).map(start => (start, math.min(last, start + step)))
-            .filter { case (start, end) => rows.forall(_.intersects(start, end)) }
-            .map { case (start, end) =>
-              val kept = rows.fold(end - start)(_.rangeCardinality(start, end))
-              SplitPacking.Sized(FragmentSplit(message, start, end, within = within), (kept * perRow).toLong)
-            }
-      }
+      // Splits span the kept rows only, and splits holding none of them are not planned.
+      val (first, last) = rows.fold((0L, f.getPhysicalRows))(FragmentSplit.span)
+      val within = rows.map(PortableBitmaps.toBytes)
+      val pieces = Seq(1L, SplitPacking.ceilDiv(bytes, budget.maxBytes), SplitPacking.ceilDiv(last - first, rowsPerSplit)).max
+      val step = SplitPacking.ceilDiv(last - first, pieces)
+      (first until last by step).map(start => (start, math.min(last, start + step)))
+        .filter { case (start, end) => rows.forall(_.intersects(start, end)) }
+        .map { case (start, end) =>
+          val kept = rows.fold(end - start)(_.rangeCardinality(start, end))
+          SplitPacking.Sized(FragmentSplit(message, start, end, within = within), (kept * perRow).toLong)
+        }
     }
     SplitPacking.pack(splits, budget, limit)
   }

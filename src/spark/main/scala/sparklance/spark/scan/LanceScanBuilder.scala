@@ -61,16 +61,15 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   }
 
   override def build(): Scan = {
-    table.reads.record(pushed)
-    if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table.tableName)
+    if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table)
     else if (rowLevel) {
       val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
       // The group filter's subquery reads the key column of every fragment; a runtime filter on an
       // indexed key finds the fragments, and the zones within them, without reading any.
       val groupFilter = !keyPruned && !conditionColumns.exists(dataColumns.subsetOf)
-      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter)
+      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed)
     }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
-      KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter)
+      KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter, pushed)
   }
 }

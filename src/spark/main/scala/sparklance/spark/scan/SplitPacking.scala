@@ -75,7 +75,7 @@ object SplitPacking {
 
   /** Whether `b` is the range of `a`'s fragment right after `a`, read the same way: the two can be read as one split. */
   private def continues(a: FragmentSplit, b: FragmentSplit): Boolean =
-    a.end == b.start && (a.fragment eq b.fragment) && (a.within eq b.within) && a.only.isEmpty && b.only.isEmpty &&
+    a.end == b.start && (a.fragment eq b.fragment) && (a.within eq b.within) &&
       a.change.isEmpty && b.change.isEmpty
 
   /** a / b rounded up; 1 where b is not positive. */

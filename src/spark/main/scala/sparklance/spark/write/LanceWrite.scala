@@ -8,9 +8,13 @@ import org.apache.spark.sql.connector.write.{BatchWrite, RequiresDistributionAnd
  * The logical write of an append or overwrite; `batch` builds its [[LanceBatchWrite]]. With an
  * [[OptimizedWrite]] it asks Spark to rebalance the input into about one fragment per task.
  */
-final class LanceWrite(batch: () => BatchWrite, overwrite: Boolean, optimized: Option[OptimizedWrite])
+final class LanceWrite(batch: () => BatchWrite, mode: WriteMode, optimized: Option[OptimizedWrite])
     extends Write with RequiresDistributionAndOrdering {
-  override def description(): String = if (overwrite) "lance overwrite" else "lance append"
+  override def description(): String = mode match {
+    case WriteMode.Append => "lance append"
+    case WriteMode.Replace => "lance overwrite"
+    case WriteMode.ReplacePartitions => "lance dynamic overwrite"
+  }
   override def toBatch: BatchWrite = batch()
 
   override def requiredDistribution(): Distribution = optimized.fold(Distributions.unspecified(): Distribution)(o =>
