@@ -31,6 +31,25 @@ class CommitStateUnknownException(val tablePath: String, val version: Long, caus
     s"failed or its outcome could not be established (${cause.getMessage}); its files are kept. Check the " +
     s"table's latest version before re-running the statement", cause)
 
+/**
+ * A file the version being read names is gone: a cleanup (vacuum) removed it while a statement
+ * still read that version, or it was deleted by hand. Nothing was written; re-running reads the
+ * newest version. Cleanups that keep versions for a while (`older_than`) leave running statements
+ * their files.
+ */
+class FileGoneException(val tablePath: String, val file: String, cause: Throwable)
+  extends LanceException(s"Lance table $tablePath: $file, which the version this statement reads names, is gone: a cleanup " +
+    "(vacuum) removed it while the statement ran, or it was deleted by hand. Nothing was written; re-run the statement " +
+    "(vacuum with older_than leaves statements that run meanwhile their files)", cause)
+
+/** Runs `read` of `file`, turning a missing file into [[FileGoneException]]. */
+object FileGoneException {
+  def guard[T](tablePath: String, file: String)(read: => T): T =
+    try read catch {
+      case e @ (_: java.nio.file.NoSuchFileException | _: java.io.FileNotFoundException) => throw new FileGoneException(tablePath, file, e)
+    }
+}
+
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 
 /** A version the table does not have (see [[VersionRemovedException]] for one cleanup removed). */

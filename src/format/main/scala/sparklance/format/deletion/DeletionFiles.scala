@@ -11,7 +11,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel
 import org.roaringbitmap.RoaringBitmap
 import scala.util.Using
-import sparklance.format.CorruptFileException
+import sparklance.format.{CorruptFileException, FileGoneException}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile}
 import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
@@ -47,7 +47,7 @@ object DeletionFiles {
     if (!fragment.hasDeletionFile) return new RoaringBitmap()
     val file = fragment.getDeletionFile
     val path = Storage.join(tablePath, relativePath(fragment.getId, file))
-    val bytes = storage.readAll(path)
+    val bytes = FileGoneException.guard(tablePath, relativePath(fragment.getId, file))(storage.readAll(path))
     val bitmap =
       try {
         if (file.getFileType == DeletionFileType.BITMAP) {

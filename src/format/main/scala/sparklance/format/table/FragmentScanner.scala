@@ -5,7 +5,7 @@ import org.apache.arrow.vector.{FieldVector, LargeVarBinaryVector}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
-import sparklance.format.{Primitives, Resources, UnsupportedFeatureException}
+import sparklance.format.{FileGoneException, Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.{BlobDescriptors, DataFileReader, RangeReads, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
@@ -84,11 +84,14 @@ final class FragmentScanner(
   private def open(f: DataFile): Source = {
     val path = Storage.join(tablePath, s"data/${f.getPath}")
     // Lance writers record the size (0 where unknown), which spares an object store a request.
-    val input = counted(if (f.getFileSizeBytes > 0) storage.openInput(path, f.getFileSizeBytes) else storage.openInput(path))
+    // Stores may open lazily: the footer's read is where a file a cleanup removed shows.
+    val (input, reader) = FileGoneException.guard(tablePath, s"data/${f.getPath}") {
+      val input = counted(if (f.getFileSizeBytes > 0) storage.openInput(path, f.getFileSizeBytes) else storage.openInput(path))
+      input -> DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion)
+    }
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
-    val reader = DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion)
     // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
     if (within.isDefined || only.isDefined) reader.readSparsely()
     Source(reader, columnOf, input, f)
