@@ -6,6 +6,7 @@ import sys
 
 import lance
 import pyarrow as pa
+import pyarrow.compute as pc
 from lance.file import LanceFileReader
 
 
@@ -40,6 +41,29 @@ def compare(case, exp, act):
                                  f"got {describe(a, bad)}, expected {describe(e, bad)}")
 
 
+def valid_under_null_struct(path, arr):
+    """The fields of `arr` (at any depth) that pylance reads as valid in a row whose struct is NULL.
+    Arrow lets a child hold a value there and compares struct arrays without looking at it, but a
+    query on `st.a` reads the child: pylance gives it the struct's nulls only if the file declares
+    the child's layer nullable, as pylance's own files do."""
+    found = []
+    if pa.types.is_struct(arr.type):
+        for i in range(arr.type.num_fields):
+            name, child = f"{path}.{arr.type.field(i).name}", arr.field(i)
+            if arr.null_count and pc.any(pc.and_(arr.is_null(), child.is_valid())).as_py():
+                found.append(name)
+            found += valid_under_null_struct(name, child)
+    elif pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        found += valid_under_null_struct(f"{path}.item", arr.flatten())
+    return found
+
+
+def check_struct_nulls(case, table):
+    found = [f for name in table.column_names for f in valid_under_null_struct(name, table.column(name).combine_chunks())]
+    if found:
+        raise AssertionError(f"{case}: fields valid in rows whose struct is NULL: {found}")
+
+
 def main(d):
     failures = []
     n = 0
@@ -52,9 +76,12 @@ def main(d):
             if kind == "file":
                 act = LanceFileReader(os.path.join(d, path)).read_all().to_table()
                 compare(name, exp, act)
+                check_struct_nulls(name, act)
             else:
                 ds = lance.dataset(os.path.join(d, path))
-                compare(name + " (scan)", exp, ds.to_table())
+                scanned = ds.to_table()
+                compare(name + " (scan)", exp, scanned)
+                check_struct_nulls(name + " (scan)", scanned)
                 if exp.num_rows > 0:
                     idx = {(i * 7919) % exp.num_rows for i in range(min(exp.num_rows, 97))}
                     idx |= {i for i in (5, 7, 1007, 7007, exp.num_rows - 1) if i < exp.num_rows}

@@ -8,7 +8,7 @@ import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.ColumnFilter._
-import sparklance.format.table.LanceSchema
+import sparklance.format.table.{LanceField, LanceSchema}
 
 /**
  * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP, BTREE and
@@ -25,6 +25,19 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
 
   private val physicalRows: Map[Long, Long] = fragments.map(f => f.getId -> f.getPhysicalRows).toMap
+
+  /**
+   * The fields below a struct that may be NULL. Such a field is NULL wherever an ancestor is, but a
+   * file that stores a valid child value there (older sparklance wrote 0 or "", other writers may
+   * too) gives an index built on the field a value for the row: their null tests are never
+   * answered by an index. Any other test is true only where the field, and so every ancestor,
+   * holds a value, which the indices describe as it is.
+   */
+  private val belowNullable: Set[Int] = {
+    def below(f: LanceField, ancestorNullable: Boolean): Seq[Int] =
+      (if (ancestorNullable) Seq(f.id) else Nil) ++ f.children.flatMap(below(_, ancestorNullable || f.nullable))
+    schema.fields.flatMap(below(_, ancestorNullable = false)).toSet
+  }
 
   /** What one index tells of the rows of the fragments it covers that a filter on its column keeps. */
   private trait FieldIndex {
@@ -129,6 +142,8 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
         case (a, b) => a.orElse(b)
       }
       case Or(l, r) => for (a <- rows(l, id, byField); b <- rows(r, id, byField)) yield RoaringBitmap.or(a, b)
+      case IsNull(field) if belowNullable(field) => None
+      case IsNotNull(field) if belowNullable(field) => None
       case leaf =>
         // Every index covering the fragment bounds the rows; together, by their intersection.
         ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(_.covers(id))

@@ -156,14 +156,21 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
     val present = new Array[Boolean](2 * depth + 1)
     var i = e0
     while (i < e1) { present(raw.array(i)) = true; i += 1 }
-    // Layers innermost first; a code is declared only if it occurs in the page, as pylance does.
+    // A layer is nullable where its own nulls occur, and also below a struct with nulls down to the
+    // next list: pylance gives a struct's nulls to its children, so it declares their layers
+    // nullable even though the def codes name only the struct. Its reader gives a leaf validity
+    // only from the leaf's own layer, and would read the leaf of a null struct as valid.
+    val nullable = new Array[Boolean](depth)
+    for (k <- 0 until depth)
+      nullable(k) = present(nullRaw(k)) || (k > 0 && !isList(k - 1) && nullable(k - 1))
+    // Layers innermost first; other codes are declared only if they occur in the page, as pylance does.
     val toDef = new Array[Int](2 * depth + 1)
     val layers = new Array[RepDefLayer](depth)
     var c = 1
     var maxVisibleDef = 0
     for (layer <- 0 until depth) {
       val k = depth - 1 - layer
-      val hasNull = present(2 * layer + 1)
+      val hasNull = nullable(k)
       val hasEmpty = present(2 * layer + 2)
       layers(layer) =
         if (isList(k)) (hasNull, hasEmpty) match {

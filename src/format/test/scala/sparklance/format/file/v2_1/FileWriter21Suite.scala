@@ -134,6 +134,20 @@ object Writer21Fixtures {
     case _ =>
   }
 
+  /**
+   * Makes every third struct value (at any depth: top-level, nested, in lists) NULL without touching
+   * its children's values, which Arrow allows: with no nulls of their own, the children's pages
+   * then hold nulls only through their struct.
+   */
+  def nullStructs(v: ValueVector): Unit = v match {
+    case s: StructVector =>
+      s.getChildrenFromFields.asScala.foreach(nullStructs)
+      (0 until s.getValueCount by 3).foreach(s.setNull)
+    case l: ListVector => nullStructs(l.getDataVector)
+    case l: org.apache.arrow.vector.complex.LargeListVector => nullStructs(l.getDataVector)
+    case _ =>
+  }
+
   /** Replaces the valid values of a string/binary vector by `value(i)`, keeping its nulls. */
   private def rewrite(v: FieldVector, value: Int => Array[Byte]): Unit = {
     val n = v.getValueCount
@@ -204,7 +218,8 @@ object Writer21Fixtures {
 
   /** Batches of random vectors for `schema`. */
   def batches(schema: LanceSchema, sizes: Seq[Int], seed: Long, nullRate: Double, a: BufferAllocator,
-      long: Boolean = false, small: Boolean = false, const: Boolean = false): Seq[Seq[FieldVector]] = {
+      long: Boolean = false, small: Boolean = false, const: Boolean = false,
+      nullEveryThirdStruct: Boolean = false): Seq[Seq[FieldVector]] = {
     val gen = new RandomVectors(seed, nullRate, structNulls = true)
     val rnd = new Random(seed)
     sizes.map { n =>
@@ -213,6 +228,7 @@ object Writer21Fixtures {
         if (long) longStrings(v, rnd, 200, 700)
         if (small) smallInts(v)
         if (const) constants(v)
+        if (nullEveryThirdStruct) nullStructs(v)
         v
       }
     }

@@ -68,11 +68,14 @@ class PylanceWriter21Suite extends AnyFunSuite {
         ("runs", runsSchema, Nil, 0, false, false),
         ("flat_const", flatSchema, Seq(3000, 50), 0.2, false, false),
         ("nested_const", nestedSchema, Seq(3000), 0.2, false, false),
-        ("empty", nestedSchema, Seq(0), 0.0, false, false))
+        ("empty", nestedSchema, Seq(0), 0.0, false, false),
+        ("nested_struct_nulls", nestedSchema, Seq(1500), 0.0, false, false),
+        ("long_struct_nulls", longSchema, Seq(300), 0.0, true, false))
       for (((name, schema, sizes, rate, long, small), k) <- specs.zipWithIndex; minor <- Seq(1, 2)) {
         val label = s"${name}_2.$minor"
         val bs = if (name == "runs") Seq(runs(20000, a))
-          else batches(schema, sizes, 100L + k, rate, a, long, small, const = name.endsWith("_const"))
+          else batches(schema, sizes, 100L + k, rate, a, long, small, const = name.endsWith("_const"),
+            nullEveryThirdStruct = name.endsWith("_struct_nulls"))
         try {
           bs.flatten.foreach(sanitize)
           val expected = bs.zipWithIndex.map { case (b, i) =>
