@@ -83,6 +83,17 @@ private[v2_1] object Slots {
     }
   }
 
+  /**
+   * What slots `[from, until)` of `s` take in Arrow memory: their values' bytes, plus 8 a
+   * variable-width value (its offset and validity), as [[sparklance.format.file.RowBytes]] counts.
+   */
+  def bytes(s: Slots, from: Int, until: Int): Long = if (until <= from) 0L else s match {
+    case v: Variable => v.offsets(until) - v.offsets(from) + 8L * (until - from)
+    case f: Fixed => if (f.bits == 1) (until - from + 7L) / 8 else f.bytesPer.toLong * (until - from)
+    case l: FixedSizeList => (l.dim.toLong * l.items.bits * (until - from) + 7) / 8
+    case _: Empty => 0L
+  }
+
   def kind(s: Slots): String = s match {
     case f: Fixed => s"${f.bits}-bit values"
     case _: Variable => "variable-width values"

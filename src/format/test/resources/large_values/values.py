@@ -1,0 +1,56 @@
+"""Compressible large values for LargeValueBatchesSuite, written and read by pylance.
+
+values.py write PATH VERSION ROWS PER_FILE
+    Writes ROWS rows (id int64; img large_binary of 1 MiB: 16 random bytes repeated; note string of
+    64 KiB: 16 random letters repeated) with data_storage_version VERSION, PER_FILE rows a fragment.
+    pylance compresses each value on its own (full-zip pages, zstd), so the files hold a few hundred
+    bytes a row that decode to more than a megabyte.
+values.py digests PATH
+    Reads the table.
+
+Both print one JSON line: every row's id and the sha1 of its two values, in id order.
+"""
+import hashlib
+import json
+import os
+import random
+import string
+import sys
+
+import lance
+import pyarrow as pa
+
+
+def row(i, img, note):
+    return [i, hashlib.sha1(img).hexdigest(), hashlib.sha1(note.encode()).hexdigest()]
+
+
+def write(path, version, rows, per_file):
+    schema = pa.schema([("id", pa.int64()), ("img", pa.large_binary()), ("note", pa.string())])
+    rng = random.Random(rows)
+    out = []
+
+    def batches():
+        for start in range(0, rows, 50):
+            ids = list(range(start, min(rows, start + 50)))
+            imgs = [os.urandom(16) * 65536 for _ in ids]
+            notes = ["".join(rng.choice(string.ascii_letters) for _ in range(16)) * 4096 for _ in ids]
+            out.extend(row(*r) for r in zip(ids, imgs, notes))
+            yield pa.record_batch([pa.array(ids, pa.int64()), pa.array(imgs, pa.large_binary()), pa.array(notes, pa.string())],
+                                  schema=schema)
+
+    lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), path, data_storage_version=version,
+                        max_rows_per_file=int(per_file))
+    return out
+
+
+def digests(path):
+    out = []
+    for batch in lance.dataset(path).to_batches(columns=["id", "img", "note"], batch_size=16):
+        out.extend(row(*r) for r in zip(*(c.to_pylist() for c in batch.columns)))
+    return sorted(out)
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    print(json.dumps(write(args[0], args[1], int(args[2]), args[3]) if command == "write" else digests(args[0])))
