@@ -5,6 +5,10 @@ values.py write PATH VERSION ROWS PER_FILE
     64 KiB: 16 random letters repeated) with data_storage_version VERSION, PER_FILE rows a fragment.
     pylance compresses each value on its own (full-zip pages, zstd), so the files hold a few hundred
     bytes a row that decode to more than a megabyte.
+values.py write_repeated PATH VERSION ROWS PER_FILE
+    The same, but with values of random bytes that repeat: img takes one of 5 values in turn, note
+    one of 5 strings. pylance stores each value once (dictionary pages; a page whose rows all hold
+    one value is a constant page in 2.2).
 values.py digests PATH
     Reads the table.
 
@@ -25,22 +29,29 @@ def row(i, img, note):
     return [i, hashlib.sha1(img).hexdigest(), hashlib.sha1(note.encode()).hexdigest()]
 
 
-def write(path, version, rows, per_file):
+def write(path, version, rows, per_file, repeated=False):
     schema = pa.schema([("id", pa.int64()), ("img", pa.large_binary()), ("note", pa.string())])
     rng = random.Random(rows)
+    distinct = [(os.urandom(1 << 20), "".join(rng.choice(string.ascii_letters) for _ in range(64 << 10))) for _ in range(5)]
     out = []
 
     def batches():
-        for start in range(0, rows, 50):
-            ids = list(range(start, min(rows, start + 50)))
-            imgs = [os.urandom(16) * 65536 for _ in ids]
-            notes = ["".join(rng.choice(string.ascii_letters) for _ in range(16)) * 4096 for _ in ids]
+        # Repeated values come a fragment at a time: pylance looks for repeats within what it buffers.
+        step = per_file if repeated else 50
+        for start in range(0, rows, step):
+            ids = list(range(start, min(rows, start + step)))
+            if repeated:
+                imgs = [distinct[i % 5][0] for i in ids]
+                notes = [distinct[i // 60 % 5][1] for i in ids]
+            else:
+                imgs = [os.urandom(16) * 65536 for _ in ids]
+                notes = ["".join(rng.choice(string.ascii_letters) for _ in range(16)) * 4096 for _ in ids]
             out.extend(row(*r) for r in zip(ids, imgs, notes))
             yield pa.record_batch([pa.array(ids, pa.int64()), pa.array(imgs, pa.large_binary()), pa.array(notes, pa.string())],
                                   schema=schema)
 
     lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), path, data_storage_version=version,
-                        max_rows_per_file=int(per_file))
+                        max_rows_per_file=per_file)
     return out
 
 
@@ -53,4 +64,7 @@ def digests(path):
 
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
-    print(json.dumps(write(args[0], args[1], int(args[2]), args[3]) if command == "write" else digests(args[0])))
+    if command == "digests":
+        print(json.dumps(digests(args[0])))
+    else:
+        print(json.dumps(write(args[0], args[1], int(args[2]), int(args[3]), repeated=command == "write_repeated")))

@@ -19,7 +19,8 @@ import sparklance.format.maintenance.{Compaction, CompactionOptions}
  * Scan batches are bounded by the bytes values decode to, not by the bytes they are stored in:
  * pylance stores 1 MiB values of a repeated 16-byte pattern (and 64 KiB strings of a repeated
  * 16-letter pattern) in a few hundred bytes each (full-zip pages, each value zstd-compressed on its
- * own), 2 fragments of 150 rows, 320 MB of decoded data in 80 KB of files. Full scans, projections,
+ * own), 2 fragments of 150 rows, 320 MB of decoded data in 80 KB of files; and values that repeat
+ * once each (dictionary pages, and constant ones in 2.2), 320 MB in 11 MB. Full scans, projections,
  * scattered rows and compaction hold about one batch of it at a time: measured here batch by batch
  * and by the allocator's peak, and in a JVM whose heap is a third of what the table decodes to.
  */
@@ -32,11 +33,13 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
   /** The most one row decodes to, as RowBytes counts it. */
   private val largestRow = (1L << 20) + (64L << 10) + 3 * 8
 
-  /** Per version, the table pylance wrote and every row's (sha1 of img, sha1 of note) by id. */
-  private lazy val tables: Map[String, (Path, Map[Long, (String, String)])] = Seq("2.1", "2.2").map { v =>
-    val path = root.resolve(s"values_$v.lance")
-    v -> (path -> digests(Pylance.run(script, "write", path.toString, v, rows.toString, perFile.toString)))
-  }.toMap
+  /** Per kind of values and version, the table pylance wrote and every row's (sha1 of img, sha1 of note) by id. */
+  private val tables = scala.collection.mutable.Map.empty[(String, String), (Path, Map[Long, (String, String)])]
+  private def table(kind: String, version: String): (Path, Map[Long, (String, String)]) = tables.getOrElseUpdate(kind -> version, {
+    val path = root.resolve(s"${kind}_$version.lance")
+    val command = if (kind == "repeated") "write_repeated" else "write"
+    path -> digests(Pylance.run(script, command, path.toString, version, rows.toString, perFile.toString))
+  })
 
   private def digests(json: String): Map[Long, (String, String)] =
     """\[(\d+), "(\w+)", "(\w+)"\]""".r.findAllMatchIn(json).map(m => m.group(1).toLong -> (m.group(2), m.group(3))).toMap
@@ -77,11 +80,11 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private type DataFragment = sparklance.format.proto.TableProtos.DataFragment
 
-  for (version <- Seq("2.1", "2.2")) {
-    test(s"scans of pylance's compressed large values ($version) decode batches of about read_batch_bytes") {
-      val (path, expected) = tables(version)
+  for (kind <- Seq("compressed", "repeated"); version <- Seq("2.1", "2.2")) {
+    test(s"scans of pylance's $kind large values ($version) decode batches of about read_batch_bytes") {
+      val (path, expected) = table(kind, version)
       val stored = Files.walk(path.resolve("data")).iterator().asScala.filter(Files.isRegularFile(_)).map(Files.size).sum
-      assert(stored < rows * 1024L, s"pylance stored the values in $stored bytes, so they do not test compression")
+      assert(stored < rows * (40L << 10), s"pylance stored the values in $stored bytes, so they do not test what they decode to")
       for (fields <- Seq(Seq("id", "img", "note"), Seq("note", "img"), Seq("img"))) {
         val (ids, peak) = scan(path, fields, expected) { (snapshot, fragment, projected, allocator) =>
           new FragmentScanner(LocalStorage, snapshot.tablePath, fragment, projected, allocator, 0, fragment.getPhysicalRows,
@@ -92,8 +95,8 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
     }
 
-    test(s"scattered rows of pylance's compressed large values ($version) come in batches of about read_batch_bytes") {
-      val (path, expected) = tables(version)
+    test(s"scattered rows of pylance's $kind large values ($version) come in batches of about read_batch_bytes") {
+      val (path, expected) = table(kind, version)
       // Rows named one by one (as change data names them), and rows data skipping kept (runs of 3 rows).
       val named = RoaringBitmap.bitmapOf((0 until perFile by 3): _*)
       val kept = RoaringBitmap.bitmapOf((0 until perFile).filter(_ % 10 < 3): _*)
@@ -110,7 +113,7 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("a JVM whose heap is a third of the data scans and compacts pylance's compressed large values") {
-    val (original, expected) = tables("2.2")
+    val (original, expected) = table("compressed", "2.2")
     val path = root.resolve("compacted.lance")
     Files.walk(original).iterator().asScala.foreach(p => Files.copy(p, path.resolve(original.relativize(p).toString)))
     val java = Paths.get(sys.props("java.home"), "bin", "java").toString

@@ -322,7 +322,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       while (k < local.length) { local(k) = (rows(i + k) - rowStarts(p)).toInt; k += 1 }
       val budget = Budget(maxBytes - used, i == 0)
       val (taken, bytes) = (if (cache.containsKey(p)) None else windows(p)) match {
-        case Some(ix: ChunkIndex) => pickChunks(p, ix, local, out)
+        case Some(ix: ChunkIndex) => pickChunks(p, ix, local, out, budget)
         case Some(_: VariableRows) => pickRuns(p, local, out, budget)
         case _ => pickPage(p, kind, local, out, budget)
       }
@@ -420,17 +420,18 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     picking
   }
 
-  /** Picks the rows `local` of a mini-block page (small values: no budget); returns how many, and their bytes. */
-  private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut): (Int, Long) = {
+  /** Picks the rows `local` of a mini-block page, as many as fit `budget`; returns how many, and their bytes. */
+  private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut, budget: Budget): (Int, Long) = {
     import ix._
-    val segmentsBefore = out.segments.size
     val c = ctx(p)
     requireFlat(layers, c)
     val hasDef = layout.hasDefCompression
     val large = layout.getHasLargeChunk
     val numBuffers = layout.getNumBuffers.toInt
+    var used = 0L
     var k = 0
-    while (k < local.length) {
+    var spent = false
+    while (k < local.length && !spent) {
       // One read for the chunks of rows k until kEnd: chunks less than ReadGap bytes apart, up to MaxRead bytes.
       val c0 = chunkOf(local(k))
       var cLast = c0
@@ -446,7 +447,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val bytes = pickBuffer(length)
       container.readInto(offsets(1) + firstByte(c0), java.nio.ByteBuffer.wrap(bytes, 0, length), s"${c.where} chunks $c0-$cLast")
       var a = k
-      while (a < kEnd) {
+      while (a < kEnd && !spent) {
         val ch = chunkOf(local(a))
         var b = a + 1
         while (b < kEnd && local(b) < firstItem(ch + 1)) b += 1
@@ -457,11 +458,6 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         val idx = new Array[Int](b - a)
         var q = 0
         while (q < idx.length) { idx(q) = local(a + q) - firstItem(ch).toInt; q += 1 }
-        if (hasDef) {
-          val defs = Compressive.levels(layout.getDefCompression, parts.defs, parts.numLevels, c)
-          q = 0
-          while (q < idx.length) { addValidity(out, defs(idx(q)), layers, c); q += 1 }
-        } else { out.validity.addMany(true, idx.length.toLong); out.length += idx.length }
         val values = ChunkPicks.pick(layout.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(parts.values),
           count, idx, 0, idx.length, c)
         val decoded = if (!layout.hasDictionary) values else values match {
@@ -469,12 +465,21 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
           case e: Slots.Empty => e
           case other => throw c.corrupt(s"dictionary indices decoded to ${Slots.kind(other)}")
         }
-        out.segments += ((decoded, 0, decoded.count))
-        a = b
+        // Values of a dictionary (or long runs) may take far more than their chunk: only those that fit are kept.
+        val (fit, taken) = Slots.fitting(decoded, 0, idx.length, budget.bytes - used, budget.atLeastOne && a == 0)
+        if (hasDef) {
+          val defs = Compressive.levels(layout.getDefCompression, parts.defs, parts.numLevels, c)
+          q = 0
+          while (q < fit) { addValidity(out, defs(idx(q)), layers, c); q += 1 }
+        } else { out.validity.addMany(true, fit.toLong); out.length += fit }
+        out.segments += ((decoded, 0, fit))
+        used += taken
+        spent = fit < idx.length
+        a += fit
       }
-      k = kEnd
+      k = a
     }
-    (local.length, out.segments.iterator.drop(segmentsBefore).map { case (slots, a, b) => Slots.bytes(slots, a, b) }.sum)
+    (k, used)
   }
 
   /**

@@ -197,8 +197,8 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
             vector.setIndexDefined(row)
             val (data, from) = page.slots match {
               case f: Slots.Fixed => (f.data, slot * f.bytesPer)
-              case v: Slots.Variable => (v.data, v.offsets(slot).toInt)
-              case other => throw new CorruptFileException(path, s"column $column ('${field.name}'): ${Slots.kind(other)} in a packed struct")
+              case other => Slots.bytesOf(other, slot).map(v => (v.array, v.offset)).getOrElse(throw new CorruptFileException(
+                path, s"column $column ('${field.name}'): ${Slots.kind(other)} in a packed struct"))
             }
             PackedStructs.read(all, data, from, row, kids, Ctx(path, s"column $column ('${field.name}') row ${rowStart + row}"))
             slot += 1
@@ -235,9 +235,10 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
               out.position(row) = position
               out.size(row) = size
             // A NULL row takes a slot without bytes.
-            case (sparklance.format.table.BlobEncoding.V2, _: Slots.Variable) if page.defs != null && page.defs(i) != 0 =>
-            case (sparklance.format.table.BlobEncoding.V2, v: Slots.Variable) =>
-              BlobDescriptorsV2.parse(v.data, v.offsets(slot).toInt, v.offsets(slot + 1).toInt, out, row,
+            case (sparklance.format.table.BlobEncoding.V2, _: Slots.Variable | _: Slots.Indexed) if page.defs != null && page.defs(i) != 0 =>
+            case (sparklance.format.table.BlobEncoding.V2, v) if Slots.bytesOf(v, slot).isDefined =>
+              val d = Slots.bytesOf(v, slot).get
+              BlobDescriptorsV2.parse(d.array, d.offset, d.end, out, row,
                 Ctx(path, s"column $column ('${field.name}') blob descriptor of row ${rowStart + row}"))
             case (_, other) => throw new CorruptFileException(path,
               s"column $column ('${field.name}'): ${Slots.kind(other)} where blob descriptors belong")
