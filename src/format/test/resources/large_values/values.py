@@ -7,8 +7,8 @@ values.py write PATH VERSION ROWS PER_FILE
     bytes a row that decode to more than a megabyte.
 values.py write_repeated PATH VERSION ROWS PER_FILE
     The same, but with values of random bytes that repeat: img takes one of 5 values in turn, note
-    one of 5 strings. pylance stores each value once (dictionary pages; a page whose rows all hold
-    one value is a constant page in 2.2).
+    one of 5 strings a fragment. pylance stores each value once: dictionary pages, and for note
+    constant pages in 2.2.
 values.py digests PATH
     Reads the table.
 
@@ -42,7 +42,7 @@ def write(path, version, rows, per_file, repeated=False):
             ids = list(range(start, min(rows, start + step)))
             if repeated:
                 imgs = [distinct[i % 5][0] for i in ids]
-                notes = [distinct[i // 60 % 5][1] for i in ids]
+                notes = [distinct[i // per_file % 5][1] for i in ids]
             else:
                 imgs = [os.urandom(16) * 65536 for _ in ids]
                 notes = ["".join(rng.choice(string.ascii_letters) for _ in range(16)) * 4096 for _ in ids]
