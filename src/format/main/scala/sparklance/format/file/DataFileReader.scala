@@ -26,7 +26,7 @@ trait DataFileReader extends Closeable {
    * `maxBytes` of Arrow memory (as [[RowBytes]] counts), one row at least: the vector holds fewer
    * than `numRows` rows when more would not fit. Rows are counted as pages are decoded, so that
    * values stored in a few bytes each (compressed, or repeated) are never decoded past the budget
-   * (a list or a struct field of file format 2.0 is read whole).
+   * (a list field of file format 2.0 is read whole).
    */
   def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
       maxBytes: Long): FieldVector
