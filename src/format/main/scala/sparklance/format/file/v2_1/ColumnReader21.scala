@@ -276,7 +276,9 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         else {
           val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), chunkBytes) ++ trailing
           val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
-          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowValues))
+          // The page's dictionary is decoded once for all its windows.
+          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowValues,
+            if (layout.hasDictionary) Some(dictionary) else None))
         }
       }
     case rows: FixedRows =>
