@@ -1,12 +1,15 @@
 """The Spark application of test_large_rows.py: rows of a megabyte and more with a small heap.
 
-Usage: large_rows_child.py WAREHOUSE TABLE
+Usage: large_rows_child.py WAREHOUSE TABLE [copy | in_place]
 
 Runs on `local-cluster[2,1,1024]` (two executor JVMs of 1 GiB, one task each) with a 1 GiB
 driver, Spark's defaults otherwise (UI on). TABLE (`lance.db.<name>`, columns id BIGINT and a
-large binary `img`) is read whole, read without its large column (the bytes the scan read from
-data files are reported), copied with CTAS, and the copy is changed by UPDATE and MERGE. Prints
-one JSON object: the scans' results, the bytes read, and the copy's rows as (id, length, sha1).
+large binary `img`, and with `in_place` a string `note`) is read whole, read without its large
+columns (the bytes the scan read from data files are reported), and then
+- `copy` (the default): copied with CTAS, and the copy changed by UPDATE and MERGE;
+- `in_place`: changed itself by an UPDATE of `note` in place, a MERGE of whole rows, and compacted.
+Prints one JSON object: the scans' results, the bytes read, and the changed table's rows as
+(id, length, sha1) of `img` (and of `note`).
 """
 import json
 import sys
@@ -36,17 +39,35 @@ def main():
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     out = {}
-    whole, out["whole_bytes_read"] = scan_bytes_read(spark.sql(f"SELECT count(*), sum(length(img)) FROM {table}"))
-    out["count"], out["total_length"] = whole[0][0], whole[0][1]
+    in_place = sys.argv[3:] == ["in_place"]
+    sums = "sum(length(img)), sum(length(note))" if in_place else "sum(length(img))"
+    whole, out["whole_bytes_read"] = scan_bytes_read(spark.sql(f"SELECT count(*), {sums} FROM {table}"))
+    out["count"], out["total_length"] = whole[0][0], sum(whole[0][1:])
     ids, out["ids_bytes_read"] = scan_bytes_read(spark.sql(f"SELECT sum(id) FROM {table}"))
     out["sum_id"] = ids[0][0]
-    copy = f"{table}_copy"
-    spark.sql(f"CREATE TABLE {copy} AS SELECT * FROM {table}")
-    spark.sql(f"UPDATE {copy} SET img = substring(img, 1, 1000) WHERE id % 7 = 1")
-    # Rows take the large value of the row before them.
-    spark.sql(f"MERGE INTO {copy} t USING (SELECT id + 1 AS id, img FROM {table} WHERE id % 5 = 2) s "
-              "ON t.id = s.id WHEN MATCHED THEN UPDATE SET img = s.img")
-    out["copy"] = [list(r) for r in spark.sql(f"SELECT id, length(img), sha1(img) FROM {copy} ORDER BY id").collect()]
+    if in_place:
+        changed = table
+        # The statements change a few hundred rows: a few tasks shuffle them.
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
+        spark.sql("SET spark.sparklance.rewrite_mode = columns")
+        spark.sql(f"UPDATE {table} SET note = upper(note) WHERE id % 10 = 3")
+        spark.sql("SET spark.sparklance.rewrite_mode = rows")
+        # Rows take the large value of the row before them.
+        spark.sql(f"MERGE INTO {table} t USING (SELECT id + 1 AS id, img FROM {table} WHERE id % 100 = 2) s "
+                  "ON t.id = s.id WHEN MATCHED THEN UPDATE SET img = s.img")
+        out["history"] = [[r.operation, r.operation_parameters.get("rows_updated_in_place")]
+                          for r in spark.sql(f"SELECT * FROM {table}.history ORDER BY version").collect()]
+        spark.sql(f"CALL lance.system.compact(table => '{table.split('.', 1)[1]}')")
+        columns = "id, length(img), sha1(img), length(note), sha1(note)"
+    else:
+        changed = f"{table}_copy"
+        spark.sql(f"CREATE TABLE {changed} AS SELECT * FROM {table}")
+        spark.sql(f"UPDATE {changed} SET img = substring(img, 1, 1000) WHERE id % 7 = 1")
+        # Rows take the large value of the row before them.
+        spark.sql(f"MERGE INTO {changed} t USING (SELECT id + 1 AS id, img FROM {table} WHERE id % 5 = 2) s "
+                  "ON t.id = s.id WHEN MATCHED THEN UPDATE SET img = s.img")
+        columns = "id, length(img), sha1(img)"
+    out["copy"] = [list(r) for r in spark.sql(f"SELECT {columns} FROM {changed} ORDER BY id").collect()]
     print("RESULT " + json.dumps(out), flush=True)
     spark.stop()
 

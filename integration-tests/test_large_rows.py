@@ -3,10 +3,14 @@
 columns; Spark (1 GiB driver, two 1 GiB executors, see large_rows_child.py) scans them, scans them
 without the large column while reading almost none of their bytes, copies them with CTAS (a blob
 column stays one) and changes the copy with UPDATE and MERGE; pylance reads every value of the copy
-as Spark does."""
+as Spark does. The same holds for values that compress to almost nothing: 1.1 GB of them that
+pylance stores in a few hundred KB are scanned, updated in place, merged and compacted (which
+writes them whole), and pylance reads them back."""
 import hashlib
 import json
 import os
+import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +96,57 @@ def test_large_rows_with_a_small_heap(warehouse, table_name, rows, size, blob):
     copy_path = table_path(warehouse, f"{table}_copy")
     assert ("blob" in str(lance.dataset(copy_path).schema.field("img").type)) == blob
     assert sorted(_summary(_values(copy_path))) == want
+
+
+def _compressible(rng, rows):
+    """Per row, a 16-byte pattern of its 1 MiB `img` and a 16-letter pattern of its 64 KiB `note`."""
+    return [(rng.randbytes(16), "".join(rng.choice(string.ascii_letters) for _ in range(16))) for _ in range(rows)]
+
+
+def _digests(i, img, note):
+    return [i, len(img), hashlib.sha1(img).hexdigest(), len(note), hashlib.sha1(note.encode()).hexdigest()]
+
+
+def test_compressible_large_values_with_a_small_heap(warehouse, table_name):
+    """1000 rows of 1 MiB (a 16-byte pattern repeated) and 64 KiB strings (16 letters repeated), which
+    pylance stores compressed value by value, a few hundred bytes a row, in one fragment: batches sized
+    by the stored bytes asked for all its rows at once, 1.1 GB decoded, in a 1 GiB executor."""
+    table, path = table_name, table_path(warehouse, table_name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    rows = 1000
+    patterns = _compressible(random.Random(rows), rows)
+    schema = pa.schema([("id", pa.int64()), ("img", pa.large_binary()), ("note", pa.string())])
+
+    def batches():
+        for start in range(0, rows, 50):
+            ids = range(start, min(rows, start + 50))
+            yield pa.record_batch([pa.array(ids, pa.int64()), pa.array([patterns[i][0] * 65536 for i in ids], pa.large_binary()),
+                                   pa.array([patterns[i][1] * 4096 for i in ids])], schema=schema)
+    lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), path)
+    stored = sum(f.stat().st_size for f in Path(path, "data").rglob("*") if f.is_file())
+    assert stored < rows * 1024, stored
+
+    done = subprocess.run([sys.executable, str(CHILD), str(warehouse), table, "in_place"], capture_output=True, text=True,
+                          timeout=900)
+    result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and result, done.stderr[-4000:]
+    out = json.loads(result[0][len("RESULT "):])
+    assert out["count"] == rows and out["total_length"] == rows * ((1 << 20) + (64 << 10))
+    assert out["sum_id"] == rows * (rows - 1) // 2
+    assert out["whole_bytes_read"] >= stored * 0.99
+    # The UPDATE rewrites `note` of a tenth of the rows in place, the MERGE moves whole rows.
+    updates = [h for h in out["history"] if h[0] == "Update"]
+    assert [h[1] for h in updates] == [str(rows // 10), None], out["history"]
+
+    # UPDATE: id % 10 = 3 upper-cases note; MERGE: a row whose id - 1 is 2 mod 100 takes the img of
+    # the row before it.
+    def expected(i):
+        note = patterns[i][1] * 4096
+        return _digests(i, patterns[i - 1 if i % 100 == 3 else i][0] * 65536, note.upper() if i % 10 == 3 else note)
+    want = [expected(i) for i in range(rows)]
+    assert out["copy"] == want
+    ds = lance.dataset(path)
+    assert len(ds.get_fragments()) == 1, "the compaction rewrote every fragment into one"
+    read = [_digests(*r) for b in ds.to_batches(columns=["id", "img", "note"], batch_size=16)
+            for r in zip(*(c.to_pylist() for c in b.columns))]
+    assert sorted(read) == want

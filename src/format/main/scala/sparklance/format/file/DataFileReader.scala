@@ -18,15 +18,28 @@ trait DataFileReader extends Closeable {
    * Rows [rowStart, rowStart + numRows) of the table field `field` (possibly a struct keeping only
    * some children) as a new vector owned by the caller; `columnOf` maps field ids to file columns.
    */
-  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector
+  final def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector =
+    read(field, columnOf, rowStart, numRows, allocator, Long.MaxValue)
+
+  /**
+   * The first of rows [rowStart, rowStart + numRows) of `field` whose values decode to at most
+   * `maxBytes` of Arrow memory (as [[RowBytes]] counts), one row at least: the vector holds fewer
+   * than `numRows` rows when more would not fit. Rows are counted as pages are decoded, so that
+   * values stored in a few bytes each (compressed, or repeated) are never decoded past the budget
+   * (a list field of file format 2.0 is read whole).
+   */
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
+      maxBytes: Long): FieldVector
 
   /**
    * Rows `rows` (ascending, distinct) of the table field `field` as one new vector owned by the
-   * caller: scattered rows (those left by deletions, or named one by one). By default read over
-   * ranges of nearby rows and copied out; a reader that can pick values inside pages does so.
+   * caller: scattered rows (those left by deletions, or named one by one); with `maxBytes`, only
+   * the first of them that fit it, as [[read]] counts. By default read over ranges of nearby rows
+   * and copied out; a reader that can pick values inside pages does so.
    */
-  def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator): FieldVector =
-    RangeReads.rows(rows, allocator)((start, n) => read(field, columnOf, start, n, allocator))
+  def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator,
+      maxBytes: Long = Long.MaxValue): FieldVector =
+    RangeReads.rows(rows, allocator, maxBytes)((start, n, left) => read(field, columnOf, start, n, allocator, left))
 
   /**
    * The descriptors of rows [rowStart, rowStart + numRows) of the top-level blob field `field`

@@ -33,10 +33,13 @@ object ScanBatch {
  * rows its deletion file marks and rows outside `within` (or all but the `only` rows). Only the data files holding a projected field are opened, and
  * fields absent from every data file (added later) read as nulls.
  *
- * A batch holds at most `batchRows` rows and about `batchBytes` of decoded data: the first batch
- * is sized from the stored bytes per row of the files read, each later one from the decoded size
- * of the batch before, so rows of a megabyte come a few dozen at a time and a single row larger
- * than `batchBytes` is a batch of its own.
+ * A batch holds at most `batchRows` rows and about `batchBytes` of decoded data (Arrow memory, as
+ * [[RowBytes]] counts it). How many rows a batch asks for is guessed, first from the stored bytes
+ * per row of the files read, then from the decoded size of the batch before; the readers then
+ * decode rows only while they fit `batchBytes`, counting what each page decodes to, so that values
+ * stored in a few bytes (compressed, repeated) cut the batch short rather than decode in their
+ * thousands. Rows of a megabyte come a few dozen at a time, and a single row larger than
+ * `batchBytes` is a batch of its own.
  */
 final class FragmentScanner(
     storage: Storage,
@@ -220,16 +223,62 @@ final class FragmentScanner(
     val liveRun = if (nextDeleted < 0 || nextDeleted >= from + rows) rows else (nextDeleted - from).toInt
     val batch =
       if (liveRun == rows || liveRun >= rows / 4) {
-        position += liveRun
-        ScanBatch.run(readRows(from, liveRun), from, liveRun)
+        val read = readRows(from, liveRun)
+        position += read.numRows
+        read
       } else {
         // Blob rows are budgeted by bytes over the window; other rows by count only.
-        val picked = liveRows(from, if (blobFields.isEmpty) math.min(end, limit) else from + rows, window)
-        position = picked.last + 1
-        new ScanBatch(pickRows(picked), picked.map(_.toInt))
+        val picked = pickRows(liveRows(from, if (blobFields.isEmpty) math.min(end, limit) else from + rows, window))
+        position = Integer.toUnsignedLong(picked.offsets(picked.numRows - 1)) + 1
+        picked
       }
     if (batch.numRows > 0) window = rowsFor(batch.vectors.map(v => RowBytes(v, 0, batch.numRows)).sum.toDouble / batch.numRows)
     batch
+  }
+
+  /**
+   * Every projected field's first rows of `count` (one at least) that fit `batchBytes` together:
+   * `read(field, source, rows, maxBytes)` reads a field's first `rows` (or fewer that fit
+   * `maxBytes`); each field reads the rows the fields before it left, within what they left of the
+   * budget (a fair share at least, so that one large field does not starve the others down to a
+   * row), and fields that read more are cut to the rows all of them read.
+   */
+  private def readFields(count: Int)(read: (LanceField, Option[Source], Int, Long) => FieldVector): (Seq[FieldVector], Int) = {
+    val vectors = ArrayBuffer.empty[FieldVector]
+    Resources.closeOnFailure(vectors) {
+      val share = batchBytes / math.max(1, fields.size)
+      var rows = count
+      var left = batchBytes
+      fields.zip(sources).foreach { case (field, src) =>
+        val v = read(field, src, rows, math.max(left, share))
+        vectors += v
+        rows = math.min(rows, v.getValueCount)
+        left -= RowBytes(v, 0, rows)
+      }
+      vectors.foreach(v => if (v.getValueCount > rows) v.setValueCount(rows))
+      (vectors.toSeq, rows)
+    }
+  }
+
+  /** The rows from physical row `from` (live rows, `n` of them or fewer that fit the batch). */
+  private def readRows(from: Long, n: Int): ScanBatch = {
+    val (vectors, rows) = readFields(n) {
+      case (field, Some(src), rows, _) if field.blobEncoding.isDefined => blobValues(field, src, from, rows)
+      case (field, Some(src), rows, maxBytes) => src.reader.read(field, columnIn(src), from, rows, allocator, maxBytes)
+      case (field, None, rows, _) => NullVectors.allNull(field, rows, allocator)
+    }
+    ScanBatch.run(vectors, from, rows)
+  }
+
+  /** Rows `rows` (ascending physical offsets, or the first of them that fit the batch), each field's picked by its reader. */
+  private def pickRows(rows: Array[Long]): ScanBatch = {
+    val (vectors, n) = readFields(rows.length) {
+      case (field, Some(src), n, maxBytes) if field.blobEncoding.isDefined =>
+        RangeReads.rows(rows.take(n), allocator, maxBytes)((start, k, _) => blobValues(field, src, start, k))
+      case (field, Some(src), n, maxBytes) => src.reader.readRows(field, columnIn(src), rows.take(n), allocator, maxBytes)
+      case (field, None, n, _) => NullVectors.allNull(field, n, allocator)
+    }
+    new ScanBatch(vectors, rows.take(n).map(_.toInt))
   }
 
   /** Up to `count` live rows from physical row `from` (live itself), below `bound`. */
@@ -252,34 +301,8 @@ final class FragmentScanner(
     out.result()
   }
 
-  private def readRows(from: Long, n: Int): Seq[FieldVector] = {
-    val read = ArrayBuffer.empty[FieldVector]
-    Resources.closeOnFailure(read) {
-      fields.zip(sources).foreach {
-        case (field, Some(src)) if field.blobEncoding.isDefined => read += blobValues(field, src, from, n)
-        case (field, Some(src)) => read += src.reader.read(field, columnIn(src), from, n, allocator)
-        case (field, None) => read += NullVectors.allNull(field, n, allocator)
-      }
-      read.toSeq
-    }
-  }
-
   private def columnIn(src: Source): Int => Int = id => src.columnOf.getOrElse(id,
     throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath"))
-
-  /** Rows `rows` (ascending physical offsets) of every projected field, each picked by its reader. */
-  private def pickRows(rows: Array[Long]): Seq[FieldVector] = {
-    val read = ArrayBuffer.empty[FieldVector]
-    Resources.closeOnFailure(read) {
-      fields.zip(sources).foreach {
-        case (field, Some(src)) if field.blobEncoding.isDefined =>
-          read += RangeReads.rows(rows, allocator)((start, n) => blobValues(field, src, start, n))
-        case (field, Some(src)) => read += src.reader.readRows(field, columnIn(src), rows, allocator)
-        case (field, None) => read += NullVectors.allNull(field, rows.length, allocator)
-      }
-      read.toSeq
-    }
-  }
 
   def close(): Unit = Resources.closeAll(opened.values.map(_.reader) ++ sidecars.values)
 }

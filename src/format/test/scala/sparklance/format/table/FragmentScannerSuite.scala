@@ -2,13 +2,15 @@ package sparklance.format.table
 
 import java.nio.file.Files
 import org.apache.arrow.memory.RootAllocator
-import org.apache.arrow.vector.BigIntVector
+import org.apache.arrow.vector.{BigIntVector, IntVector, VarBinaryVector, VarCharVector}
+import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.deletion.DeletionFiles
+import sparklance.format.file.RowBytes
 import sparklance.format.io.LocalStorage
 
 class FragmentScannerSuite extends AnyFunSuite {
@@ -50,6 +52,71 @@ class FragmentScannerSuite extends AnyFunSuite {
         val expected = (start until end).filterNot(i => deleted.contains(i.toInt))
         assert(values == expected)
         assert(offsets.map(_.toLong) == expected)
+      }
+    }
+  }
+
+  test("batches stay within batchBytes of decoded data where rows grow large deep in a fragment (2.0, 2.1, 2.2)") {
+    // 3000 rows of a few bytes, then 600 rows of 64 KiB (a binary and a struct's string): a batch
+    // sized from the small rows before it would ask for thousands of the large ones.
+    val nullable = (name: String, t: ArrowType) => new Field(name, FieldType.nullable(t), null)
+    val wide = LanceSchema.fromArrow(new Schema(List(
+      new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+      nullable("payload", ArrowType.Binary.INSTANCE),
+      new Field("st", FieldType.nullable(ArrowType.Struct.INSTANCE),
+        List(nullable("a", ArrowType.Utf8.INSTANCE), nullable("b", new ArrowType.Int(32, true))).asJava)).asJava))
+    val (small, large) = (3000, 600)
+    def size(i: Int): Int = if (i < small) i % 7 else (64 << 10) + i % 5
+    def bytes(i: Int, salt: Int): Array[Byte] = Array.tabulate(size(i))(k => ((i * 31 + k * salt) % 251).toByte)
+    val budget = 1L << 20
+    Using.resource(new RootAllocator()) { allocator =>
+      for (version <- Seq(StorageVersion.V2_0, StorageVersion.V2_1, StorageVersion.V2_2)) {
+        val dir = Files.createTempDirectory("scan-growing").toString
+        val writer = new FragmentWriter(LocalStorage, dir, wide, version, allocator)
+        for (from <- 0 until small + large by 200) {
+          val n = math.min(200, small + large - from)
+          val ids = new BigIntVector("id", allocator)
+          val payload = new VarBinaryVector("payload", allocator)
+          val st = wide.fields(2).toArrow.createVector(allocator).asInstanceOf[StructVector]
+          Using.resources(ids, payload, st) { (ids, payload, st) =>
+            ids.allocateNew(n); payload.allocateNew(n); st.allocateNew()
+            val a = st.getChild("a").asInstanceOf[VarCharVector]
+            val b = st.getChild("b").asInstanceOf[IntVector]
+            for (k <- 0 until n) {
+              val i = from + k
+              ids.set(k, i.toLong)
+              payload.setSafe(k, bytes(i, 7))
+              st.setIndexDefined(k)
+              a.setSafe(k, bytes(i, 3).map(x => ('a' + (x & 15)).toByte))
+              b.setSafe(k, i)
+            }
+            Seq[org.apache.arrow.vector.ValueVector](ids, payload, a, b, st).foreach(_.setValueCount(n))
+            writer.write(Seq(ids, payload, st))
+          }
+        }
+        val fragment = writer.finish().head
+        // Every row, then every third row (picked one by one).
+        for (only <- Seq(None, Some(RoaringBitmap.bitmapOf((0 until small + large by 3): _*)))) {
+          val seen = scala.collection.mutable.ArrayBuffer.empty[Long]
+          Using.resource(new FragmentScanner(LocalStorage, dir, fragment, wide.fields, allocator, 0, fragment.getPhysicalRows,
+              only = only, batchBytes = budget)) { scanner =>
+            scanner.foreach { batch =>
+              try {
+                val held = batch.vectors.map(v => RowBytes(v, 0, batch.numRows)).sum
+                assert(held <= budget + 2 * (size(small) + 16L), s"$version: a batch of ${batch.numRows} rows holds $held bytes")
+                val Seq(id, p, s) = batch.vectors
+                val a = s.asInstanceOf[StructVector].getChild("a").asInstanceOf[VarCharVector]
+                for (k <- 0 until batch.numRows) {
+                  val i = id.asInstanceOf[BigIntVector].get(k).toInt
+                  seen += i
+                  assert(p.asInstanceOf[VarBinaryVector].get(k).sameElements(bytes(i, 7)), s"$version: payload of row $i")
+                  assert(a.get(k).sameElements(bytes(i, 3).map(x => ('a' + (x & 15)).toByte)), s"$version: st.a of row $i")
+                }
+              } finally batch.close()
+            }
+          }
+          assert(seen == only.fold[Seq[Long]]((0 until small + large).map(_.toLong))(_.toArray.toSeq.map(_.toLong)), version)
+        }
       }
     }
   }

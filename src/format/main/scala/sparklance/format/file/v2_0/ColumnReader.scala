@@ -104,18 +104,28 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
     if (start < 0 || n < 0 || start + n > length)
       throw new CorruptFileException(path, s"column $index has $length values, but values $start until ${start + n} are needed")
 
-  /** The decoded pages covering values `[start, start + n)`, in order. */
-  def segments(start: Long, n: Int, shape: Shape): IndexedSeq[Segment] = {
+  /**
+   * The decoded pages covering values `[start, start + n)`, in order; with `maxBytes`, only the
+   * first values that take at most that much Arrow memory (one at least), counted as pages are
+   * decoded, so that no page is decoded past the one that spends the budget.
+   */
+  def segments(start: Long, n: Int, shape: Shape, maxBytes: Long = Long.MaxValue): IndexedSeq[Segment] = {
     checkRange(start, n)
     val out = IndexedSeq.newBuilder[Segment]
     var row = start
+    var used = 0L
+    var spent = false
     var p = if (n > 0) pageOf(start) else numPages
-    while (row < start + n) {
+    while (row < start + n && !spent) {
       if (pageLength(p) > 0) {
         val from = (row - starts(p)).toInt
         val count = math.min(pageLength(p) - from, (start + n - row).toInt)
-        out += Segment(p, decoded(p, shape), from, count)
-        row += count
+        val data = decoded(p, shape)
+        val (fit, bytes) = Decoded.valuesWithin(data, from, count, maxBytes - used, row == start)
+        if (fit > 0) out += Segment(p, data, from, fit)
+        used += bytes
+        row += fit
+        spent = fit < count
       }
       p += 1
     }

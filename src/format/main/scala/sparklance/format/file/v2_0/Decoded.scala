@@ -24,6 +24,37 @@ private[v2_0] object Decoded {
       out
     }
 
+  /**
+   * How many of values `[from, from + count)` of `d` fit `maxBytes` of Arrow memory, taken in order
+   * and the first one always when `atLeastOne`, and their bytes: a value's bytes, plus 8 a
+   * variable-width value (its offset and validity), as [[sparklance.format.file.RowBytes]] counts;
+   * 8 a list, whose items are counted where they are read.
+   */
+  def valuesWithin(d: Decoded, from: Int, count: Int, maxBytes: Long, atLeastOne: Boolean): (Int, Long) = {
+    if (maxBytes == Long.MaxValue) return (count, 0L)
+    def fixed(bytesEach: Double): (Int, Long) = {
+      val fit = if (bytesEach <= 0) count else math.min(count.toLong, (maxBytes / bytesEach).toLong).toInt
+      val n = if (fit == 0 && atLeastOne && count > 0) 1 else fit
+      (n, math.ceil(n * bytesEach).toLong)
+    }
+    d match {
+      case v: VariableValues =>
+        var used = 0L
+        var i = 0
+        var more = true
+        while (more && i < count) {
+          val bytes = v.offsets(from + i + 1) - v.offsets(from + i) + 8
+          if (used + bytes > maxBytes && (i > 0 || !atLeastOne)) more = false
+          else { used += bytes; i += 1 }
+        }
+        (i, used)
+      case f: FixedValues => fixed(f.bits / 8.0)
+      case l: FixedSizeLists => fixed(l.dimension * (l.items match { case f: FixedValues => f.bits / 8.0; case _ => 0.0 }))
+      case _: ListOffsets => fixed(8)
+      case _: AllNull => (count, 0L)
+    }
+  }
+
   /** `length` values of `bits` each at `data(base)`. */
   final case class FixedValues(length: Int, validity: Array[Byte], bits: Int, data: Array[Byte], base: Int) extends Decoded {
     def restrictedTo(bits: Array[Byte]): Decoded = copy(validity = and(validity, bits, length))

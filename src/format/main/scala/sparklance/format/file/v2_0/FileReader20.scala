@@ -7,7 +7,7 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVecto
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
-import sparklance.format.file.ContainerReader
+import sparklance.format.file.{ContainerReader, RowBytes}
 import sparklance.format.io.InputFile
 import sparklance.format.proto.FileProtos.FileDescriptor
 import sparklance.format.table.{LanceField, LanceSchema}
@@ -78,20 +78,24 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
 
   /**
    * Decodes rows `[rowStart, rowStart + numRows)` of the top-level `field` (a table-schema field; a
-   * struct may keep only some children) into a new vector from `allocator`, owned by the caller.
-   * `columnOf(fieldId)` gives the file column of every field id in the subtree.
+   * struct may keep only some children) into a new vector from `allocator`, owned by the caller;
+   * with `maxBytes`, only the first of them that fit it (see [[DataFileReader.read]]; lists are read
+   * whole). `columnOf(fieldId)` gives the file column of every field id in the subtree.
    */
-  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
+      maxBytes: Long): FieldVector = {
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
     val vector = field.toArrow.createVector(allocator)
     try {
-      fill(vector, field, columnOf, rowStart, numRows)
+      val rows = fill(vector, field, columnOf, rowStart, numRows, maxBytes)
+      if (rows < numRows) vector.setValueCount(rows)
       vector
     } catch { case e: Throwable => vector.close(); throw e }
   }
 
-  private def fill(v: FieldVector, field: LanceField, columnOf: Int => Int, start: Long, n: Int): Unit = {
+  /** Fills `v` with the first of rows `[start, start + n)` that fit `maxBytes`; returns how many. */
+  private def fill(v: FieldVector, field: LanceField, columnOf: Int => Int, start: Long, n: Int, maxBytes: Long): Int = {
     val col = column(columnOf(field.id))
     field.arrowType match {
       case _: ArrowType.Struct =>
@@ -99,9 +103,17 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         col.checkRange(start, n)
         val struct = v.asInstanceOf[StructVector]
         VectorLoader.load(struct, n, null, Nil)
+        // Each child reads the rows the children before it left, within what they left of the
+        // budget (a fair share at least); the struct is cut to the rows all of them read.
+        val share = maxBytes / math.max(1, field.children.size)
+        var rows = n
+        var left = maxBytes
         field.children.zipWithIndex.foreach { case (child, i) =>
-          fill(struct.getChildByOrdinal(i).asInstanceOf[FieldVector], child, columnOf, start, n)
+          val kid = struct.getChildByOrdinal(i).asInstanceOf[FieldVector]
+          rows = math.min(rows, fill(kid, child, columnOf, start, rows, math.max(left, share)))
+          if (maxBytes < Long.MaxValue) left -= RowBytes(kid, 0, rows)
         }
+        rows
 
       case _: ArrowType.List | _: ArrowType.LargeList =>
         val item = field.children.headOption.getOrElse(
@@ -118,13 +130,19 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         val count = relative(n)
         if (count > Int.MaxValue) throw new UnsupportedFeatureException(
           s"Rows $start until ${start + n} of list field '${field.name}' in $path hold $count items; read fewer rows at a time")
-        fill(items, item, columnOf, first, count.toInt)
+        fill(items, item, columnOf, first, count.toInt, Long.MaxValue)
+        n
 
       case _: ArrowType.Null =>
         col.checkRange(start, n)
         v.asInstanceOf[NullVector].setValueCount(n)
+        n
 
-      case t => VectorLoader.loadLeaf(v, col.segments(start, n, Shape.of(field.name, t, field.arrowItemType)), n)
+      case t =>
+        val segments = col.segments(start, n, Shape.of(field.name, t, field.arrowItemType), maxBytes)
+        val rows = segments.map(_.count).sum
+        VectorLoader.loadLeaf(v, segments, rows)
+        rows
     }
   }
 

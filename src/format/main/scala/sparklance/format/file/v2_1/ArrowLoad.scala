@@ -131,6 +131,7 @@ private[v2_1] object ArrowLoad {
     var total = 0L
     o.segments.foreach {
       case (s: Slots.Variable, a, b) => total += s.offsets(b) - s.offsets(a)
+      case (s: Slots.Indexed, a, b) => var i = a; while (i < b) { total += s.length(i); i += 1 }
       case (_: Slots.Empty, _, _) =>
       case (s, _, _) => throw ctx.corrupt(s"${Slots.kind(s)} for a string/binary column")
     }
@@ -141,25 +142,32 @@ private[v2_1] object ArrowLoad {
       if (width == 4) offsets.setInt(0, 0) else offsets.setLong(0, 0)
       var row = 0L
       var acc = 0L
+      def end(): Unit = { if (width == 4) offsets.setInt((row + 1) * 4, acc.toInt) else offsets.setLong((row + 1) * 8, acc); row += 1 }
       o.segments.foreach {
         case (s: Slots.Variable, a, b) =>
           val first = s.offsets(a)
           var i = a
           while (i < b) {
-            val end = acc + s.offsets(i + 1) - first
-            if (width == 4) offsets.setInt((row + 1) * 4, end.toInt) else offsets.setLong((row + 1) * 8, end)
+            val to = acc + s.offsets(i + 1) - first
+            if (width == 4) offsets.setInt((row + 1) * 4, to.toInt) else offsets.setLong((row + 1) * 8, to)
             row += 1
             i += 1
           }
           val len = s.offsets(b) - first
           data.setBytes(acc, s.data, first.toInt, len)
           acc += len
-        case (_, a, b) =>
+        case (s: Slots.Indexed, a, b) =>
           var i = a
           while (i < b) {
-            if (width == 4) offsets.setInt((row + 1) * 4, acc.toInt) else offsets.setLong((row + 1) * 8, acc)
-            row += 1; i += 1
+            val len = s.length(i)
+            data.setBytes(acc, s.items.data, s.start(i).toInt, len)
+            acc += len
+            end()
+            i += 1
           }
+        case (_, a, b) =>
+          var i = a
+          while (i < b) { end(); i += 1 }
       }
     }
     load(v, n, o.nulls, o.validity.array, bufs)

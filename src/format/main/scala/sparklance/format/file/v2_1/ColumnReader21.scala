@@ -2,19 +2,42 @@ package sparklance.format.file.v2_1
 
 import com.google.protobuf.InvalidProtocolBufferException
 import scala.jdk.CollectionConverters._
+import sparklance.format.Primitives
 import sparklance.format.file.{ContainerReader, TypedAny}
 import sparklance.format.proto.Encodings21Protos.{FullZipLayout, MiniBlockLayout, PageLayout}
 import sparklance.format.proto.Encodings21Protos.PageLayout.LayoutCase
 
-/** A run of one decoded page: level entries `[levelFrom, levelTo)` and slots `[slotFrom, slotTo)`. */
-private[v2_1] final case class Segment(page: PageData, levelFrom: Int, levelTo: Int, slotFrom: Int, slotTo: Int)
+/**
+ * A run of one decoded page: its rows `[firstRow, firstRow + rows)`, which are level entries
+ * `[levelFrom, levelTo)` and slots `[slotFrom, slotTo)`.
+ */
+private[v2_1] final case class Segment(page: PageData, firstRow: Int, rows: Int, levelFrom: Int, levelTo: Int, slotFrom: Int, slotTo: Int) {
+  /** Its first `n` rows. */
+  def take(n: Int): Segment =
+    if (n >= rows) this else copy(rows = n, levelTo = page.levelOfRow(firstRow + n), slotTo = page.slotOfRow(firstRow + n))
+
+  /** The Arrow memory its values take. */
+  def bytes: Long = page.slotBytes(slotFrom, slotTo)
+}
+
+private[v2_1] object Segment {
+  def apply(page: PageData, firstRow: Int, rows: Int): Segment =
+    Segment(page, firstRow, rows, page.levelOfRow(firstRow), page.levelOfRow(firstRow + rows),
+      page.slotOfRow(firstRow), page.slotOfRow(firstRow + rows))
+
+  /** The first `n` rows of `segments`. */
+  def take(segments: Seq[Segment], n: Int): Seq[Segment] = {
+    var left = n
+    segments.iterator.takeWhile(_ => left > 0).map { s => val t = s.take(left); left -= t.rows; t }.toSeq
+  }
+}
 
 /**
  * The pages of one leaf column. A row range of a mini-block page without repetition is decoded
- * from only the chunks holding it, and one of a full-zip page of plain fixed-width values (vectors)
- * from only its bytes, so that no array holds a page (pages are up to 8 MB; G1 allocates arrays
- * above half a heap region outside its young generation, and frees them only by a concurrent
- * cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
+ * from only the chunks holding it, and one of a full-zip page without repetition (vectors, long
+ * strings and binaries) from only its bytes, so that no array holds a page (pages are up to 8 MB
+ * stored, and may decode to far more; G1 allocates arrays above half a heap region outside its
+ * young generation, and frees them only by a concurrent cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
  * rows asked for are scattered runs), which also decodes pages whole where a run needs more than
  * a quarter of a page's chunks. Other pages are decoded whole, on demand, and the last two decoded
  * are kept, so that consecutive increasing row ranges decode each page once.
@@ -115,6 +138,31 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    */
   private final class FixedRows(val layout: FullZipLayout, val valueBytes: Int, val offset: Long, val size: Long) extends PageWindows
 
+  /**
+   * A full-zip page of variable-width values without repetition: row r is bytes
+   * `[starts(r), starts(r + 1))` of its data buffer at `offset`, which its repetition index (the
+   * buffer at `indexOffset`) tells.
+   */
+  private final class VariableRows(val pageIndex: Int, val layout: FullZipLayout, val offset: Long, val size: Long,
+      indexOffset: Long, indexSize: Long) extends PageWindows {
+    lazy val starts: Array[Long] = {
+      val c = ctx(pageIndex)
+      val rows = pages(pageIndex).getLength.toInt
+      val width = (indexSize / (rows + 1L)).toInt
+      if (indexSize != width.toLong * (rows + 1) || !Set(1, 2, 4, 8).contains(width))
+        throw c.corrupt(s"a repetition index of $indexSize bytes for $rows rows")
+      val index = container.read(indexOffset, indexSize, s"${c.where} repetition index")
+      val out = Primitives.longs(rows + 1)(r => Bytes.uN(index, r * width, width))
+      var r = 0
+      while (r < rows) {
+        if (out(r) < 0 || out(r) > out(r + 1)) throw c.corrupt(s"the repetition index has row ${r + 1} start before row $r")
+        r += 1
+      }
+      if (out(rows) > size) throw c.corrupt(s"the repetition index ends at ${out(rows)}, past the $size bytes of the page")
+      out
+    }
+  }
+
   // Windows come back to the same pages: how each is windowed is kept (None: decoded whole).
   private val windowsOf = new java.util.LinkedHashMap[Integer, Option[PageWindows]](16, 0.75f, true) {
     override def removeEldestEntry(e: java.util.Map.Entry[Integer, Option[PageWindows]]): Boolean = size() > 8
@@ -126,6 +174,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     val layout = layoutOf(p)
     val found = layout.getLayoutCase match {
       case LayoutCase.MINI_BLOCK_LAYOUT => readChunkIndex(p, layout.getMiniBlockLayout)
+      case LayoutCase.FULL_ZIP_LAYOUT if layout.getFullZipLayout.getDetailsCase == FullZipLayout.DetailsCase.BITS_PER_OFFSET =>
+        variableRows(p, layout.getFullZipLayout)
       case LayoutCase.FULL_ZIP_LAYOUT => fixedRows(p, layout.getFullZipLayout)
       case _ => None
     }
@@ -175,6 +225,13 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     else Some(new FixedRows(f, valueBytes.toInt, offsets(0), sizes(0)))
   }
 
+  private def variableRows(p: Int, f: FullZipLayout): Option[VariableRows] = {
+    val rows = pages(p).getLength
+    if (f.getBitsRep != 0 || f.getNumItems != rows || f.getNumVisibleItems != rows) return None
+    val (offsets, sizes) = buffers(p)
+    if (offsets.size < 2) None else Some(new VariableRows(p, f, offsets(0), sizes(0), offsets(1), sizes(1)))
+  }
+
   // Bytes read ahead of the windows of an ordered scan: [aheadStart, aheadStart + ahead.length) of the file.
   private var aheadStart = -1L
   private var ahead: Array[Byte] = _
@@ -198,9 +255,11 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    * Rows [from, to) of page p decoded alone, without the rest of the page: the first row of the part
    * decoded, and the part as a page of its own. From a mini-block page without repetition only the
    * chunks holding them (for scattered rows, only where they need at most a quarter of the
-   * chunks); from a full-zip page of plain fixed-width values only their bytes. None otherwise.
+   * chunks); from a full-zip page without repetition only their bytes, and of variable-width values
+   * only the first rows that decode to at most `maxBytes` (see [[FullZipPage.decode]]). None otherwise.
    */
-  private def window(p: Int, from: Int, to: Int): Option[(Int, PageData)] = windows(p).flatMap {
+  private def window(p: Int, from: Int, to: Int, maxBytes: Long = Long.MaxValue, atLeastOne: Boolean = true)
+      : Option[(Int, PageData)] = windows(p).flatMap {
     case index: ChunkIndex =>
       import index._
       val (c0, c1) = (chunkOf(from), chunkOf(to - 1))
@@ -217,7 +276,9 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         else {
           val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), chunkBytes) ++ trailing
           val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
-          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowValues))
+          // The page's dictionary is decoded once for all its windows.
+          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowValues,
+            if (layout.hasDictionary) Some(dictionary) else None))
         }
       }
     case rows: FixedRows =>
@@ -225,19 +286,33 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val n = to - from
       val data = bytes(rows.offset + from.toLong * rows.valueBytes, n.toLong * rows.valueBytes, rows.offset + rows.size, s"${c.where} rows $from-$to")
       Some(from -> FullZipPage.decode(rows.layout.toBuilder.setNumItems(n).setNumVisibleItems(n).build(), IndexedSeq(data), n, c))
+    case rows: VariableRows =>
+      val c = ctx(p)
+      val n = to - from
+      val (a, b) = (rows.starts(from), rows.starts(to))
+      if (b - a > Int.MaxValue - 16) None
+      else {
+        val data = bytes(rows.offset + a, b - a, rows.offset + rows.size, s"${c.where} rows $from-$to")
+        Some(from -> FullZipPage.decode(rows.layout.toBuilder.setNumItems(n).setNumVisibleItems(n).build(), IndexedSeq(data), n, c,
+          maxBytes, atLeastOne))
+      }
   }
 
   /**
    * Rows `rows` (ascending, distinct) of a column without repetition (a top-level leaf field), as
    * the leaf node Arrow loading takes: each row's validity from its def level, and its value. From
    * a mini-block page the values are picked out of only the chunks holding the rows (one read for
-   * chunks close together), value by value where the encoding allows; other pages are decoded
-   * whole (and kept) and the rows' values picked from them.
+   * chunks close together), value by value where the encoding allows; from a full-zip page of
+   * variable-width values out of only the bytes of the rows; other pages are decoded whole (and
+   * kept) and the rows' values picked from them. With `maxBytes`, only the first rows whose values
+   * take at most that much Arrow memory (one row at least): the node then holds fewer rows.
    */
-  def gather(rows: Array[Long], kind: LeafKind): NodeOut = {
+  def gather(rows: Array[Long], kind: LeafKind, maxBytes: Long = Long.MaxValue): NodeOut = {
     val out = new NodeOut(false)
+    var used = 0L
+    var spent = false
     var i = 0
-    while (i < rows.length) {
+    while (i < rows.length && !spent) {
       val r = rows(i)
       if (r < 0 || r >= numRows || (i > 0 && r <= rows(i - 1)))
         throw new IllegalArgumentException(s"Row $r of column $index of $path is out of order or range (${numRows} rows)")
@@ -247,14 +322,21 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val local = new Array[Int](j - i)
       var k = 0
       while (k < local.length) { local(k) = (rows(i + k) - rowStarts(p)).toInt; k += 1 }
-      (if (cache.containsKey(p)) None else chunkIndex(p)) match {
-        case Some(ix) => pickChunks(p, ix, local, out)
-        case None => pickPage(p, kind, local, out)
+      val budget = Budget(maxBytes - used, i == 0)
+      val (taken, bytes) = (if (cache.containsKey(p)) None else windows(p)) match {
+        case Some(ix: ChunkIndex) => pickChunks(p, ix, local, out, budget)
+        case Some(_: VariableRows) => pickRuns(p, local, out, budget)
+        case _ => pickPage(p, kind, local, out, budget)
       }
-      i = j
+      used += bytes
+      spent = taken < local.length
+      i += taken
     }
     out
   }
+
+  /** Arrow memory rows may still take, and whether the first row is taken whatever it takes. */
+  private final case class Budget(bytes: Long, atLeastOne: Boolean)
 
   /** One row's validity, for a flat column: def level 0 is a value, the layer's null code a null. */
   private def addValidity(out: NodeOut, defLevel: Int, layers: Layers, c: Ctx): Unit = {
@@ -267,20 +349,55 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   private def requireFlat(layers: Layers, c: Ctx): Unit =
     if (layers.size != 1 || layers.isList(0)) throw c.corrupt(s"rep/def layers $layers where a field without lists was expected")
 
-  private def pickPage(p: Int, kind: LeafKind, local: Array[Int], out: NodeOut): Unit = {
+  /** Picks the rows `local` of page p decoded whole, as many as fit `budget`; returns how many, and their bytes. */
+  private def pickPage(p: Int, kind: LeafKind, local: Array[Int], out: NodeOut, budget: Budget): (Int, Long) = {
     val c = ctx(p)
     val d = page(p, kind)
     if (d.rows != pages(p).getLength) throw c.corrupt("row count mismatch")
     requireFlat(d.layers, c)
     val slots = new Array[Int](local.length)
+    var used = 0L
     var k = 0
-    while (k < local.length) {
-      addValidity(out, d.defAt(d.levelOfRow(local(k))), d.layers, c)
-      slots(k) = d.slotOfRow(local(k))
-      k += 1
+    var more = true
+    while (more && k < local.length) {
+      val slot = d.slotOfRow(local(k))
+      val bytes = d.slotBytes(slot, slot + 1)
+      if (used + bytes > budget.bytes && (k > 0 || !budget.atLeastOne)) more = false
+      else {
+        addValidity(out, d.defAt(d.levelOfRow(local(k))), d.layers, c)
+        slots(k) = slot
+        used += bytes
+        k += 1
+      }
     }
-    val picked = Slots.pick(d.slots, slots, 0, slots.length, c)
+    val picked = Slots.pick(d.slots, slots, 0, k, c)
     out.segments += ((picked, 0, picked.count))
+    (k, used)
+  }
+
+  /**
+   * Picks the rows `local` of a full-zip page of variable-width values, each run of consecutive rows
+   * decoded from only its bytes, as many as fit `budget`; returns how many, and their bytes.
+   */
+  private def pickRuns(p: Int, local: Array[Int], out: NodeOut, budget: Budget): (Int, Long) = {
+    val c = ctx(p)
+    var used = 0L
+    var k = 0
+    var spent = false
+    while (k < local.length && !spent) {
+      var end = k + 1
+      while (end < local.length && local(end) == local(end - 1) + 1) end += 1
+      val (_, d) = window(p, local(k), local(end - 1) + 1, budget.bytes - used, budget.atLeastOne && k == 0)
+        .getOrElse(throw c.corrupt("a full-zip page that its first rows said could be read by rows"))
+      requireFlat(d.layers, c)
+      var r = 0
+      while (r < d.rows) { addValidity(out, d.defAt(d.levelOfRow(r)), d.layers, c); r += 1 }
+      out.segments += ((d.slots, d.slotOfRow(0), d.slotOfRow(d.rows)))
+      used += d.slotBytes(d.slotOfRow(0), d.slotOfRow(d.rows))
+      spent = d.rows < end - k
+      k += d.rows
+    }
+    (k, used)
   }
 
   // The values of the first window of each `segments` call are decoded into one array, reused: its
@@ -305,15 +422,18 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     picking
   }
 
-  private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut): Unit = {
+  /** Picks the rows `local` of a mini-block page, as many as fit `budget`; returns how many, and their bytes. */
+  private def pickChunks(p: Int, ix: ChunkIndex, local: Array[Int], out: NodeOut, budget: Budget): (Int, Long) = {
     import ix._
     val c = ctx(p)
     requireFlat(layers, c)
     val hasDef = layout.hasDefCompression
     val large = layout.getHasLargeChunk
     val numBuffers = layout.getNumBuffers.toInt
+    var used = 0L
     var k = 0
-    while (k < local.length) {
+    var spent = false
+    while (k < local.length && !spent) {
       // One read for the chunks of rows k until kEnd: chunks less than ReadGap bytes apart, up to MaxRead bytes.
       val c0 = chunkOf(local(k))
       var cLast = c0
@@ -329,7 +449,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val bytes = pickBuffer(length)
       container.readInto(offsets(1) + firstByte(c0), java.nio.ByteBuffer.wrap(bytes, 0, length), s"${c.where} chunks $c0-$cLast")
       var a = k
-      while (a < kEnd) {
+      while (a < kEnd && !spent) {
         val ch = chunkOf(local(a))
         var b = a + 1
         while (b < kEnd && local(b) < firstItem(ch + 1)) b += 1
@@ -340,11 +460,6 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         val idx = new Array[Int](b - a)
         var q = 0
         while (q < idx.length) { idx(q) = local(a + q) - firstItem(ch).toInt; q += 1 }
-        if (hasDef) {
-          val defs = Compressive.levels(layout.getDefCompression, parts.defs, parts.numLevels, c)
-          q = 0
-          while (q < idx.length) { addValidity(out, defs(idx(q)), layers, c); q += 1 }
-        } else { out.validity.addMany(true, idx.length.toLong); out.length += idx.length }
         val values = ChunkPicks.pick(layout.getValueCompression, scala.collection.immutable.ArraySeq.unsafeWrapArray(parts.values),
           count, idx, 0, idx.length, c)
         val decoded = if (!layout.hasDictionary) values else values match {
@@ -352,11 +467,21 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
           case e: Slots.Empty => e
           case other => throw c.corrupt(s"dictionary indices decoded to ${Slots.kind(other)}")
         }
-        out.segments += ((decoded, 0, decoded.count))
-        a = b
+        // Values of a dictionary (or long runs) may take far more than their chunk: only those that fit are kept.
+        val (fit, taken) = Slots.fitting(decoded, 0, idx.length, budget.bytes - used, budget.atLeastOne && a == 0)
+        if (hasDef) {
+          val defs = Compressive.levels(layout.getDefCompression, parts.defs, parts.numLevels, c)
+          q = 0
+          while (q < fit) { addValidity(out, defs(idx(q)), layers, c); q += 1 }
+        } else { out.validity.addMany(true, fit.toLong); out.length += fit }
+        out.segments += ((decoded, 0, fit))
+        used += taken
+        spent = fit < idx.length
+        a += fit
       }
-      k = kEnd
+      k = a
     }
+    (k, used)
   }
 
   /**
@@ -379,27 +504,40 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     plain
   }
 
-  /** The page runs covering rows `[start, start + n)`. */
-  def segments(start: Long, n: Int, kind: LeafKind): Seq[Segment] = {
+  /**
+   * The page runs covering rows `[start, start + n)`; or, with `maxBytes`, only the first of them
+   * whose values take at most that much Arrow memory (one row at least; see [[PageData.slotBytes]]).
+   * Rows are counted as they are decoded: a window of a full-zip page decodes no value past the
+   * budget, so the rows of one page may come in several calls.
+   */
+  def segments(start: Long, n: Int, kind: LeafKind, maxBytes: Long = Long.MaxValue): Seq[Segment] = {
     if (start + n > numRows)
       throw new sparklance.format.CorruptFileException(path, s"column $index ('$fieldName') has $numRows rows, ${start + n} needed")
     windowArrayLent = false
     val out = Seq.newBuilder[Segment]
     var row = start
     val end = start + n
+    var used = 0L
+    var spent = false
     var p = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
-    while (row < end) {
+    while (row < end && !spent) {
       while (p < pages.size && rowStarts(p + 1) <= row) p += 1
+      val first = row == start
+      val left = maxBytes - used
       val from = (row - rowStarts(p)).toInt
       val to = (math.min(end, rowStarts(p + 1)) - rowStarts(p)).toInt
-      val part = if (!cache.containsKey(p)) window(p, from, to) else None
+      val part = if (!cache.containsKey(p)) window(p, from, to, left, first) else None
       val (base, d) = part.getOrElse {
         val whole = page(p, kind)
         if (whole.rows != pages(p).getLength) throw ctx(p).corrupt("row count mismatch")
         (0, whole)
       }
-      out += Segment(d, d.levelOfRow(from - base), d.levelOfRow(to - base), d.slotOfRow(from - base), d.slotOfRow(to - base))
-      row = rowStarts(p) + to
+      // A window cut by the budget holds fewer rows than asked for.
+      val (fit, bytes) = d.rowsWithin(from - base, math.min(to - base, d.rows), left, first)
+      if (fit > 0) out += Segment(d, from - base, fit)
+      used += bytes
+      row += fit
+      spent = from + fit < to
       p += 1
     }
     out.result()

@@ -66,30 +66,44 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
 
   /**
    * Decodes rows `[rowStart, rowStart + numRows)` of the top-level `field` (a table-schema field; a
-   * struct may keep only some children) into a new vector from `allocator`, owned by the caller.
+   * struct may keep only some children) into a new vector from `allocator`, owned by the caller;
+   * with `maxBytes`, only the first of them that fit it (see [[DataFileReader.read]]).
    * `columnOf(leafFieldId)` gives the file column of every leaf field in the subtree.
    */
-  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+  def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
+      maxBytes: Long): FieldVector = {
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
-    if (isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator)
-    readVectors(field, columnOf, rowStart, numRows, allocator).foreach(v => return v)
-    // Every leaf's levels are assembled first; ancestors take the output of their first leaf.
-    val outs = scala.collection.mutable.HashMap.empty[Int, NodeOut]
+    if (isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator, maxBytes)
+    readVectors(field, columnOf, rowStart, numRows, allocator, maxBytes).foreach(v => return v)
+    val leaves = scala.collection.mutable.ArrayBuffer.empty[(IndexedSeq[LanceField], ColumnReader21)]
     def walk(f: LanceField, path: IndexedSeq[LanceField]): Unit = {
       val here = path :+ f
       if (isLeaf(f)) {
         if (f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty)
           throw new UnsupportedFeatureException(s"Field '${f.name}' of $path is a packed struct inside another field, " +
             "which sparklance does not read (top-level packed structs it does)")
-        val col = column(columnOf(f.id), f.name)
-        val ctx = Ctx(path.toString, s"column ${col.index} ('${f.name}')")
-        val segs = col.segments(rowStart, numRows, ArrowLoad.kindOf(f.arrowType))
-        val nodes = Assembler.assemble(here, segs, Ctx(this.path, s"column ${col.index} ('${f.name}')"))
-        here.zip(nodes).foreach { case (node, o) => if (!outs.contains(node.id)) outs(node.id) = o }
+        leaves += here -> column(columnOf(f.id), f.name)
       } else f.children.foreach(walk(_, here))
     }
     walk(field, IndexedSeq.empty)
+    // Each leaf decodes the rows the leaves before it left, within what they left of the budget (a
+    // fair share at least, so that one large leaf does not starve the others down to one row).
+    val share = maxBytes / math.max(1, leaves.size)
+    var rows = numRows
+    var left = maxBytes
+    val segments = leaves.toSeq.map { case (here, col) =>
+      val segs = col.segments(rowStart, rows, ArrowLoad.kindOf(here.last.arrowType), math.max(left, share))
+      rows = math.min(rows, segs.map(_.rows).sum)
+      left -= segs.map(_.bytes).sum
+      segs
+    }
+    // Every leaf's levels are assembled, over the rows all could decode; ancestors take the output of their first leaf.
+    val outs = scala.collection.mutable.HashMap.empty[Int, NodeOut]
+    leaves.zip(segments).foreach { case ((here, col), segs) =>
+      val nodes = Assembler.assemble(here, Segment.take(segs, rows), Ctx(this.path, s"column ${col.index} ('${here.last.name}')"))
+      here.zip(nodes).foreach { case (node, o) => if (!outs.contains(node.id)) outs(node.id) = o }
+    }
     val vector = field.toArrow.createVector(allocator)
     try {
       fill(vector, field, outs)
@@ -98,12 +112,13 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   }
 
   /** A top-level leaf field (no struct or list above or below it) has its values picked row by row. */
-  override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator): FieldVector =
+  override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator,
+      maxBytes: Long): FieldVector =
     if (isPacked(field) || !isLeaf(field) || field.arrowType.isInstanceOf[ArrowType.Struct] || field.blobEncoding.isDefined)
-      super.readRows(field, columnOf, rows, allocator)
+      super.readRows(field, columnOf, rows, allocator, maxBytes)
     else {
       val col = column(columnOf(field.id), field.name)
-      val node = col.gather(rows, ArrowLoad.kindOf(field.arrowType))
+      val node = col.gather(rows, ArrowLoad.kindOf(field.arrowType), maxBytes)
       val vector = field.toArrow.createVector(allocator)
       try {
         ArrowLoad.leaf(vector, node, Ctx(path, s"column ${col.index} ('${field.name}')"))
@@ -116,12 +131,13 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
    * read from the file straight into the vector's Arrow memory; None for any other field or page.
    */
   private def readVectors(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int,
-      allocator: BufferAllocator): Option[FieldVector] = field.arrowType match {
+      allocator: BufferAllocator, maxBytes: Long): Option[FieldVector] = field.arrowType match {
     case l: ArrowType.FixedSizeList if field.arrowItemType.map(ArrowLoad.kindOf(_).fixedBits).exists(b => b > 0 && b % 8 == 0) =>
       val valueBytes = Math.multiplyExact(l.getListSize, ArrowLoad.kindOf(field.arrowItemType.get).fixedBits / 8)
+      val rows = if (numRows == 0) 0 else math.max(1L, math.min(numRows.toLong, maxBytes / math.max(valueBytes, 1))).toInt
       val col = column(columnOf(field.id), field.name)
       val vector = field.toArrow.createVector(allocator).asInstanceOf[FixedSizeListVector]
-      val read = try ArrowLoad.fixedSizeListOf(vector, numRows, numRows.toLong * valueBytes)(col.readFixedRowsInto(rowStart, numRows, valueBytes, _))
+      val read = try ArrowLoad.fixedSizeListOf(vector, rows, rows.toLong * valueBytes)(col.readFixedRowsInto(rowStart, rows, valueBytes, _))
         catch { case e: Throwable => vector.close(); throw e }
       if (read) Some(vector) else { vector.close(); None }
     case _ => None
@@ -156,16 +172,19 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
    * in their width, variable-width ones (2.2) as a length and bytes. `field` may keep only some
    * children; where each lies comes from all of them, as the file's schema lists them.
    */
-  private def readPacked(field: LanceField, column: Int, rowStart: Long, numRows: Int, allocator: BufferAllocator): FieldVector = {
+  private def readPacked(field: LanceField, column: Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
+      maxBytes: Long): FieldVector = {
     val all = schema.allFields.find(_.id == field.id).getOrElse(field).children
     val col = this.column(column, field.name)
     val vector = field.toArrow.createVector(allocator).asInstanceOf[StructVector]
     try {
-      vector.setInitialCapacity(numRows)
+      val segments = col.segments(rowStart, numRows, LeafKind(-1, 0), maxBytes)
+      val rows = segments.map(_.rows).sum
+      vector.setInitialCapacity(rows)
       vector.allocateNew()
       val kids = field.children.map(c => all.indexWhere(_.id == c.id) -> vector.getChild(c.name).asInstanceOf[FieldVector])
       var row = 0
-      for (seg <- col.segments(rowStart, numRows, LeafKind(-1, 0))) {
+      for (seg <- segments) {
         val page = seg.page
         if (page.rep != null) throw new UnsupportedFeatureException(s"Packed struct '${field.name}' of $path is inside a list")
         var slot = seg.slotFrom
@@ -178,8 +197,8 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
             vector.setIndexDefined(row)
             val (data, from) = page.slots match {
               case f: Slots.Fixed => (f.data, slot * f.bytesPer)
-              case v: Slots.Variable => (v.data, v.offsets(slot).toInt)
-              case other => throw new CorruptFileException(path, s"column $column ('${field.name}'): ${Slots.kind(other)} in a packed struct")
+              case other => Slots.bytesOf(other, slot).map(v => (v.array, v.offset)).getOrElse(throw new CorruptFileException(
+                path, s"column $column ('${field.name}'): ${Slots.kind(other)} in a packed struct"))
             }
             PackedStructs.read(all, data, from, row, kids, Ctx(path, s"column $column ('${field.name}') row ${rowStart + row}"))
             slot += 1
@@ -188,8 +207,8 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
           i += 1
         }
       }
-      kids.foreach(_._2.setValueCount(numRows))
-      vector.setValueCount(numRows)
+      kids.foreach(_._2.setValueCount(rows))
+      vector.setValueCount(rows)
       vector
     } catch { case e: Throwable => vector.close(); throw e }
   }
@@ -216,9 +235,10 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
               out.position(row) = position
               out.size(row) = size
             // A NULL row takes a slot without bytes.
-            case (sparklance.format.table.BlobEncoding.V2, _: Slots.Variable) if page.defs != null && page.defs(i) != 0 =>
-            case (sparklance.format.table.BlobEncoding.V2, v: Slots.Variable) =>
-              BlobDescriptorsV2.parse(v.data, v.offsets(slot).toInt, v.offsets(slot + 1).toInt, out, row,
+            case (sparklance.format.table.BlobEncoding.V2, _: Slots.Variable | _: Slots.Indexed) if page.defs != null && page.defs(i) != 0 =>
+            case (sparklance.format.table.BlobEncoding.V2, v) if Slots.bytesOf(v, slot).isDefined =>
+              val d = Slots.bytesOf(v, slot).get
+              BlobDescriptorsV2.parse(d.array, d.offset, d.end, out, row,
                 Ctx(path, s"column $column ('${field.name}') blob descriptor of row ${rowStart + row}"))
             case (_, other) => throw new CorruptFileException(path,
               s"column $column ('${field.name}'): ${Slots.kind(other)} where blob descriptors belong")

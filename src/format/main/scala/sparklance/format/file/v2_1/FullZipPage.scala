@@ -6,7 +6,14 @@ import sparklance.format.proto.Encodings21Protos.CompressiveEncoding.Compression
 
 /** Decodes a full-zip page (LANCE-FILE-2.1-2.2.md §6): control words zipped with whole values. */
 private[v2_1] object FullZipPage {
-  def decode(f: FullZipLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx): PageData = {
+  /**
+   * The page's rows; of a page of variable-width values without repetition (each item a row), only
+   * the first ones whose values decode to at most `maxBytes` (value bytes plus 8 a value, as Arrow
+   * holds them): decoding stops before the row that would pass it, which is decoded anyway when it
+   * is the first and `atLeastOne`. The decoded page then has fewer rows than `rows`.
+   */
+  def decode(f: FullZipLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx, maxBytes: Long = Long.MaxValue,
+      atLeastOne: Boolean = true): PageData = {
     val layers = new Layers(f.getLayersList.asScala.toIndexedSeq, ctx)
     if (bufs.isEmpty) throw ctx.corrupt("full-zip page without buffers")
     val data = bufs(0)
@@ -18,7 +25,9 @@ private[v2_1] object FullZipPage {
     if (n < 0) throw ctx.corrupt(s"$n items")
     val visibleN = f.getNumVisibleItems
     val rep = if (bitsRep > 0) new Array[Int](n) else null
-    val defs = if (bitsDef > 0) new Array[Int](n) else null
+    var defs = if (bitsDef > 0) new Array[Int](n) else null
+    // Items decoded: all n, unless a byte budget cut the page.
+    var items = n
     val defMask = if (bitsDef >= 32) -1 else (1 << bitsDef) - 1
     val enc = f.getValueCompression
     val maxVisible = layers.maxVisibleDef
@@ -96,42 +105,70 @@ private[v2_1] object FullZipPage {
             (null, enc.getGeneral.getCompression)
           case _ => throw ctx.unsupported(s"${Compressive.name(enc)} in a full-zip page")
         }
-        val offsets = new Array[Long](math.max(visibleN, 0) + 1)
-        // Uncompressed values are at most the page's bytes: one allocation, where growing by
-        // doubling would hold two copies of a page of large values at once.
-        val out = new ByteSink(if (fsst == null && general == null) data.length else 64)
+        // First each value's place and decoded length, from the headers alone: the values that are
+        // decoded then go into one array of their exact size.
+        val numSlots = math.max(visibleN, 0)
+        val offsets = new Array[Long](numSlots + 1)
+        val valueAt = new Array[Int](numSlots)
+        val storedLength = new Array[Int](numSlots)
+        val budgeted = bitsRep == 0 && maxBytes < Long.MaxValue
+        var used = 0L
         var count = 0
-        for (i <- 0 until n) {
+        var i = 0
+        var cut = false
+        while (i < n && !cut) {
+          val itemStart = p
           val d = control(i)
           if (d <= maxVisible) {
             if (count >= visibleN) throw ctx.corrupt(s"more than $visibleN visible items")
+            var length = 0L
+            valueAt(count) = -1
             if (d == 0) {
               need(lenBytes, s"the length of value $i")
               val len = Bytes.uN(data.array, p, lenBytes)
               p += lenBytes
               need(len, s"value $i")
-              val from = p
-              val to = p + len.toInt
-              if (fsst != null) {
-                val dl = fsst.decodedLength(data.array, from, to)
-                out.ensure(dl)
-                out.size = fsst.decodeInto(data.array, from, to, out.array, out.size)
-              } else if (general != null) {
-                val raw = Codecs.decompress(general, data.array, from, to - from, ctx)
-                out.append(raw, 0, raw.length)
-              } else out.append(data.array, from, to - from)
-              p = to
+              length =
+                if (fsst != null) fsst.decodedLength(data.array, p, p + len.toInt)
+                else if (general != null) Codecs.decompressedSize(general, data.array, p, len.toInt, ctx)
+                else len
+              valueAt(count) = p
+              storedLength(count) = len.toInt
+              p += len.toInt
             }
-            count += 1
-            offsets(count) = out.size
+            if (budgeted && (count > 0 || !atLeastOne) && used + length + 8 > maxBytes) { cut = true; p = itemStart }
+            else {
+              used += length + 8
+              offsets(count + 1) = offsets(count) + length
+              count += 1
+            }
           }
+          if (!cut) i += 1
         }
-        if (count != visibleN) throw ctx.corrupt(s"$count visible items, the page says $visibleN")
-        Slots.Variable(offsets, out.array, count)
+        if (!cut && count != visibleN) throw ctx.corrupt(s"$count visible items, the page says $visibleN")
+        if (offsets(count) > Int.MaxValue - 16) throw ctx.unsupported(
+          s"${offsets(count)} bytes of values in one page; sparklance decodes at most 2 GiB of a page at once")
+        val out = new Array[Byte](offsets(count).toInt)
+        var k = 0
+        while (k < count) {
+          val at = valueAt(k)
+          val to = offsets(k).toInt
+          if (at >= 0) {
+            if (fsst != null) fsst.decodeInto(data.array, at, at + storedLength(k), out, to)
+            else if (general != null) Codecs.decompressInto(general, data.array, at, storedLength(k), out, to, ctx)
+            else System.arraycopy(data.array, at, out, to, storedLength(k))
+          }
+          k += 1
+        }
+        if (cut) {
+          items = i
+          if (defs != null) defs = java.util.Arrays.copyOf(defs, i)
+        }
+        Slots.Variable(if (cut) java.util.Arrays.copyOf(offsets, count + 1) else offsets, out, count)
 
       case _ => throw ctx.corrupt("full-zip page without a value width")
     }
-    new PageData(rows, rep, defs, n, slots, layers, ctx)
+    new PageData(if (items < n) items else rows, rep, defs, items, slots, layers, ctx)
   }
 
   private def flatBits(e: CompressiveEncoding, ctx: Ctx): Int = {

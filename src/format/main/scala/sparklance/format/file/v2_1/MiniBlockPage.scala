@@ -9,9 +9,11 @@ private[v2_1] object MiniBlockPage {
   /**
    * The page's rows. Bit-packed and flat values are decoded into `valueArray(bytes)`, a new array
    * unless the caller lends one it reuses (at least that long; every byte of it up to there is written).
+   * A dictionary page's `items` may be given, decoded before (their values are not copied, see
+   * [[Slots.Indexed]]).
    */
   def decode(m: MiniBlockLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx,
-      valueArray: Int => Array[Byte] = new Array[Byte](_)): PageData = {
+      valueArray: Int => Array[Byte] = new Array[Byte](_), items: Option[Slots] = None): PageData = {
     val layers = new Layers(m.getLayersList.asScala.toIndexedSeq, ctx)
     if (bufs.size < 2) throw ctx.corrupt(s"mini-block page with ${bufs.size} buffers")
     if (m.getRepetitionIndexDepth > 1) throw ctx.unsupported(s"a repetition index of depth ${m.getRepetitionIndexDepth}")
@@ -67,9 +69,8 @@ private[v2_1] object MiniBlockPage {
       case _ => if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx)
     }
     if (m.hasDictionary) {
-      val items = dictionary(m, bufs.drop(2), ctx)
       slots = slots match {
-        case idx: Slots.Fixed => Slots.gather(items, idx, ctx)
+        case idx: Slots.Fixed => Slots.gather(items.getOrElse(dictionary(m, bufs.drop(2), ctx)), idx, ctx)
         case _: Slots.Empty => slots
         case other => throw ctx.corrupt(s"dictionary indices decoded to ${Slots.kind(other)}")
       }

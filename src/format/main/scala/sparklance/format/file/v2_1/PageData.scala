@@ -77,6 +77,28 @@ private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs:
       r
     } else rowSlot(r)
 
+  /** What slots `[from, until)` take in Arrow memory (see [[Slots.bytes]]). */
+  def slotBytes(from: Int, until: Int): Long = Slots.bytes(slots, from, until)
+
+  /**
+   * How many of rows `[from, until)` fit `maxBytes` of Arrow memory (see [[slotBytes]]), taken in
+   * order and the first one always when `atLeastOne`; and their bytes.
+   */
+  def rowsWithin(from: Int, until: Int, maxBytes: Long, atLeastOne: Boolean): (Int, Long) = {
+    if (maxBytes == Long.MaxValue) return (until - from, 0L)
+    var used = 0L
+    var r = from
+    var slot = slotOfRow(from)
+    var more = true
+    while (more && r < until) {
+      val next = slotOfRow(r + 1)
+      val bytes = slotBytes(slot, next)
+      if (used + bytes > maxBytes && (r > from || !atLeastOne)) more = false
+      else { used += bytes; slot = next; r += 1 }
+    }
+    (r - from, used)
+  }
+
   def repAt(i: Int): Int = if (rep == null) layers.maxRep else rep(i)
   def defAt(i: Int): Int = if (defs == null) 0 else defs(i)
 }

@@ -1,7 +1,5 @@
 package sparklance.format.file.v2_1
 
-import sparklance.format.Primitives
-
 /** The leaf value slots of a page (LANCE-FILE-2.1-2.2.md §2): one per visible level entry. */
 private[v2_1] sealed trait Slots { def count: Int }
 
@@ -12,7 +10,20 @@ private[v2_1] object Slots {
   }
 
   /** Value i is `data(offsets(i) until offsets(i + 1))`. */
-  final case class Variable(offsets: Array[Long], data: Array[Byte], count: Int) extends Slots
+  final case class Variable(offsets: Array[Long], data: Array[Byte], count: Int) extends Slots {
+    def length(i: Int): Long = offsets(i + 1) - offsets(i)
+  }
+
+  /**
+   * Value i is value `indices(i)` of `items` (a dictionary, or the one value of a constant page):
+   * variable-width values that repeat are copied only into the Arrow memory of the rows read, as
+   * they are stored once, so that a page of them never holds more than its items and an index a slot.
+   */
+  final case class Indexed(items: Variable, indices: Array[Int], count: Int) extends Slots {
+    def length(i: Int): Long = items.length(indices(i))
+    /** Value i's bytes: `items.data` from `start(i)`, `length(i)` of them. */
+    def start(i: Int): Long = items.offsets(indices(i))
+  }
 
   /** Fixed-size lists of `dim` items; `validity` (null = all valid) has one bit per item. */
   final case class FixedSizeList(dim: Int, validity: Array[Byte], items: Fixed, count: Int) extends Slots
@@ -80,17 +91,58 @@ private[v2_1] object Slots {
       case _: Empty =>
         if (parts.forall(_.isInstanceOf[Empty])) Empty(total.toInt)
         else throw ctx.corrupt("chunks of different kinds in one page")
+      // Repeated values joined with others are copied out.
+      case _: Indexed => concat(parts.map {
+        case ix: Indexed => pick(ix.items, ix.indices, 0, ix.count, ctx)
+        case other => other
+      }, ctx)
     }
+  }
+
+  /**
+   * What slots `[from, until)` of `s` take in Arrow memory: their values' bytes, plus 8 a
+   * variable-width value (its offset and validity), as [[sparklance.format.file.RowBytes]] counts.
+   */
+  def bytes(s: Slots, from: Int, until: Int): Long = if (until <= from) 0L else s match {
+    case v: Variable => v.offsets(until) - v.offsets(from) + 8L * (until - from)
+    case ix: Indexed => var sum = 8L * (until - from); var i = from; while (i < until) { sum += ix.length(i); i += 1 }; sum
+    case f: Fixed => if (f.bits == 1) (until - from + 7L) / 8 else f.bytesPer.toLong * (until - from)
+    case l: FixedSizeList => (l.dim.toLong * l.items.bits * (until - from) + 7) / 8
+    case _: Empty => 0L
+  }
+
+  /**
+   * How many of slots `[from, until)` of `s` fit `maxBytes` (see [[bytes]]), taken in order and the
+   * first one always when `atLeastOne`; and their bytes.
+   */
+  def fitting(s: Slots, from: Int, until: Int, maxBytes: Long, atLeastOne: Boolean): (Int, Long) = {
+    if (maxBytes == Long.MaxValue) return (until - from, bytes(s, from, until))
+    var used = 0L
+    var i = from
+    var more = true
+    while (more && i < until) {
+      val b = bytes(s, i, i + 1)
+      if (used + b > maxBytes && (i > from || !atLeastOne)) more = false
+      else { used += b; i += 1 }
+    }
+    (i - from, used)
+  }
+
+  /** Where variable-width value `slot` of `s` lies; None for slots of fixed-width values. */
+  def bytesOf(s: Slots, slot: Int): Option[Slice] = s match {
+    case v: Variable => Some(Slice(v.data, v.offsets(slot).toInt, v.length(slot).toInt))
+    case ix: Indexed => Some(Slice(ix.items.data, ix.start(slot).toInt, ix.length(slot).toInt))
+    case _ => None
   }
 
   def kind(s: Slots): String = s match {
     case f: Fixed => s"${f.bits}-bit values"
-    case _: Variable => "variable-width values"
+    case _: Variable | _: Indexed => "variable-width values"
     case l: FixedSizeList => s"fixed-size lists of ${l.dim}"
     case _: Empty => "null placeholders"
   }
 
-  /** `count` copies of one value. */
+  /** `count` copies of one value (a variable-width one stored once). */
   def repeat(one: Slots, count: Int, ctx: Ctx): Slots = one match {
     case f: Fixed if f.bits == 1 =>
       val out = new Array[Byte](Bytes.bytesForBits(count))
@@ -102,12 +154,7 @@ private[v2_1] object Slots {
       var i = 0
       while (i < count) { System.arraycopy(f.data, 0, out, i * w, w); i += 1 }
       Fixed(f.bits, out, count)
-    case v: Variable =>
-      val len = (v.offsets(1) - v.offsets(0)).toInt
-      val out = new Array[Byte](Math.multiplyExact(len, count))
-      var i = 0
-      while (i < count) { System.arraycopy(v.data, v.offsets(0).toInt, out, i * len, len); i += 1 }
-      Variable(Primitives.longs(count + 1)(i => i.toLong * len), out, count)
+    case v: Variable => Indexed(v, new Array[Int](count), count)
     case other => throw ctx.unsupported(s"a constant of ${kind(other)}")
   }
 
@@ -155,12 +202,13 @@ private[v2_1] object Slots {
           case f: Fixed => FixedSizeList(l.dim, validity, f, n)
           case other => throw ctx.corrupt(s"fixed-size list items of ${kind(other)}")
         }
+      case ix: Indexed => Indexed(ix.items, Array.tabulate(n)(i => ix.indices(idx(from + i))), n)
       case _: Empty => Empty(n)
       case other => throw ctx.unsupported(s"picking values of ${kind(other)}")
     }
   }
 
-  /** Dictionary decoding: slot i = items(indices(i)). */
+  /** Dictionary decoding: slot i = items(indices(i)) (variable-width items are not copied, see [[Indexed]]). */
   def gather(items: Slots, indices: Fixed, ctx: Ctx): Slots = {
     val n = indices.count
     val w = indices.bytesPer
@@ -178,25 +226,9 @@ private[v2_1] object Slots {
         val out = new Array[Byte](Math.multiplyExact(bw, n))
         if (items.count > 0) { var i = 0; while (i < n) { System.arraycopy(f.data, index(i) * bw, out, i * bw, bw); i += 1 } }
         Fixed(f.bits, out, n)
-      case v: Variable =>
-        val offsets = new Array[Long](n + 1)
-        var total = 0L
-        var i = 0
-        while (i < n) {
-          if (items.count > 0) { val k = index(i); total += v.offsets(k + 1) - v.offsets(k) }
-          offsets(i + 1) = total
-          i += 1
-        }
-        val out = new Array[Byte](Math.toIntExact(total))
-        i = 0
-        while (i < n) {
-          if (items.count > 0) {
-            val k = index(i)
-            System.arraycopy(v.data, v.offsets(k).toInt, out, offsets(i).toInt, (offsets(i + 1) - offsets(i)).toInt)
-          }
-          i += 1
-        }
-        Variable(offsets, out, n)
+      // Without items every slot is a null, whose value is empty.
+      case _: Variable if items.count == 0 => Variable(new Array[Long](n + 1), Array.emptyByteArray, n)
+      case v: Variable => Indexed(v, Array.tabulate(n)(index), n)
       case other => throw ctx.unsupported(s"a dictionary of ${kind(other)}")
     }
   }
