@@ -10,7 +10,7 @@ CONFLICT = ("CommitConflictException", "Concurrent commit")
 
 def spark_writer(spark, table, k, results, ops, allowed=CONFLICT):
     """Writer k's `ops` random statements (UPDATE, DELETE, INSERT, MERGE of its own rows), each recorded in
-    `results` as (k, i, kind, m, next_id, status): 'ok', or 'conflict: <why>' for a failure whose message
+    `results` as (k, i, kind, m, next_id, status): 'ok', or 'conflict: <why>' (or the exception's name) for a failure whose message
     names one of `allowed` (a commit conflict by default); any other failure fails the test."""
     r = random.Random(k)
     next_id = 100_000 * (k + 1)
@@ -42,7 +42,10 @@ def spark_writer(spark, table, k, results, ops, allowed=CONFLICT):
 def reason(message):
     """Why a commit conflicted, without the versions and fragments that vary from run to run."""
     found = re.search(r"committed as version \d+: ([^;]*);", message)
-    return re.sub(r"\d+", "N", found.group(1)) if found else message[:120]
+    if found:
+        return re.sub(r"\d+", "N", found.group(1))
+    typed = re.search(r"sparklance\.format\.(\w+Exception)", message)
+    return typed.group(1) if typed else message[:120]
 
 
 def replay(results, initial):

@@ -51,10 +51,12 @@ private[commit] object RowLevelRebase {
       theirUpdated.filter(touched).foreach { id =>
         val mine = ours(id).getOrElse(
           conflict(v, Some(t), s"it changed fragment $id, which we also changed, and the rows we changed there are unknown"))
-        if (rewroteColumns) {
+        // A statement that rewrote columns names the rows of each fragment it rewrote; its other
+        // fragments only lost rows (whose files, if they changed anyway, are checked below).
+        val rewritten = if (!rewroteColumns) None
+          else Option(t.getUpdate.getUpdatedFragmentOffsetBitmapsMap.get(id)).map(b => PortableBitmaps.fromBytes(b.toByteArray))
+        rewritten.foreach { theirs =>
           if (inPlace.contains(id)) conflict(v, Some(t), s"it rewrote columns of fragment $id, whose columns we also rewrote")
-          val theirs = Option(t.getUpdate.getUpdatedFragmentOffsetBitmapsMap.get(id)).map(b => PortableBitmaps.fromBytes(b.toByteArray))
-            .getOrElse(conflict(v, Some(t), s"it rewrote columns of fragment $id, which we also changed, and the rows it changed are unknown"))
           if (RoaringBitmap.intersects(theirs, mine))
             conflict(v, Some(t), s"both changed ${RoaringBitmap.andCardinality(theirs, mine)} row(s) of fragment $id")
           theirColumns(id) = theirColumns.get(id).fold(theirs)(RoaringBitmap.or(_, theirs))
@@ -74,7 +76,7 @@ private[commit] object RowLevelRebase {
       val now = latestById.getOrElse(id, conflict(byV, by, s"fragment $id, which we changed, was removed"))
       val filesReplaced = now.getFilesList != was.getFilesList
       if (filesReplaced && !theirColumns.contains(id))
-        conflict(byV, by, s"the data files of fragment $id, which we changed, were replaced")
+        conflict(byV, by, s"the data files of fragment $id, which we changed, were replaced, and the rows changed there are unknown")
       if (filesReplaced || deletionFileOf(now) != deletionFileOf(was)) {
         val mine = ours(id).getOrElse(
           conflict(byV, by, s"it changed fragment $id, which we also changed, and the rows we changed there are unknown"))
