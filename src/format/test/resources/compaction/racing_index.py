@@ -1,6 +1,8 @@
 """pylance building indices while sparklance compacts (CompactionRaceSuite).
 
-build <path> <stable>     ten fragments of 100 rows, no index
+build <path> <stable> [segments]
+                          ten fragments of 100 rows, no index; with "segments", a ZONEMAP on x built
+                          on the first five and extended to the others as a second segment
 index <path> <kinds>      creates scalar indices, e.g. "BTREE,BITMAP,ZONEMAP" (on id, cat and x)
 check <path>              one JSON line: whether each indexed query equals a scan, whether an index
                           was used, the row count and each index's fragments
@@ -10,11 +12,15 @@ import lance, numpy as np, pyarrow as pa
 
 COLUMNS = {"BTREE": "id", "BITMAP": "cat", "ZONEMAP": "x"}
 
-def build(path, stable):
+def build(path, stable, segments=False):
     for i in range(10):
         ids = np.arange(i * 100, i * 100 + 100, dtype=np.int64)
         t = pa.table({"id": ids, "cat": pa.array([f"c{k % 7}" for k in ids]), "x": pa.array((ids * 37) % 1000, pa.int64())})
         lance.write_dataset(t, path, mode="append" if i else "create", enable_stable_row_ids=stable)
+        if segments and i == 4:
+            lance.dataset(path).create_scalar_index("x", "ZONEMAP")
+    if segments:
+        lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
 
 def index(path, kinds):
     ds = lance.dataset(path)
@@ -36,6 +42,6 @@ def check(path):
     print(json.dumps(out, sort_keys=True))
 
 if __name__ == "__main__":
-    {"build": lambda: build(sys.argv[2], sys.argv[3] == "true"),
+    {"build": lambda: build(sys.argv[2], sys.argv[3] == "true", sys.argv[4:] == ["segments"]),
      "index": lambda: index(sys.argv[2], sys.argv[3]),
      "check": lambda: check(sys.argv[2])}[sys.argv[1]]()

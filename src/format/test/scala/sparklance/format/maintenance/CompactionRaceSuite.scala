@@ -10,7 +10,8 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import scala.util.{Random, Using}
 import sparklance.format.Pylance
-import sparklance.format.commit.{Committer, Operation, RowLevelCommit, Transactions}
+import sparklance.format.commit.{CommitRetries, Committer, Operation, RowLevelCommit, Transactions}
+import sparklance.format.skipping.ZoneMapFold
 import sparklance.format.io.LocalStorage
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
@@ -147,18 +148,26 @@ class CompactionRaceSuite extends AnyFunSuite {
 
   private def operations(ds: Dataset): Seq[String] = ds.versions.flatMap(v => Transactions.committed(ds, v)).map(Transactions.operationName)
 
-  /** Compacts a pylance table of ten fragments while pylance builds `kinds` of index over all of them. */
-  private def compactWhileIndexing(stable: Boolean, kinds: String): (Dataset, CompactionResult) = {
+  /**
+   * Compacts a pylance table of ten fragments (`build` arguments of racing_index.py) while
+   * `meanwhile` changes its indices, between the compaction's tasks and its commit.
+   */
+  private def compactWhile(build: Seq[String], meanwhile: Dataset => Unit): (Dataset, CompactionResult) = {
     val path = Files.createTempDirectory("racing-index").resolve("t.lance").toString
-    Pylance.run(racingIndex, "build", path, stable.toString)
+    Pylance.run(racingIndex, ("build" +: path +: build): _*)
     val ds = new Dataset(LocalStorage, path)
-    val indexing: Compaction.TaskRunner = (dataset, snapshot, tasks) => {
+    var first = true
+    val racing: Compaction.TaskRunner = (dataset, snapshot, tasks) => {
       val groups = Compaction.inProcess(dataset, snapshot, tasks)
-      if (snapshot.version == 10) Pylance.run(racingIndex, "index", path, kinds)
+      if (first) { first = false; meanwhile(ds) }
       groups
     }
-    ds -> new Compaction(ds, indexing).run(CompactionOptions(targetRowsPerFragment = 500))
+    ds -> new Compaction(ds, racing).run(CompactionOptions(targetRowsPerFragment = 500))
   }
+
+  /** Compacts a pylance table of ten fragments while pylance builds `kinds` of index over all of them. */
+  private def compactWhileIndexing(stable: Boolean, kinds: String): (Dataset, CompactionResult) =
+    compactWhile(Seq(stable.toString), ds => Pylance.run(racingIndex, "index", ds.path, kinds))
 
   for (stable <- Seq(false, true)) test(s"a compaction commits over indices pylance built meanwhile that it can carry (stable row ids: $stable)") {
     val kinds = if (stable) "ZONEMAP,BITMAP" else "ZONEMAP"
@@ -178,5 +187,14 @@ class CompactionRaceSuite extends AnyFunSuite {
     assert(operations(ds).drop(10) == Seq("CreateIndex", "CreateIndex"))
     val check = Pylance.run(racingIndex, "check", ds.path).trim.linesIterator.toSeq.last
     assert(!check.contains("\"equal\": false") && check.contains("\"id_idx\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"), check)
+  }
+
+  test("a compaction commits over a zone map fold that landed meanwhile") {
+    val (ds, result) = compactWhile(Seq("false", "segments"), ds =>
+      assert(ZoneMapFold.fold(ds, ds.snapshot(forWrite = true), "x_idx", CommitRetries()).exists(_.segments == 2)))
+    assert(result.version.isDefined && result.fragmentsRemoved == 10 && result.fragmentsAdded == 2, result)
+    assert(operations(ds).drop(12) == Seq("CreateIndex", "ReserveFragments", "Rewrite"), operations(ds))
+    val check = Pylance.run(racingIndex, "check", ds.path).trim.linesIterator.toSeq.last
+    assert(!check.contains("\"equal\": false") && check.contains("\"count\": 1000"), check)
   }
 }
