@@ -9,7 +9,7 @@ import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException, TableNotFoundException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.index.{Indices, RewriteIndexRules}
+import sparklance.format.index.{FragmentReuse, Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.rowids.RowLineage
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, IndexMetadata, Manifest}
@@ -416,12 +416,14 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     case Operation.Merge(_, schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Project(schema, _) => base.flatMap(b => withoutDroppedFields(b, schema))
     case Operation.Evolving(_, pending) => base.flatMap(b => withoutDroppedFields(b, pending.schema))
-    // Lance: an index on a rewritten column no longer covers the fragments rewritten.
+    // Lance: an index on a rewritten column no longer covers the fragments rewritten, which its
+    // stored bitmap may name only through a fragment reuse index: Lance's view is trimmed.
     case Operation.Update(_, _, _, _, Some(inPlace)) => base.flatMap(_.file.indexSection.map { bytes =>
-      val ids = inPlace.fragmentIds.toSeq.map(_.toInt)
-      Indices.encode(Indices.parse(Some(bytes), dataset.path).map { i =>
+      val indices = Indices.parse(Some(bytes), dataset.path)
+      lazy val reuse = FragmentReuse.of(dataset.storage, dataset.path, indices)
+      Indices.encode(indices.map { i =>
         if (!i.getFieldsList.asScala.exists(f => inPlace.fields.contains(f.intValue))) i
-        else Indices.coverage(i).fold(i) { c => val left = c.clone(); ids.foreach(left.remove); Indices.withCoverage(i, left) }
+        else Indices.coverage(i).fold(i)(c => Indices.withCoverage(i, reuse.without(c, inPlace.fragmentIds.toSeq)))
       })
     })
     case Operation.Rewrite(groups) => base.flatMap(b => b.file.indexSection.map { bytes =>

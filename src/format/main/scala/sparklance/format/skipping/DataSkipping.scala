@@ -4,7 +4,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
-import sparklance.format.index.Indices
+import sparklance.format.index.{FragmentReuse, Indices}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.ColumnFilter._
@@ -25,6 +25,9 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
 
   private val physicalRows: Map[Long, Long] = fragments.map(f => f.getId -> f.getPhysicalRows).toMap
+
+  /** Rows an index holds under the addresses of fragments a deferred compaction replaced are not looked up. */
+  private lazy val reuse = FragmentReuse.of(storage, tablePath, indices)
 
   /**
    * The fields below a struct that may be NULL. Such a field is NULL wherever an ancestor is, but a
@@ -97,7 +100,7 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
       .groupBy(_.getName).toSeq.sortBy(_._1).map { case (_, segments) =>
         segments.map { segment =>
           Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
-            .getOrElse(Set.empty[Long]) -> segment
+            .getOrElse(Set.empty[Long]).diff(reuse.unmapped(segment)) -> segment
         }.filter(_._1.nonEmpty)
       }.filter(_.nonEmpty)
 
