@@ -1,5 +1,5 @@
-"""Rows of any size in a bounded heap: pylance writes tables of 1 MiB and 64 MiB values (2 GiB and
-1.25 GiB, more than the heap of any JVM of the Spark application), as plain binary and as blob
+"""Rows of any size in a bounded heap: pylance writes tables of 1 MiB and 64 MiB values (1100 MiB and
+1088 MiB, more than the heap of any JVM of the Spark application), as plain binary and as blob
 columns; Spark (1 GiB driver, two 1 GiB executors, see large_rows_child.py) scans them, scans them
 without the large column while reading almost none of their bytes, copies them with CTAS (a blob
 column stays one) and changes the copy with UPDATE and MERGE; pylance reads every value of the copy
@@ -71,7 +71,7 @@ def _expected_copy(path):
 
 
 @pytest.mark.parametrize("blob", [False, True])
-@pytest.mark.parametrize("rows,size", [(2000, 1 << 20), (20, 64 << 20)])
+@pytest.mark.parametrize("rows,size", [(1100, 1 << 20), (17, 64 << 20)])
 def test_large_rows_with_a_small_heap(warehouse, table_name, rows, size, blob):
     table = table_name
     path = table_path(warehouse, table)
