@@ -23,7 +23,9 @@ sealed trait FragmentReuse {
   /** The fragments whose rows `index` holds under addresses a deferred compaction replaced. */
   def unmapped(index: IndexMetadata): Set[Long]
   /** A stored bitmap that, in Lance's view, no longer covers `fragments` (and covers what it did else). */
-  def without(coverage: RoaringBitmap, fragments: Seq[Long]): RoaringBitmap = {
+  def without(coverage: RoaringBitmap, fragments: Seq[Long]): RoaringBitmap = remapThenRemove(coverage, fragments)
+
+  protected final def remapThenRemove(coverage: RoaringBitmap, fragments: Seq[Long]): RoaringBitmap = {
     val left = remap(coverage)
     fragments.foreach(id => left.remove(id.toInt))
     left
@@ -40,7 +42,7 @@ object FragmentReuse {
 
   /** A table without a reuse index: stored bitmaps are what Lance sees. */
   case object Absent extends FragmentReuse {
-    def remap(coverage: RoaringBitmap): RoaringBitmap = coverage
+    def remap(coverage: RoaringBitmap): RoaringBitmap = coverage.clone()
     def unmapped(index: IndexMetadata): Set[Long] = Set.empty
   }
 
@@ -80,8 +82,7 @@ object FragmentReuse {
     def unmapped(other: IndexMetadata): Set[Long] = if (other.getName == IndexName) Set.empty else fragments
     // Fragments the reuse index does not name are seen as stored.
     override def without(coverage: RoaringBitmap, removed: Seq[Long]): RoaringBitmap =
-      if (removed.exists(fragments)) super.without(coverage, removed)
-      else { val left = coverage.clone(); removed.foreach(id => left.remove(id.toInt)); left }
+      (if (removed.exists(fragments)) this else Absent).remapThenRemove(coverage, removed)
   }
 
   /** The reuse index among `indices`, read from `tablePath` where its details are in a file. */
