@@ -6,7 +6,7 @@ import org.apache.spark.sql.types.StructType
 import sparklance.format.proto.FileProtos
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnShare, LanceSchema, StorageVersion}
-import sparklance.spark.{LanceSparkSessionExtensions, LanceTable}
+import sparklance.spark.{LanceSparkSessionExtensions, LanceTable, SparkTypes, UnsupportedColumnException}
 
 /**
  * How an UPDATE or MERGE may update rows in place (see [[RewriteMode]]), planned on the driver
@@ -50,8 +50,13 @@ object InPlaceUpdates {
   def plan(table: LanceTable, command: RowLevelOperation.Command, rowSchema: StructType,
       options: Map[String, String]): Option[InPlaceUpdates] = {
     val session = SparkSession.getActiveSession.flatMap(_.conf.getOption(RewriteMode.SessionKey))
-    val mode = RewriteMode.of(options, session, table.snapshot.config)
     val updates = command == RowLevelOperation.Command.UPDATE || command == RowLevelOperation.Command.MERGE
+    // Columns of unmappable types cannot be rewritten: updates leave them where they are, in place
+    // whatever the mode; a statement that assigns one is refused.
+    val unsupported = SparkTypes.unsupportedColumns(table.snapshot.schema, table.tableName)
+    for (a <- table.assignments.toSeq; (column, lanceType) <- unsupported if updates && a.changed(column))
+      throw new UnsupportedColumnException(table.tableName, column, lanceType, "assigns")
+    val mode = if (updates && unsupported.nonEmpty) RewriteMode.Columns else RewriteMode.of(options, session, table.snapshot.config)
     if (mode == RewriteMode.Rows || !updates || table.pending.isDefined) return None
     val assigned = table.assignments.getOrElse {
       val extensions = SparkSession.getActiveSession.flatMap(_.conf.getOption("spark.sql.extensions")).getOrElse("")
