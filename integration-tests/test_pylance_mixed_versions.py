@@ -118,6 +118,8 @@ def test_legacy_v1_table_changed_by_spark(spark, warehouse, table_name):
     assert _lance_rows(ds) == want == _spark_rows(spark, table_name)
     assert {v for fs in _file_versions(ds).values() for v in fs} == {"0.2"}
     assert feature_flags(path)[0] & MIXED == 0
+    with pytest.raises(Exception, match="legacy \\(V1\\) table cannot take a column of NULLs"):
+        spark.sql(f"ALTER TABLE {table_name} ADD COLUMN extra INT")
     # pylance goes on writing the table after Spark, in V1.
     lance.write_dataset(_rows(200, 210), path, mode="append")
     ds = lance.dataset(path)
