@@ -87,7 +87,7 @@ class PylanceWriter21Suite extends AnyFunSuite {
           cases += s"$label\tfile\t$label.lance\t$expected"
           // A dataset of several fragments.
           val table = dir.resolve(s"$label.ds.lance").toString
-          val fw = new FragmentWriter(LocalStorage, table, schema, StorageVersion.Written(minor), a, maxRowsPerFile = 1700)
+          val fw = new FragmentWriter(LocalStorage, table, schema, StorageVersion.parse(s"2.$minor").get, a, maxRowsPerFile = 1700)
           val frags = try { bs.foreach(fw.write); fw.finish() } finally fw.close()
           new Committer(new Dataset(LocalStorage, table))
             .commit(None, Operation.Overwrite(frags, schema, Map(Committer.StorageVersionKey -> s"2.$minor")))
