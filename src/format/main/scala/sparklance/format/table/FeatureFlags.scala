@@ -7,7 +7,9 @@ object FeatureFlags {
   val DeletionFiles = 1L
   val StableRowIds = 2L
   val TableConfig = 8L
-  val Known: Long = DeletionFiles | StableRowIds | TableConfig
+  /** Files may live under other base paths the manifest lists (shallow clones, branches): see [[BasePaths]]. */
+  val BasePaths = 16L
+  val Known: Long = DeletionFiles | StableRowIds | TableConfig | BasePaths
 
   private val names = Map(1L -> "deletion files", 2L -> "stable row ids", 4L -> "v2 format (deprecated)",
     8L -> "table config", 16L -> "multiple base paths", 32L -> "transaction files disabled",

@@ -11,10 +11,11 @@ import sparklance.format.io.Storage
 /**
  * The tags of a table, in pylance's layout: one JSON file per tag under `_refs/tags/` at the
  * table's root, camelCase keys (LANCE-MAINTENANCE.md §3.2). A tag protects its version from
- * cleanup and names it for time travel and restore.
+ * cleanup and names it for time travel and restore. Tags of every branch are kept at the root;
+ * `dataset` is the line (main or a branch) whose versions [[create]] and [[versionOf]] mean.
  */
 final class Tags(dataset: Dataset) {
-  private def dir = Storage.join(dataset.path, "_refs/tags")
+  private def dir = Storage.join(dataset.root.path, "_refs/tags")
   private def file(name: String) = Storage.join(dir, s"$name.json")
 
   /** Every tag, by name. */
@@ -26,11 +27,12 @@ final class Tags(dataset: Dataset) {
   /** The tag `name`, or a [[TagNotFoundException]] naming the tags there are. */
   def apply(name: String): Tag = get(name).getOrElse(throw new TagNotFoundException(dataset.path, name, list.map(_.name)))
 
-  /** The version tag `name` names on the main line; a tag pylance set on a branch is refused, naming it. */
+  /** The version tag `name` names on this table's line; a tag of another line is refused, naming it. */
   def versionOf(name: String): Long = {
     val tag = apply(name)
-    tag.branch.foreach(b => throw new UnsupportedFeatureException(
-      s"Tag '$name' of Lance table ${dataset.path} names version ${tag.version} of branch '$b'; sparklance reads the main line only"))
+    if (tag.branch != dataset.branch) throw new UnsupportedFeatureException(
+      s"Tag '$name' of Lance table ${dataset.root.path} names version ${tag.version} of " +
+        s"${tag.branch.fold("the main line")(b => s"branch '$b'")}, not of ${dataset.branch.fold("the main line")(b => s"branch '$b'")}")
     tag.version
   }
 
@@ -45,7 +47,7 @@ final class Tags(dataset: Dataset) {
     listing.snapshot(version) // fails for a version the table does not have
     val manifestSize = listing.manifestSize(version).get
     val now = Instant.now()
-    val tag = Tag(name, version, None, now, now, manifestSize, Map.empty)
+    val tag = Tag(name, version, dataset.branch, now, now, manifestSize, Map.empty)
     if (!dataset.storage.putIfAbsent(file(name), Tags.encode(tag)))
       throw new TagAlreadyExistsException(dataset.path, name, get(name).map(_.version).getOrElse(-1L))
     tag

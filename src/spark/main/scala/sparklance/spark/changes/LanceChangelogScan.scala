@@ -61,7 +61,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
   override def createReaderFactory(): PartitionReaderFactory = {
     val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
-    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.dataset.path, lanceFields.toSeq, required,
+    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.end.files, lanceFields.toSeq, required,
       changelog.settings.storageConf, changelog.settings.readBatchBytes))
   }
 }
