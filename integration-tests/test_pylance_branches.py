@@ -7,6 +7,8 @@ import lance
 import pyarrow as pa
 import pytest
 
+import sparklance
+
 from conftest import table_path
 
 
@@ -100,7 +102,7 @@ def test_branches_pylance_made_read_and_written(spark, warehouse, table_name):
     dev = _branch(path, "dev")
     dev.validate()
     rows = {r["id"]: r for r in dev.to_table().to_pylist()}
-    assert sorted(rows) == sorted(set(main_rows) | {50, 51, 52, 300, 400} - {2, 50})
+    assert sorted(rows) == sorted((set(main_rows) | {50, 51, 52, 300, 400}) - {2, 50})
     assert rows[5]["cat"] == rows[51]["cat"] == "u" and rows[7]["cat"] == "m" and rows[15]["x"] == 151
     assert _ids(dev, filter="x BETWEEN 40 AND 160") == _ids(dev, filter="x BETWEEN 40 AND 160", use_scalar_index=False)
     # Main and the other branch are untouched.
@@ -135,36 +137,56 @@ def test_branch_procedures_in_pylance_layout(spark, warehouse, table_name):
     assert _spark_ids(spark, f"{t} VERSION AS OF 'devtag'") == [2, 10, 20]
     with pytest.raises(Exception, match="dev/x"):
         spark.sql(f"CALL lance.system.delete_branch(table => '{t}', branch => 'dev')").collect()
-    spark.sql(f"CALL lance.system.delete_branch(table => '{t}', branch => 'dev/x')").collect()
+    sparklance.delete_branch(spark, t, "dev/x")
     lance.dataset(path).tags.delete("devtag")
     spark.sql(f"CALL lance.system.delete_branch(table => '{t}', branch => 'dev')").collect()
-    assert lance.dataset(path).branches.list() == {}
+    assert lance.dataset(path).branches.list() == {} and sparklance.branches(spark, t).count() == 0
     assert not (warehouse / "db" / f"{t.split('.')[-1]}.lance" / "tree" / "dev").exists()
     assert _ids(lance.dataset(path)) == [1, 2, 3]
 
 
-def test_vacuum_cleans_each_line_as_pylance_does(spark, warehouse, table_name, tmp_path):
-    import shutil
-    t, path = table_name, table_path(warehouse, table_name)
+def _branched_history(path):
+    """Main v1..v5 (v4 overwrites everything), branch dev made from v3 with a file and a deletion of its own."""
     lance.write_dataset(_rows(0, 5), path)                         # v1
     lance.write_dataset(_rows(5, 5), path, mode="append")          # v2
     lance.dataset(path).delete("id = 1")                           # v3
-    dev = lance.dataset(path).create_branch("dev", 3)
-    dev.insert(_rows(100, 2))
+    lance.dataset(path).create_branch("dev", 3).insert(_rows(100, 2))
     _branch(path, "dev").delete("id = 100")
-    lance.write_dataset(_rows(20, 2), path, mode="overwrite")      # v4: nothing of v1..v3 on main
+    lance.write_dataset(_rows(20, 2), path, mode="overwrite")      # v4
     lance.dataset(path).insert(_rows(30, 1))                       # v5
+
+
+def _shape(path):
+    """What a cleanup leaves, comparable across two tables made alike: versions per line, files per directory."""
+    import collections
+    per_dir = collections.Counter(f.rsplit("/", 1)[0] for f in _files(path) if "latest_version_hint" not in f)
+    return ([v["version"] for v in lance.dataset(path).versions()], [v["version"] for v in _branch(path, "dev").versions()],
+            dict(per_dir))
+
+
+def test_vacuum_cleans_each_line_as_pylance_does(spark, warehouse, table_name, tmp_path):
+    t, path = table_name, table_path(warehouse, table_name)
     oracle = str(tmp_path / "oracle.lance")
-    shutil.copytree(path, oracle)
-    # The oracle's branch files name the original root as their base: pylance cleans the copy's own lines only.
+    _branched_history(path)
+    _branched_history(oracle)
+    assert _shape(path) == _shape(oracle)
     lance.dataset(oracle).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
     spark.sql(f"CALL lance.system.vacuum(table => '{t}', older_than => '0 seconds', delete_unverified => true)").collect()
-    assert _files(path) == _files(oracle)
+    assert _shape(path) == _shape(oracle)
+    assert _shape(path)[0] == [3, 5], "v3 stays: dev was made from it"
     dev_rows = _ids(_branch(path, "dev"))
     _branch(oracle, "dev").cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
     spark.sql(f"CALL lance.system.vacuum(table => '{t}.branch_dev', older_than => '0 seconds', delete_unverified => true)").collect()
-    assert _files(path) == _files(oracle)
+    assert _shape(path) == _shape(oracle)
     _branch(path, "dev").validate()
     lance.dataset(path).validate()
     assert _ids(_branch(path, "dev")) == dev_rows == _spark_ids(spark, f"{t}.branch_dev")
     assert _spark_ids(spark, t) == [20, 21, 30]
+    # Once the branch is gone, v3 and the files only it named go too.
+    sparklance.delete_branch(spark, t, "dev")
+    lance.dataset(oracle).branches.delete("dev")
+    lance.dataset(oracle).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+    spark.sql(f"CALL lance.system.vacuum(table => '{t}', older_than => '0 seconds', delete_unverified => true)").collect()
+    assert [v["version"] for v in lance.dataset(path).versions()] == [5]
+    assert _files(path) == [f for f in _files(path) if not f.startswith("tree/dev")]
+    assert len([f for f in _files(path) if f.startswith("data/")]) == len([f for f in _files(oracle) if f.startswith("data/")])
