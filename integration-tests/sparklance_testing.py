@@ -30,3 +30,43 @@ def set_reader_flags(table_path, flags):
     rewritten = data[:pos] + struct.pack("<I", len(message)) + message + data[-16:]
     with open(path, "wb") as f:
         f.write(rewritten)
+
+
+def _fields(message):
+    """Top-level (field number, value) pairs of a protobuf message: ints for varints, bytes otherwise."""
+    i, out = 0, []
+    while i < len(message):
+        key, i = _read_varint(message, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _read_varint(message, i)
+        elif wire == 2:
+            n, i = _read_varint(message, i)
+            value, i = message[i:i + n], i + n
+        else:
+            n = 8 if wire == 1 else 4
+            value, i = message[i:i + n], i + n
+        out.append((number, value))
+    return out
+
+
+def _read_varint(data, i):
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
+def feature_flags(table_path):
+    """(reader, writer) feature flags of the latest manifest (fields 9 and 10), which pylance does not expose."""
+    versions = os.path.join(table_path, "_versions")
+    latest = sorted(f for f in os.listdir(versions) if f.endswith(".manifest"))[0]
+    data = open(os.path.join(versions, latest), "rb").read()
+    pos, = struct.unpack_from("<q", data, len(data) - 16)
+    length, = struct.unpack_from("<I", data, pos)
+    fields = dict(_fields(data[pos + 4:pos + 4 + length]))
+    return fields.get(9, 0), fields.get(10, 0)

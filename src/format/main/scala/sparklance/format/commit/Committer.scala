@@ -381,18 +381,30 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
       b.setMaxFragmentId((nextId - 1).toInt)
-    if (!b.hasDataFormat) b.setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance").setVersion(StorageVersion.V2_0.name))
+    if (!b.hasDataFormat) b.setDataFormat(Manifest.DataStorageFormat.newBuilder().setFileFormat("lance").setVersion(dataFormat(prev)))
     val deletions = if (fragments.exists(_.hasDeletionFile)) FeatureFlags.DeletionFiles else 0L
     val config = if (b.getConfigCount > 0) FeatureFlags.TableConfig else 0L
     if (stable) b.setNextRowId(nextRowId)
     // Lance sets the base paths flag whenever the manifest lists a base (a clone or branch keeps its source's).
     val bases = if (b.getBasePathsCount > 0) FeatureFlags.BasePaths else 0L
-    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config | bases
+    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config | bases |
+      mixedVersions(prev, b.getDataFormat.getVersion, fragments)
     b.setReaderFeatureFlags(flags).setWriterFeatureFlags(flags).build()
   }
 
-  private def dataFormat(prev: Manifest): String =
-    if (prev.hasDataFormat && prev.getDataFormat.getVersion.nonEmpty) prev.getDataFormat.getVersion else StorageVersion.V2_0.name
+  /**
+   * Flag 256 as pylance 14 keeps it: once set it stays on every later commit (even after no file of
+   * another version is left, and across restores), until an overwrite changes the table's version.
+   * It is also set where files of other versions than the table's are present.
+   */
+  private def mixedVersions(prev: Manifest, tableVersion: String, fragments: Seq[DataFragment]): Long = {
+    val kept = (prev.getReaderFeatureFlags & FeatureFlags.MixedFileVersions) != 0 && dataFormat(prev) == tableVersion
+    val mixed = kept || fragments.exists(_.getFilesList.asScala.exists(f =>
+      !StorageVersion.sameFileVersion(tableVersion, f.getFileMajorVersion, f.getFileMinorVersion)))
+    if (mixed) FeatureFlags.MixedFileVersions else 0L
+  }
+
+  private def dataFormat(prev: Manifest): String = StorageVersion.ofManifest(prev)
 
   private def replace(existing: Seq[DataFragment], updated: Seq[DataFragment], removed: Seq[Long]): Seq[DataFragment] = {
     val byId = updated.map(f => f.getId -> f).toMap

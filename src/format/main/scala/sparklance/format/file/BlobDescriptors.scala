@@ -1,10 +1,10 @@
 package sparklance.format.file
 
 /**
- * The descriptors of a run of rows of a blob column (see `table.BlobEncoding`): where each row's
- * bytes are. `kind` is Lance's blob kind: 0 inline (at `position` in the data file itself; the
- * only kind of file formats 2.0 and 2.1), 1 packed (at `position` in the sidecar file `blobId`),
- * 2 dedicated (the whole sidecar file `blobId`), 3 external (`uri`). A NULL row is not `valid`.
+ * The descriptors of a run of rows of a blob column (see `table.BlobEncoding`) as stored: Lance's
+ * blob `kind` (see [[BlobLocation.Kind]]; 2.0 and 2.1 files know only inline), `position`, `size`,
+ * `blobId` and `uri`, whose meaning depends on the kind: [[location]] decodes them. A NULL row is
+ * not `valid`.
  */
 final class BlobDescriptors(val count: Int) {
   val valid = new Array[Boolean](count)
@@ -14,13 +14,10 @@ final class BlobDescriptors(val count: Int) {
   val blobId = new Array[Int](count)
   val uri = new Array[String](count)
 
-  /** The bytes of the valid rows, as the descriptors say. */
+  /** The bytes of the valid rows, as the descriptors say (a whole external object counts 0). */
   def totalBytes: Long = { var t = 0L; var i = 0; while (i < count) { if (valid(i)) t += size(i); i += 1 }; t }
-}
 
-object BlobDescriptors {
-  val Inline: Byte = 0
-  val Packed: Byte = 1
-  val Dedicated: Byte = 2
-  val External: Byte = 3
+  /** Where row `i`'s bytes are; None for a NULL. `what` names the row in an error. */
+  def location(i: Int, what: => String): Option[BlobLocation] =
+    if (!valid(i)) None else Some(BlobLocation.decode(kind(i), position(i), size(i), blobId(i), uri(i), what))
 }

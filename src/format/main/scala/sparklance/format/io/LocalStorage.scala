@@ -36,6 +36,13 @@ object LocalStorage extends Storage {
 
   def openInput(path: String): InputFile = new LocalInputFile(path)
 
+  // Only the local file system is reachable here; other stores go through the hadoop module.
+  override def openExternal(uri: String): InputFile = Storage.scheme(uri) match {
+    case Some("file") => openInput(uri)
+    case _ => throw new sparklance.format.UnsupportedFeatureException(
+      s"External blob URI '$uri' is not on the local file system, the only one this storage reaches")
+  }
+
   def create(path: String): OutputStream = {
     val target = p(path)
     Files.createDirectories(target.getParent)

@@ -1,6 +1,7 @@
 package sparklance.format.io
 
 import java.io.{Closeable, OutputStream}
+import sparklance.format.UnsupportedFeatureException
 
 /**
  * A file listed in a directory, with when it was last written (milliseconds since the epoch):
@@ -41,6 +42,16 @@ trait Storage {
    * in ranges: an object store then needs no request to ask for the length.
    */
   def openInput(path: String, length: Long): InputFile = openInput(path)
+  /**
+   * Opens an object outside the table that a row references by absolute URI (an external blob),
+   * on the URI's own file system with this storage's settings. A URI this storage has no file
+   * system for is refused naming it.
+   */
+  def openExternal(uri: String): InputFile = {
+    if (Storage.scheme(uri).isEmpty)
+      throw new UnsupportedFeatureException(s"External blob URI '$uri' is not absolute (it has no scheme)")
+    openInput(uri)
+  }
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream
   /** Writes `bytes` to `path` only if nothing exists there; returns false if it already existed. */

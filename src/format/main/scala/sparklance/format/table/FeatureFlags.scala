@@ -9,11 +9,17 @@ object FeatureFlags {
   val TableConfig = 8L
   /** Files may live under other base paths the manifest lists (shallow clones, branches): see [[BasePaths]]. */
   val BasePaths = 16L
-  val Known: Long = DeletionFiles | StableRowIds | TableConfig | BasePaths
+  /**
+   * Data files of more than one file format version (docs/format-mixed-versions.md): pylance sets
+   * it as soon as a write uses another `data_storage_version` than the table's, and keeps it on
+   * every later commit. Readers open each data file by its own version.
+   */
+  val MixedFileVersions = 256L
+  val Known: Long = DeletionFiles | StableRowIds | TableConfig | BasePaths | MixedFileVersions
 
   private val names = Map(1L -> "deletion files", 2L -> "stable row ids", 4L -> "v2 format (deprecated)",
     8L -> "table config", 16L -> "multiple base paths", 32L -> "transaction files disabled",
-    64L -> "data overlay files", 128L -> "covering index fields", 256L -> "per-file exact versions")
+    64L -> "data overlay files", 128L -> "covering index fields", 256L -> "mixed data file versions")
 
   /** Fails naming each unknown bit: reading or writing a table whose features we skip could lose data. */
   def check(tablePath: String, version: Long, readerFlags: Long, writerFlags: Long, forWrite: Boolean): Unit = {

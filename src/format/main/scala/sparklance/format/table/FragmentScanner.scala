@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{FileGoneException, Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.file.{BlobDescriptors, DataFileReader, RangeReads, RowBytes}
+import sparklance.format.file.{BlobDescriptors, BlobLocation, BlobSidecars, DataFileReader, RangeReads, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -115,8 +115,12 @@ final class FragmentScanner(
     def close(): Unit = file.close()
   }
 
-  // Sidecar files of blob columns (2.2 blob v2), opened as rows need them.
-  private var sidecars = Map.empty[String, InputFile]
+  // Files blob values are in besides the data files (2.2 blob v2 sidecars, external objects), by
+  // path or URI, opened as rows need them.
+  private var blobFiles = Map.empty[String, InputFile]
+
+  private def blobFile(path: String)(open: => InputFile): InputFile =
+    blobFiles.getOrElse(path, { val f = counted(open); blobFiles += path -> f; f })
 
   private lazy val blobFields = fields.zip(sources).collect { case (f, Some(src)) if f.blobEncoding.isDefined => f -> src }
 
@@ -135,20 +139,10 @@ final class FragmentScanner(
       out.allocateNew(math.max(d.totalBytes, 1L), math.max(n, 1))
       var i = 0
       while (i < n) {
-        if (!d.valid(i)) out.setNull(i)
-        else if (d.size(i) == 0) out.setSafe(i, Array.emptyByteArray)
-        else {
-          if (d.size(i) > Int.MaxValue - 16) throw new UnsupportedFeatureException(
-            s"Row ${from + i} of blob field '${field.name}' in $tablePath holds ${d.size(i)} bytes, more than one value can")
-          val file = d.kind(i) match {
-            case BlobDescriptors.Inline => src.input
-            case BlobDescriptors.Packed | BlobDescriptors.Dedicated => sidecar(src.file, d.blobId(i))
-            case BlobDescriptors.External => throw new UnsupportedFeatureException(s"Row ${from + i} of blob field " +
-              s"'${field.name}' in $tablePath is stored outside the table, at ${d.uri(i)}; sparklance reads blobs stored in the table")
-            case k => throw new UnsupportedFeatureException(
-              s"Row ${from + i} of blob field '${field.name}' in $tablePath uses blob kind $k, which sparklance does not read")
-          }
-          out.setSafe(i, file.read(d.position(i), d.size(i).toInt))
+        val row = from + i
+        d.location(i, s"Row $row of blob field '${field.name}' in $tablePath") match {
+          case None => out.setNull(i)
+          case Some(location) => out.setSafe(i, blobBytes(field, src, row, location))
         }
         i += 1
       }
@@ -157,11 +151,29 @@ final class FragmentScanner(
     }
   }
 
+  private def blobBytes(field: LanceField, src: Source, row: Long, location: BlobLocation): Array[Byte] = {
+    def read(file: InputFile, position: Long, size: Long): Array[Byte] =
+      if (size == 0) Array.emptyByteArray
+      else if (size > Int.MaxValue - 16) throw new UnsupportedFeatureException(
+        s"Row $row of blob field '${field.name}' in $tablePath holds $size bytes, more than one value can")
+      else file.read(position, size.toInt)
+    location match {
+      case BlobLocation.Inline(position, size) => read(src.input, position, size)
+      case BlobLocation.Packed(id, position, size) => read(sidecar(src.file, id), position, size)
+      case BlobLocation.Dedicated(id, position, size) => read(sidecar(src.file, id), position, size)
+      case BlobLocation.External(uri, 0, range) =>
+        val file = blobFile(uri)(storage.openExternal(uri))
+        range.fold(read(file, 0, file.length))(r => read(file, r.position, r.size))
+      case BlobLocation.External(uri, base, _) => throw new UnsupportedFeatureException(
+        s"Row $row of blob field '${field.name}' in $tablePath is stored at '$uri' under the table's base path $base; " +
+          "sparklance reads external blobs by absolute URI only")
+    }
+  }
+
   /** A sidecar of `dataFile`: `data/<its name without .lance>/<blob id as 32 bits, lowest first>.blob`. */
   private def sidecar(dataFile: DataFile, blobId: Int): InputFile = {
-    val name = (0 until 32).map(b => if (((blobId >>> b) & 1) == 1) '1' else '0').mkString
-    val path = Storage.join(files.dataDir(dataFile), s"${dataFile.getPath.stripSuffix(".lance")}/$name.blob")
-    sidecars.getOrElse(path, { val f = counted(storage.openInput(path)); sidecars += path -> f; f })
+    val path = Storage.join(files.dataDir(dataFile), s"${dataFile.getPath.stripSuffix(".lance")}/${BlobSidecars.fileName(blobId)}")
+    blobFile(path)(storage.openInput(path))
   }
 
   /** At most `rows` rows from `from` whose blob bytes fit the batch (one row at least). */
@@ -306,7 +318,7 @@ final class FragmentScanner(
   private def columnIn(src: Source): Int => Int = id => src.columnOf.getOrElse(id,
     throw new UnsupportedFeatureException(s"Field id $id has no column in a data file of $tablePath"))
 
-  def close(): Unit = Resources.closeAll(opened.values.map(_.reader) ++ sidecars.values)
+  def close(): Unit = Resources.closeAll(opened.values.map(_.reader) ++ blobFiles.values)
 }
 
 object FragmentScanner {

@@ -18,11 +18,8 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
   /** The table metadata: user keys, which pylance shows as `ds.metadata`. */
   def tableMetadata: Map[String, String] = manifest.getTableMetadataMap.asScala.toMap
 
-  /** The data file format version ("2.0", "2.1", ...), from the manifest or the first data file. */
-  def dataStorageVersion: String =
-    if (manifest.hasDataFormat && manifest.getDataFormat.getVersion.nonEmpty) manifest.getDataFormat.getVersion
-    else fragments.flatMap(_.getFilesList.asScala).headOption
-      .map(f => s"${f.getFileMajorVersion}.${f.getFileMinorVersion}").getOrElse(StorageVersion.V2_0.name)
+  /** The data file format version new files get ("0.1" for legacy V1, "2.0", "2.1", ...). */
+  def dataStorageVersion: String = StorageVersion.ofManifest(manifest)
 
   /** The version new data files of this table are written in; one sparklance cannot write is refused. */
   def storageVersion: StorageVersion = StorageVersion.forWriting(tablePath, dataStorageVersion)

@@ -1,6 +1,8 @@
 package sparklance.format.table
 
+import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
+import sparklance.format.proto.TableProtos.Manifest
 
 /** A Lance data file format version that sparklance writes (pylance's `data_storage_version`). */
 sealed abstract class StorageVersion(val minor: Int) extends Product with Serializable {
@@ -39,6 +41,32 @@ object StorageVersion {
     fields.find(_.blobEncoding.contains(BlobEncoding.V2)).foreach(refuse(_, "is a blob column",
       "sparklance writes blob columns in data_storage_version 2.2 (pylance's blob v2)"))
   }
+
+  /** How manifests name the legacy (V1) format that pylance 14 writes for `data_storage_version="legacy"`. */
+  val LegacyName = "0.1"
+
+  /**
+   * The table version (as a manifest's data format names it) that a data file of format
+   * `major.minor` belongs to: V1 files say 0.1 or 0.2 (pylance 14 writes 0.2 files into tables it
+   * records as 0.1), and 0.3 is the old name of 2.0.
+   */
+  def ofFile(major: Int, minor: Int): String = (major, minor) match {
+    case (0, 1) | (0, 2) => LegacyName
+    case (0, 3) => V2_0.name
+    case _ => s"$major.$minor"
+  }
+
+  /**
+   * The table's version of data files: its manifest's data format, or where an old manifest has
+   * none, as Lance infers it, the version of its first data file (2.0 for a table without files).
+   */
+  def ofManifest(m: Manifest): String =
+    if (m.hasDataFormat && m.getDataFormat.getVersion.nonEmpty) m.getDataFormat.getVersion
+    else m.getFragmentsList.asScala.flatMap(_.getFilesList.asScala).headOption
+      .map(f => ofFile(f.getFileMajorVersion, f.getFileMinorVersion)).getOrElse(V2_0.name)
+
+  /** Whether a data file of format `major.minor` is of the table version `tableVersion`. */
+  def sameFileVersion(tableVersion: String, major: Int, minor: Int): Boolean = ofFile(major, minor) == tableVersion
 
   /** The version to write new files of a table in: the one it records, refused if sparklance cannot write it. */
   def forWriting(tablePath: String, recorded: String): StorageVersion = parse(recorded).getOrElse(

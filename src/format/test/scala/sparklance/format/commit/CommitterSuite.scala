@@ -114,4 +114,25 @@ class CommitterSuite extends AnyFunSuite {
     intercept[TableNotFoundException](missing.snapshot())
     intercept[VersionNotFoundException](newTable().snapshot(Some(42)))
   }
+
+  test("flag 256 (mixed data file versions): set by files of another version, kept as pylance keeps it, cleared by a new version") {
+    import sparklance.format.table.FeatureFlags.MixedFileVersions
+    def flags(ds: Dataset) = (ds.snapshot().manifest.getReaderFeatureFlags, ds.snapshot().manifest.getWriterFeatureFlags)
+    val ds = newTable() // data format 2.0
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(fragment(3, "a.lance"))))
+    assert(flags(ds) == ((0L, 0L)))
+    val other = fragment(4, "b.lance").toBuilder
+    other.getFilesBuilder(0).setFileMinorVersion(1)
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Append(Seq(other.build())))
+    assert(flags(ds) == ((MixedFileVersions, MixedFileVersions)))
+    // Once every 2.1 file is gone the flag stays, as in pylance 14 (and a restore keeps it too).
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Delete(Nil, Seq(1L), "id > 2"))
+    assert(ds.snapshot().fragments.map(_.getId) == Seq(0L) && flags(ds) == ((MixedFileVersions, MixedFileVersions)))
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Seq(fragment(1, "c.lance")), schema))
+    assert(flags(ds) == ((MixedFileVersions, MixedFileVersions)))
+    // A new table in another version starts without it.
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Nil, schema,
+      Map(Committer.StorageVersionKey -> "2.1"), Some(false)))
+    assert(ds.snapshot().dataStorageVersion == "2.1" && flags(ds) == ((8L, 8L)))
+  }
 }

@@ -45,15 +45,20 @@ object InPlaceUpdates {
    * The plan for a statement, or None when it rewrites whole rows: asked to, a DELETE, no
    * assignments known (the session lacks sparklance's extension), a schema change in the same
    * statement, struct columns of a 2.0 table, or (in auto mode) a MERGE that also inserts rows, whose inserts the per-fragment
-   * grouping would put in one task, or columns that take most of a row anyway.
+   * grouping would put in one task, or columns that take most of a row anyway. A statement that
+   * leaves a blob column alone always updates in place (see [[carriesBlobs]]).
    */
   def plan(table: LanceTable, command: RowLevelOperation.Command, rowSchema: StructType,
       options: Map[String, String]): Option[InPlaceUpdates] = {
     val session = SparkSession.getActiveSession.flatMap(_.conf.getOption(RewriteMode.SessionKey))
-    val mode = RewriteMode.of(options, session, table.snapshot.config)
+    val asked = RewriteMode.of(options, session, table.snapshot.config)
     val updates = command == RowLevelOperation.Command.UPDATE || command == RowLevelOperation.Command.MERGE
-    if (mode == RewriteMode.Rows || !updates || table.pending.isDefined) return None
-    val assigned = table.assignments.getOrElse {
+    if (!updates || table.pending.isDefined) return None
+    val known = table.assignments
+    val schema = table.snapshot.schema
+    val mode = if (known.exists(carriesBlobs(schema, _))) RewriteMode.Columns else asked
+    if (mode == RewriteMode.Rows) return None
+    val assigned = known.getOrElse {
       val extensions = SparkSession.getActiveSession.flatMap(_.conf.getOption("spark.sql.extensions")).getOrElse("")
       if (mode == RewriteMode.Columns && !extensions.contains(classOf[LanceSparkSessionExtensions].getName))
         throw new IllegalStateException(s"${RewriteMode.Property} = columns on ${table.tableName} needs to know which " +
@@ -61,7 +66,6 @@ object InPlaceUpdates {
           "(sparklance.configure does)")
       return None
     }
-    val schema = table.snapshot.schema
     val fields = schema.fields.filter(f => assigned.changed.contains(f.name))
     val positions = fields.map(f => rowSchema.fieldNames.indexOf(f.name))
     if (fields.isEmpty || positions.contains(-1)) return None
@@ -73,4 +77,13 @@ object InPlaceUpdates {
     Some(InPlaceUpdates(mode, LanceSchema(fields).toProto.map(_.toByteArray).toArray, positions.toArray, share,
       table.snapshot.fragments.map(f => f.getId -> f.toByteArray).toMap))
   }
+
+  /**
+   * Whether the statement leaves a blob column of the table alone. Its rows must then stay where
+   * they are: rewritten whole, each blob would be read and stored anew (an external object's bytes
+   * copied into the table, a 2.1 blob refused), where updating in place keeps every row's
+   * descriptor as it was, bytes unread and unwritten.
+   */
+  def carriesBlobs(schema: LanceSchema, assigned: RowLevelAssignments): Boolean =
+    schema.fields.exists(f => f.blobEncoding.isDefined && !assigned.changed.contains(f.name))
 }

@@ -3,7 +3,7 @@ package sparklance.format.file.v2_1
 import org.apache.arrow.vector.{BaseLargeVariableWidthVector, BaseVariableWidthVector, FieldVector}
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
-import sparklance.format.file.{BlobDescriptors, BlobSidecars, ContainerWriter, TypedAny}
+import sparklance.format.file.{BlobLocation, BlobSidecars, ContainerWriter, TypedAny}
 import sparklance.format.proto.Encodings21Protos.{CompressiveEncoding, PageLayout, RepDefLayer, VariablePackedStruct}
 import sparklance.format.proto.File2Protos.ColumnMetadata
 import sparklance.format.table.LanceField
@@ -72,11 +72,11 @@ private[v2_1] object BlobColumnWriter21 {
     val size = value.length.toLong
     val (kind, position, blobId) =
       if (size <= BlobSidecars.MaxInlineBytes)
-        (BlobDescriptors.Inline, if (size == 0) 0L else out.writeBuffer(value, 0, value.length), 0)
+        (BlobLocation.Kind.Inline, if (size == 0) 0L else out.writeBuffer(value, 0, value.length), 0)
       else if (size <= BlobSidecars.MaxPackedBytes) {
         val (id, at) = sidecars.packed(value)
-        (BlobDescriptors.Packed, at, id)
-      } else (BlobDescriptors.Dedicated, 0L, sidecars.dedicated(value))
+        (BlobLocation.Kind.Packed, at, id)
+      } else (BlobLocation.Kind.Dedicated, 0L, sidecars.dedicated(value))
     val uri = Array.emptyByteArray
     val d = new Array[Byte](25 + uri.length)
     d(0) = kind

@@ -1,0 +1,87 @@
+"""Tables whose data files pylance wrote in more than one file format version (feature flag 256),
+and tables of the legacy V1 format, read and changed from Spark and checked by pylance.
+Facts: docs/format-mixed-versions.md, docs/format-v1-files.md."""
+import lance
+import pyarrow as pa
+import pytest
+
+from conftest import table_path
+from sparklance_testing import feature_flags
+
+MIXED = 256
+
+
+def _rows(lo, hi):
+    ids = list(range(lo, hi))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "s": pa.array([None if i % 7 == 0 else f"s{i}" for i in ids]),
+        "d": pa.array([i / 4 for i in ids], pa.float64()),
+        "arr": pa.array([[i, i + 1] if i % 5 else [] for i in ids], pa.list_(pa.int32())),
+        "st": pa.array([{"x": i, "y": f"y{i % 3}"} for i in ids], pa.struct([("x", pa.int64()), ("y", pa.string())])),
+    })
+
+
+def _file_versions(ds):
+    return {frag.fragment_id: [f"{f.file_major_version}.{f.file_minor_version}" for f in frag.data_files()]
+            for frag in ds.get_fragments()}
+
+
+def _spark_rows(spark, name):
+    return {r["id"]: (r["s"], r["d"], list(r["arr"]), (r["st"]["x"], r["st"]["y"]))
+            for r in spark.table(name).collect()}
+
+
+def _lance_rows(ds):
+    return {r["id"]: (r["s"], r["d"], r["arr"], (r["st"]["x"], r["st"]["y"])) for r in ds.to_table().to_pylist()}
+
+
+def _dml(spark, name):
+    """The same changes on every table; returns what the rows must be afterwards, from the rows before."""
+    before = _spark_rows(spark, name)
+    spark.sql(f"INSERT INTO {name} SELECT id + 10000, s, d, arr, st FROM {name} WHERE id < 3")
+    spark.sql(f"UPDATE {name} SET s = 'upd', d = -1.0 WHERE id % 10 = 3")
+    spark.sql(f"DELETE FROM {name} WHERE id % 10 = 4")
+    spark.sql(f"""MERGE INTO {name} t USING (SELECT id, CAST(id AS STRING) AS s FROM range(95, 105)) src ON t.id = src.id
+        WHEN MATCHED THEN UPDATE SET s = concat('m', src.s)
+        WHEN NOT MATCHED THEN INSERT (id, s, d, arr, st) VALUES (src.id, src.s, 0.5, array(1), named_struct('x', src.id, 'y', 'new'))""")
+    want = dict(before)
+    for i in range(3):
+        want[i + 10000] = before[i]
+    for i, (s, d, arr, st) in before.items():
+        if i % 10 == 3:
+            want[i] = ("upd", -1.0, arr, st)
+    for i in before:
+        if i % 10 == 4:
+            del want[i]
+    for i in range(95, 105):
+        if i in want:
+            want[i] = (f"m{i}",) + want[i][1:]
+        elif i not in before:
+            want[i] = (str(i), 0.5, [1], (i, "new"))
+    return want
+
+
+@pytest.mark.parametrize("first,then", [("2.0", "2.1"), ("2.1", "2.2"), ("2.2", "2.0")])
+def test_mixed_versions_read_and_changed_by_spark(spark, warehouse, table_name, first, then):
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(_rows(0, 60), path, data_storage_version=first)
+    lance.write_dataset(_rows(60, 100), path, mode="append", data_storage_version=then)
+    assert feature_flags(path) == (MIXED, MIXED)
+    ds = lance.dataset(path)
+    assert _spark_rows(spark, table_name) == _lance_rows(ds)
+    assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE st.x >= 60").collect()[0][0] == 40
+
+    want = _dml(spark, table_name)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.data_storage_version == first
+    assert _lance_rows(ds) == want == _spark_rows(spark, table_name)
+    # The flag stays, pylance's files keep their versions, and every file Spark wrote has the table's version.
+    assert feature_flags(path)[0] & MIXED and feature_flags(path)[1] & MIXED
+    versions = _file_versions(ds)
+    assert versions[1][0] == then
+    assert all(v == first for frag, fs in versions.items() for v in (fs[1:] if frag == 1 else fs))
+    # pylance goes on writing the table after Spark.
+    lance.write_dataset(_rows(200, 210), path, mode="append")
+    assert lance.dataset(path).count_rows() == len(want) + 10
