@@ -1,12 +1,10 @@
 package sparklance.format.table
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper, SerializationFeature}
-import com.fasterxml.jackson.databind.node.ObjectNode
 import java.time.Instant
 import java.util.UUID
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.{BranchAlreadyExistsException, BranchNotFoundException, CorruptFileException, InvalidOptionException, LanceException}
+import sparklance.format.{BranchAlreadyExistsException, BranchNotFoundException, InvalidOptionException, LanceException}
 import sparklance.format.io.Storage
 
 /**
@@ -87,10 +85,7 @@ final class Branches(table: Dataset) {
 
   private def read(name: String): Option[Branch] = {
     val path = file(name)
-    val bytes = try Some(storage.readAll(path)) catch {
-      case NonFatal(_) if !storage.exists(path) => None
-    }
-    bytes.map(Branches.decode(path, name, _))
+    RefFile.read(storage, path).map(Branches.decode(path, name, _))
   }
 }
 
@@ -100,8 +95,6 @@ object Branches {
 
   /** What a branch's table holds of its own (Lance's directories). */
   private val OwnDirectories = Seq("_versions", "_transactions", "_deletions", "_indices", "data")
-
-  private val mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
 
   def location(rootPath: String, name: String): String = Storage.join(Storage.join(rootPath, TreeDir), name)
 
@@ -131,34 +124,22 @@ object Branches {
     if (name == "main") bad("'main' names the main line")
   }
 
-  def encode(b: Branch): Array[Byte] = {
-    val o = mapper.createObjectNode()
+  def encode(b: Branch): Array[Byte] = RefFile.encode(b.metadata) { o =>
     b.parentBranch.fold(o.putNull("parentBranch"))(o.put("parentBranch", _))
     val mapping = o.putObject("identifier").putArray("version_mapping")
     b.lineage.foreach { case (v, id) => mapping.addArray().add(v).add(id) }
     o.put("parentVersion", b.parentVersion)
     o.put("createAt", b.createdAt.getEpochSecond)
     o.put("manifestSize", b.manifestSize)
-    val metadata = o.putObject("metadata")
-    b.metadata.foreach { case (k, v) => metadata.put(k, v) }
-    mapper.writeValueAsBytes(o)
   }
 
   def decode(path: String, name: String, bytes: Array[Byte]): Branch = {
-    def corrupt(detail: String, cause: Throwable = null) = new CorruptFileException(path, s"not a Lance branch: $detail", cause)
-    val o = try mapper.readTree(bytes) match {
-      case o: ObjectNode => o
-      case _ => throw corrupt("not a JSON object")
-    } catch { case e: java.io.IOException => throw corrupt(e.getMessage, e) }
-    // pylance 14 writes camelCase keys (Lance's format page shows snake_case): both are read.
-    def field(names: String*): Option[JsonNode] = names.map(o.get).find(n => n != null && !n.isNull)
-    val version = field("parentVersion", "parent_version").filter(_.canConvertToLong).map(_.asLong())
-      .getOrElse(throw corrupt("it has no parent version"))
-    val lineage = field("identifier").flatMap(i => Option(i.get("version_mapping"))).toSeq
+    val f = RefFile.parse(path, "branch", bytes)
+    val version = f.long("parentVersion", "parent_version").getOrElse(throw f.corrupt("it has no parent version"))
+    val lineage = f.field("identifier").flatMap(i => Option(i.get("version_mapping"))).toSeq
       .flatMap(_.elements().asScala).map(e => e.get(0).asLong() -> e.get(1).asText())
-    Branch(name, field("parentBranch", "parent_branch").map(_.asText()), version,
-      Instant.ofEpochSecond(field("createAt", "create_at").map(_.asLong()).getOrElse(0L)),
-      field("manifestSize", "manifest_size").map(_.asLong()).getOrElse(0L), lineage,
-      field("metadata").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap).getOrElse(Map.empty))
+    Branch(name, f.field("parentBranch", "parent_branch").map(_.asText()), version,
+      Instant.ofEpochSecond(f.long("createAt", "create_at").getOrElse(0L)),
+      f.long("manifestSize", "manifest_size").getOrElse(0L), lineage, f.metadata)
   }
 }

@@ -1,11 +1,8 @@
 package sparklance.format.table
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper, SerializationFeature}
-import com.fasterxml.jackson.databind.node.ObjectNode
 import java.time.Instant
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.{CorruptFileException, InvalidOptionException, TagAlreadyExistsException, TagNotFoundException, UnsupportedFeatureException}
+import sparklance.format.{InvalidOptionException, TagAlreadyExistsException, TagNotFoundException, UnsupportedFeatureException}
 import sparklance.format.io.Storage
 
 /**
@@ -62,16 +59,11 @@ final class Tags(dataset: Dataset) {
 
   private def read(name: String): Option[Tag] = {
     val path = file(name)
-    val bytes = try Some(dataset.storage.readAll(path)) catch {
-      case NonFatal(_) if !dataset.storage.exists(path) => None // deleted meanwhile, or never there
-    }
-    bytes.map(Tags.decode(path, name, _))
+    RefFile.read(dataset.storage, path).map(Tags.decode(path, name, _))
   }
 }
 
 object Tags {
-  private val mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-
   /** Lance's rules for tag names; a number would read as a version in `VERSION AS OF`. */
   def checkName(name: String): Unit = {
     def bad(why: String) = throw new InvalidOptionException("tag", s"'$name' is not a valid tag name: $why")
@@ -84,34 +76,23 @@ object Tags {
     if (name.forall(_.isDigit)) bad("a number names a version, not a tag")
   }
 
-  def encode(tag: Tag): Array[Byte] = {
-    val o = mapper.createObjectNode()
+  def encode(tag: Tag): Array[Byte] = RefFile.encode(tag.metadata) { o =>
     tag.branch.fold(o.putNull("branch"))(o.put("branch", _))
     o.put("version", tag.version)
     o.put("createdAt", tag.createdAt.toString)
     o.put("updatedAt", tag.updatedAt.toString)
     o.put("manifestSize", tag.manifestSize)
-    val metadata = o.putObject("metadata")
-    tag.metadata.foreach { case (k, v) => metadata.put(k, v) }
-    mapper.writeValueAsBytes(o)
   }
 
   def decode(path: String, name: String, bytes: Array[Byte]): Tag = {
-    def corrupt(detail: String, cause: Throwable = null) = new CorruptFileException(path, s"not a Lance tag: $detail", cause)
-    val o = try mapper.readTree(bytes) match {
-      case o: ObjectNode => o
-      case _ => throw corrupt("not a JSON object")
-    } catch { case e: java.io.IOException => throw corrupt(e.getMessage, e) }
-    // pylance 14 writes camelCase keys; older Lance wrote snake_case.
-    def field(names: String*): Option[JsonNode] = names.map(o.get).find(n => n != null && !n.isNull)
+    val f = RefFile.parse(path, "tag", bytes)
+    import f.field
     def instant(names: String*) = field(names: _*).map(n => try Instant.parse(n.asText()) catch {
-      case NonFatal(e) => throw corrupt(s"'${n.asText()}' is not a time", e)
+      case NonFatal(e) => throw f.corrupt(s"'${n.asText()}' is not a time", e)
     }).getOrElse(Instant.EPOCH)
-    val version = field("version").filter(_.canConvertToLong).map(_.asLong())
-      .getOrElse(throw corrupt("it has no version number"))
+    val version = f.long("version").getOrElse(throw f.corrupt("it has no version number"))
     val created = instant("createdAt", "created_at")
     Tag(name, version, field("branch").map(_.asText()), created, Some(instant("updatedAt", "updated_at")).filter(_ != Instant.EPOCH).getOrElse(created),
-      field("manifestSize", "manifest_size").map(_.asLong()).getOrElse(0L),
-      field("metadata").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap).getOrElse(Map.empty))
+      f.long("manifestSize", "manifest_size").getOrElse(0L), f.metadata)
   }
 }
