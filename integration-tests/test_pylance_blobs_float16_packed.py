@@ -75,3 +75,90 @@ def test_update_and_merge_keep_external_blob_descriptors(spark, table_name, exte
     want = {i: v for i, v in {**expected, 9: b"new"}.items() if i != 1}
     assert _take_blobs(path) == want and _spark_bytes(spark, table_name) == want
     lance.dataset(path).validate()
+
+
+# ---- Item 5: write what we read ----
+
+F16_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("h", pa.float16()),
+                        pa.field("v", pa.list_(pa.float16(), 3))])
+
+
+def _f16_table(ids):
+    import numpy as np
+    return pa.table({"id": ids, "h": pa.array(np.array(ids, dtype=np.float16) / 4),
+                     "v": pa.FixedSizeListArray.from_arrays(
+                         pa.array(np.repeat(np.array(ids, dtype=np.float16), 3) + np.tile([0, 0.5, 1], len(ids)).astype(np.float16)), 3)},
+                    schema=F16_SCHEMA)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_float16_columns_and_vectors_take_update_and_merge(spark, warehouse, table_name, version):
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(_f16_table(list(range(8))), path, data_storage_version=version)
+    spark.sql(f"UPDATE {table_name} SET h = h + 1, v = transform(v, x -> x * 2) WHERE id < 3")
+    spark.createDataFrame([(4, 9.5, [1.0, 2.0, 3.0]), (20, -2.25, [0.25, 0.5, 0.75])],
+                          "id BIGINT, h FLOAT, v ARRAY<FLOAT>").createOrReplaceTempView("f16_src")
+    spark.sql(f"MERGE INTO {table_name} t USING f16_src s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    spark.sql(f"DELETE FROM {table_name} WHERE id = 7")
+    ds = lance.dataset(path)
+    assert ds.schema == F16_SCHEMA
+    got = {r["id"]: (r["h"], r["v"]) for r in ds.to_table().to_pylist()}
+    want = {i: (i / 4, [i, i + 0.5, i + 1.0]) for i in range(7)}
+    want.update({i: (i / 4 + 1, [2.0 * i, 2 * i + 1.0, 2 * i + 2.0]) for i in range(3)})
+    want.update({4: (9.5, [1.0, 2.0, 3.0]), 20: (-2.25, [0.25, 0.5, 0.75])})
+    assert got == want
+    ds.validate()
+
+
+PACKED_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("n", pa.int64()),
+                           pa.field("p", pa.struct([("x", pa.int32()), ("y", pa.float64()), ("z", pa.uint8())]),
+                                    metadata={"lance-encoding:packed": "true"})])
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_packed_structs_take_update_and_merge(spark, warehouse, table_name, version):
+    path = table_path(warehouse, table_name)
+    rows = [{"x": i, "y": i / 2, "z": i % 3} if i != 3 else None for i in range(6)]
+    lance.write_dataset(pa.table({"id": list(range(6)), "n": [0] * 6, "p": rows}, schema=PACKED_SCHEMA), path,
+                        data_storage_version=version)
+    spark.sql(f"UPDATE {table_name} SET p = named_struct('x', p.x + 100, 'y', p.y, 'z', 7) WHERE id IN (0, 1)")
+    spark.sql(f"UPDATE {table_name} SET n = 5 WHERE id = 2")
+    spark.createDataFrame([(3, 0, (30, 3.5, 3)), (9, 0, (90, 9.5, 9))],
+                          "id BIGINT, n BIGINT, p STRUCT<x: INT, y: DOUBLE, z: SMALLINT>").createOrReplaceTempView("packed_src")
+    spark.sql(f"MERGE INTO {table_name} t USING packed_src s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    ds = lance.dataset(path)
+    assert ds.schema == PACKED_SCHEMA and ds.schema.field("p").metadata == {b"lance-encoding:packed": b"true"}
+    got = {r["id"]: (r["n"], r["p"]) for r in ds.to_table().to_pylist()}
+    assert got == {0: (0, {"x": 100, "y": 0.0, "z": 7}), 1: (0, {"x": 101, "y": 0.5, "z": 7}),
+                   2: (5, {"x": 2, "y": 1.0, "z": 2}), 3: (0, {"x": 30, "y": 3.5, "z": 3}),
+                   4: (0, {"x": 4, "y": 2.0, "z": 1}), 5: (0, {"x": 5, "y": 2.5, "z": 2}),
+                   9: (0, {"x": 90, "y": 9.5, "z": 9})}
+    ds.validate()
+
+
+BLOB_V1_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("n", pa.int64()),
+                            pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+
+
+def test_blob_v1_columns_of_file_format_2_1_take_update_and_merge(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    values = [b"blob%d" % i * (i + 1) if i != 2 else None for i in range(5)] + [b""]
+    lance.write_dataset(pa.table({"id": list(range(6)), "n": [0] * 6, "b": values}, schema=BLOB_V1_SCHEMA), path,
+                        data_storage_version="2.1")
+    before = _descriptors(path)
+    spark.sql(f"UPDATE {table_name} SET n = 1 WHERE id < 4")
+    assert _descriptors(path) == before  # left alone: every descriptor kept
+    spark.sql(f"UPDATE {table_name} SET b = concat(b, X'FF') WHERE id = 1")
+    spark.createDataFrame([(3, 3, b"three" * 1000), (9, 9, None), (10, 10, b"ten")],
+                          "id BIGINT, n BIGINT, b BINARY").createOrReplaceTempView("blob_v1_src")
+    spark.sql(f"MERGE INTO {table_name} t USING blob_v1_src s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    ds = lance.dataset(path)
+    assert ds.schema == BLOB_V1_SCHEMA and ds.data_storage_version == "2.1"
+    want = dict(enumerate(values))
+    want.update({1: values[1] + b"\xff", 3: b"three" * 1000, 9: None, 10: b"ten"})
+    assert _take_blobs(path) == want
+    assert _spark_bytes(spark, table_name) == want
+    ds.validate()

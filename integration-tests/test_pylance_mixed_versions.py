@@ -85,3 +85,23 @@ def test_mixed_versions_read_and_changed_by_spark(spark, warehouse, table_name, 
     # pylance goes on writing the table after Spark.
     lance.write_dataset(_rows(200, 210), path, mode="append")
     assert lance.dataset(path).count_rows() == len(want) + 10
+
+
+def _legacy_table(path):
+    """A table as older LanceDB wrote them: legacy (V1) files, two fragments of several batches."""
+    lance.write_dataset(_rows(0, 60), path, data_storage_version="legacy", max_rows_per_group=16)
+    lance.write_dataset(_rows(60, 100), path, mode="append", max_rows_per_group=16)
+    ds = lance.dataset(path)
+    assert ds.data_storage_version == "0.1"
+    assert {v for fs in _file_versions(ds).values() for v in fs} == {"0.2"}
+    return ds
+
+
+def test_legacy_v1_table_read_by_spark(spark, warehouse, table_name):
+    ds = _legacy_table(table_path(warehouse, table_name))
+    # V1 keeps no nulls but those of strings (an empty string reads as null): Spark sees what pylance sees.
+    assert _spark_rows(spark, table_name) == _lance_rows(ds)
+    assert spark.sql(f"SELECT count(*), sum(st.x), max(size(arr)) FROM {table_name} WHERE s IS NULL").collect()[0][:] == \
+        (15, sum(i for i in range(100) if i % 7 == 0), 2)
+    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table_name}").collect()}
+    assert props["data_storage_version"] == "0.1"

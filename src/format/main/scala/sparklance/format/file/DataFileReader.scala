@@ -4,6 +4,7 @@ import java.io.Closeable
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import sparklance.format.{Resources, UnsupportedFeatureException}
+import sparklance.format.file.v1.FileReaderV1
 import sparklance.format.file.v2_0.FileReader20
 import sparklance.format.file.v2_1.FileReader21
 import sparklance.format.io.InputFile
@@ -71,10 +72,11 @@ object DataFileReader {
    */
   def open(input: InputFile, major: Int, minor: Int): DataFileReader = Resources.closeOnFailure(Seq(input)) {
     (major, minor) match {
+      case (0, 1) | (0, 2) => new FileReaderV1(input)
       case (2, 0) | (0, 3) => new FileReader20(input)
       case (2, 1) | (2, 2) => new FileReader21(input)
       case _ => throw new UnsupportedFeatureException(
-        s"Data file ${input.path} uses Lance file format $major.$minor; sparklance reads 2.0, 2.1 and 2.2")
+        s"Data file ${input.path} uses Lance file format $major.$minor; sparklance reads legacy (V1: 0.1, 0.2), 2.0, 2.1 and 2.2")
     }
   }
 }

@@ -108,6 +108,9 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
         v.setSafe(i, x.toBigIntegerExact.longValue())
       }
       case (v: UInt8Vector, _) => (r, c, i) => v.setSafe(i, ranged(0, Long.MaxValue)(r, c))
+      // float16 (halffloat) columns read as FLOAT; values round to the nearest half-precision float.
+      case (v: Float2Vector, FloatType) => (r, c, i) => v.setSafeWithPossibleTruncate(i, r.getFloat(c))
+      case (v: Float2Vector, DoubleType) => (r, c, i) => v.setSafeWithPossibleTruncate(i, r.getDouble(c).toFloat)
       case (v: Float4Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c))
       case (v: Float4Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c).toFloat)
       case (v: Float8Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c))

@@ -29,8 +29,12 @@ private[v2_1] object ConstantEncoder {
     EncodedPage(PageLayout.newBuilder().setConstantLayout(b).build(), buffers)
   }
 
-  /** The one value all valid slots of the page hold, if they hold one (fixed width ≤ 32 bytes, bool). */
+  /**
+   * The one value all valid slots of the page hold, if they hold one (fixed width ≤ 32 bytes, bool;
+   * not packed structs, which pylance writes as mini-blocks only).
+   */
   def commonValue(s: PageSpan): Option[Array[Byte]] = s.values match {
+    case _: ValueSink.PackedStruct => None
     case f: ValueSink.Fixed if f.width <= 32 =>
       var first = -1
       var slot = s.slotFrom

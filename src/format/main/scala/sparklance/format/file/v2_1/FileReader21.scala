@@ -60,7 +60,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
 
   private def isLeaf(f: LanceField): Boolean = f.arrowType match {
     case _: ArrowType.FixedSizeList => true
-    case _: ArrowType.Struct => f.metadata.get("lance-encoding:packed").exists(_.equalsIgnoreCase("true")) || f.children.isEmpty
+    case _: ArrowType.Struct => PackedStructs.isPacked(f) || f.children.isEmpty
     case _ => f.children.isEmpty
   }
 
@@ -74,7 +74,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
       maxBytes: Long): FieldVector = {
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
-    if (isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator, maxBytes)
+    if (PackedStructs.isPacked(field)) return readPacked(field, columnOf(field.id), rowStart, numRows, allocator, maxBytes)
     readVectors(field, columnOf, rowStart, numRows, allocator, maxBytes).foreach(v => return v)
     val leaves = scala.collection.mutable.ArrayBuffer.empty[(IndexedSeq[LanceField], ColumnReader21)]
     def walk(f: LanceField, path: IndexedSeq[LanceField]): Unit = {
@@ -114,7 +114,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   /** A top-level leaf field (no struct or list above or below it) has its values picked row by row. */
   override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator,
       maxBytes: Long): FieldVector =
-    if (isPacked(field) || !isLeaf(field) || field.arrowType.isInstanceOf[ArrowType.Struct] || field.blobEncoding.isDefined)
+    if (PackedStructs.isPacked(field) || !isLeaf(field) || field.arrowType.isInstanceOf[ArrowType.Struct] || field.blobEncoding.isDefined)
       super.readRows(field, columnOf, rows, allocator, maxBytes)
     else {
       val col = column(columnOf(field.id), field.name)
@@ -162,9 +162,6 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
       case other => throw new UnsupportedFeatureException(s"Field '${f.name}' of $path has Arrow type ${other.getField.getType}, which is not supported")
     }
   }
-
-  private def isPacked(f: LanceField): Boolean = f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty &&
-    f.metadata.get("lance-encoding:packed").exists(_.equalsIgnoreCase("true"))
 
   /**
    * A top-level packed struct (field metadata `lance-encoding:packed`, LANCE-FILE-2.1-2.2.md §9.9,

@@ -21,7 +21,7 @@ import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
  * levels out-of-line bit-packed), full-zip pages for larger values and for rows whose levels do not
  * fit mini-block chunks, all-null constant pages (the form both 2.1 and 2.2 accept) and, in 2.2,
  * inline constant pages for fixed-width values that are all equal apart from nulls. Types it
- * cannot encode (maps, unions, intervals, packed or blob structs, fixed-size lists of non-fixed
+ * cannot encode (maps below 2.2, unions, intervals, packed structs of variable-width or nested fields, fixed-size lists of non-fixed
  * items) are refused with an UnsupportedFeatureException naming the column.
  */
 final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, maxPageBytes: Long = 8L << 20,
@@ -33,6 +33,7 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
     FileWriter21.check(f, f.name, minor)
     if (f.blobEncoding.contains(BlobEncoding.V2)) IndexedSeq(new BlobColumnWriter21(f, sidecars.getOrElse(
       throw new IllegalArgumentException(s"Blob column '${f.name}' needs a place for its sidecar files"))))
+    else if (f.blobEncoding.contains(BlobEncoding.V1)) IndexedSeq(new BlobV1ColumnWriter21(f, minor))
     else FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
   }.toIndexedSeq
   private val container = new ContainerWriter(out)
@@ -67,14 +68,15 @@ object FileWriter21 {
 
   /** The leaf fields below (or at) `f`, in column order. */
   private[v2_1] def leaves(f: LanceField): Seq[LanceField] = f.arrowType match {
-    // A blob v2 field is one column, listed under its own id (as pylance writes it).
-    case _ if f.blobEncoding.contains(BlobEncoding.V2) => Seq(f)
+    // A blob field and a packed struct are one column each, listed under their own id (as pylance writes them).
+    case _ if f.blobEncoding.isDefined || PackedStructs.isPacked(f) => Seq(f)
     case t if t.isInstanceOf[ArrowType.Struct] || isList(t) => f.children.flatMap(leaves)
     case _ => Seq(f)
   }
 
   /** The path from `f` to each leaf, with each node's position among its parent's children. */
   private def paths(f: LanceField): Seq[(IndexedSeq[LanceField], IndexedSeq[Int])] = f.arrowType match {
+    case _ if PackedStructs.isPacked(f) => Seq((IndexedSeq(f), IndexedSeq(0)))
     case t if t.isInstanceOf[ArrowType.Struct] || isList(t) =>
       f.children.zipWithIndex.flatMap { case (c, i) =>
         paths(c).map { case (p, o) => (f +: p, 0 +: (i +: o.tail)) }
@@ -83,31 +85,39 @@ object FileWriter21 {
   }
 
   /** Throws for the fields this writer cannot encode so that pylance reads them back. */
-  private def check(f: LanceField, path: String, minor: Int): Unit = {
+  private def check(f: LanceField, path: String, minor: Int, nested: Boolean = false): Unit = {
     def unsupported(what: String) = throw new UnsupportedFeatureException(
       s"Column '$path': Lance file format 2.1/2.2 writing does not support $what")
+    if (PackedStructs.isPacked(f)) {
+      // As pylance packs them: top-level, of fixed-width fields of whole bytes (the variable packed struct of 2.2 is not written).
+      if (nested) unsupported(s"a packed struct (${PackedStructs.MetadataKey}) inside another field")
+      f.children.foreach(c => FixedWidth.bits(c.arrowType) match {
+        case Some(b) if b > 0 && b % 8 == 0 =>
+        case _ => unsupported(s"a packed struct (${PackedStructs.MetadataKey}) of field '${c.name}' of type ${c.logicalType}; " +
+          "sparklance packs fixed-width fields of whole bytes")
+      })
+      return
+    }
     if (f.blobEncoding.contains(BlobEncoding.V2) && minor < 2)
       throw new UnsupportedFeatureException(s"Column '$path': blob v2 columns need file format 2.2")
-    if (f.blobEncoding.contains(BlobEncoding.V1))
-      unsupported("blob columns of file format 2.1 (lance-encoding:blob on a binary field), which sparklance reads but does not write yet")
-    if (f.blobEncoding.contains(BlobEncoding.V2)) return
-    Seq("lance-encoding:packed", "lance-encoding:blob").foreach { k =>
+    if (f.blobEncoding.isDefined) return
+    Seq(PackedStructs.MetadataKey, BlobEncoding.MetadataKey).foreach { k =>
       if (f.metadata.get(k).exists(_.equalsIgnoreCase("true"))) unsupported(s"the field metadata $k=true")
     }
     f.arrowType match {
       case _: ArrowType.Struct =>
         if (f.children.isEmpty) unsupported("a struct without fields")
-        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor, nested = true))
       case _: ArrowType.Map =>
         // pylance refuses maps below 2.2 too ("Map data type is not enabled by the selected file format").
         if (minor < 2) throw new UnsupportedFeatureException(s"Column '$path' is a map: Lance stores maps from file " +
           "format 2.2 on; this table's data files are 2.1 (create the table with data_storage_version 2.2)")
         if (f.children.size != 1 || f.children.head.children.size != 2)
           unsupported("a map whose entries are not one struct of key and value")
-        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor, nested = true))
       case _: ArrowType.List | _: ArrowType.LargeList =>
         if (f.children.size != 1) unsupported(s"a list with ${f.children.size} item fields")
-        f.children.foreach(c => check(c, s"$path.${c.name}", minor))
+        f.children.foreach(c => check(c, s"$path.${c.name}", minor, nested = true))
       case l: ArrowType.FixedSizeList =>
         if (l.getListSize <= 0) unsupported(s"a fixed_size_list of size ${l.getListSize}")
         f.arrowItemType match {

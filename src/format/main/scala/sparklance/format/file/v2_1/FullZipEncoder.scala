@@ -21,7 +21,7 @@ private[v2_1] object FullZipEncoder {
     // How to write slot j: fixed-width values always; variable ones only when valid (def 0).
     val (writeSlot, variable): ((Int, Int) => Unit, Boolean) = s.values match {
       case f: ValueSink.Fixed =>
-        b.setBitsPerValue(f.width * 8).setValueCompression(PageEncoding.flat(f.width * 8))
+        b.setBitsPerValue(f.width * 8).setValueCompression(f.encoding)
         ((j: Int, _: Int) => data.append(f.data.array, j * f.width, f.width), false)
       case v: ValueSink.Variable =>
         val ob = if (v.large) 8 else 4

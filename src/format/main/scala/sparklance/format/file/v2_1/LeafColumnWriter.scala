@@ -51,7 +51,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
     raw = new IntSink(1024)
     rowEntry = new IntSink(1024)
     rowSlot = new IntSink(1024)
-    values = LeafColumnWriter.sinkFor(leaf)
+    values = LeafColumnWriter.sinkFor(leaf, name)
     rows = 0
   }
 
@@ -222,7 +222,8 @@ private[v2_1] object LeafColumnWriter {
 
   def isList(t: ArrowType): Boolean = sparklance.format.table.LogicalTypes.isList(t)
 
-  def sinkFor(f: LanceField): ValueSink = f.arrowType match {
+  def sinkFor(f: LanceField, column: String): ValueSink = f.arrowType match {
+    case _ if PackedStructs.isPacked(f) => new ValueSink.PackedStruct(f.children.map(c => FixedWidth.bits(c.arrowType).get / 8).toIndexedSeq, column)
     case _: ArrowType.Null => new ValueSink.Nulls
     case _: ArrowType.Bool => new ValueSink.Bools
     case _: ArrowType.Utf8 | _: ArrowType.Binary => new ValueSink.Variable(large = false)

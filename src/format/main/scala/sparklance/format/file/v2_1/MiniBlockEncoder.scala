@@ -174,7 +174,7 @@ private[v2_1] object MiniBlockEncoder {
         }
       }
       case f: ValueSink.Fixed => new ChunkValues {
-        val encoding = PageEncoding.flat(f.width * 8)
+        val encoding = f.encoding
         val numBuffers = 1
         private val c = fixedCap(f.width * 8L)
         def cap(a: Int, n: Int) = c

@@ -5,8 +5,17 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.file.FixedWidth
 import sparklance.format.table.LanceField
 
-/** Takes a packed struct's value apart into the vectors of the children read. */
+/**
+ * Packed structs (field metadata `lance-encoding:packed`): one column whose values hold every
+ * child's value after one another. Takes such a value apart into the vectors of the children read.
+ */
 private[v2_1] object PackedStructs {
+  val MetadataKey = "lance-encoding:packed"
+
+  /** Whether `f` is a struct pylance stores packed. */
+  def isPacked(f: LanceField): Boolean = f.arrowType.isInstanceOf[ArrowType.Struct] && f.children.nonEmpty &&
+    f.metadata.get(MetadataKey).exists(_.equalsIgnoreCase("true"))
+
   /**
    * Reads the value at `data(from)`: `children` are all the struct's children in order; `kids`
    * the ones read, by their index among them, with their vectors, which get row `row`.

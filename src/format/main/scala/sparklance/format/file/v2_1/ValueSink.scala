@@ -1,7 +1,11 @@
 package sparklance.format.file.v2_1
 
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.FixedSizeListVector
+import org.apache.arrow.vector.complex.{FixedSizeListVector, StructVector}
+import scala.jdk.CollectionConverters._
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.proto.Encodings21Protos.CompressiveEncoding
+import sparklance.format.proto.Encodings21Protos.{PackedStruct => PackedStructEncoding}
 
 /** A growable long array. */
 private[v2_1] final class LongSink(initial: Int = 64) {
@@ -39,7 +43,7 @@ private[v2_1] object ValueSink {
   }
 
   /** Fixed-width values of `width` bytes, stored little-endian as Arrow holds them. */
-  final class Fixed(val width: Int, val integer: Boolean = false) extends ValueSink {
+  class Fixed(val width: Int, val integer: Boolean = false) extends ValueSink {
     val data = new ByteSink(1024)
     var count = 0
     private val tmp = new Array[Byte](width)
@@ -56,7 +60,39 @@ private[v2_1] object ValueSink {
       count += n
     }
     def placeholder(): Unit = { data.zeros(width); count += 1 }
+    /** Appends one value given as its `width` bytes. */
+    def appendBytes(b: Array[Byte]): Unit = { require(b.length == width); data.append(b, 0, width); count += 1 }
     def bytes: Long = data.size
+    /** How a page declares these values. */
+    def encoding: CompressiveEncoding = PageEncoding.flat(width * 8)
+  }
+
+  /**
+   * A packed struct (field metadata `lance-encoding:packed`, LANCE-FILE-2.1-2.2.md §9.9): one slot
+   * per struct, the children's values back to back in field order, `childBytes(k)` bytes each. It
+   * has no place for a NULL child of a valid struct, which is refused naming `column`.
+   */
+  final class PackedStruct(val childBytes: IndexedSeq[Int], column: String) extends Fixed(childBytes.sum) {
+    override def append(v: FieldVector, i: Int): Unit = v match {
+      case s: StructVector if s.isNull(i) => placeholder()
+      case s: StructVector =>
+        var k = 0
+        while (k < childBytes.size) {
+          val child = s.getChildByOrdinal(k).asInstanceOf[FieldVector]
+          if (child.isNull(i)) throw new UnsupportedFeatureException(
+            s"Column '$column' is a packed struct (lance-encoding:packed), which cannot store a NULL field; '${child.getName}' is NULL")
+          data.ensure(childBytes(k))
+          child.getDataBuffer.getBytes(i.toLong * childBytes(k), data.array, data.size, childBytes(k))
+          data.size += childBytes(k)
+          k += 1
+        }
+        count += 1
+      case other => throw new IllegalArgumentException(s"Packed struct '$column' got a ${other.getClass.getSimpleName}")
+    }
+    override def appendRange(v: FieldVector, from: Int, n: Int): Unit = { var i = 0; while (i < n) { append(v, from + i); i += 1 } }
+    override def encoding: CompressiveEncoding = CompressiveEncoding.newBuilder().setPackedStruct(
+      PackedStructEncoding.newBuilder().addAllBitsPerValue(childBytes.map(b => java.lang.Long.valueOf(b * 8L)).asJava)
+        .setValues(PageEncoding.flat(width * 8))).build()
   }
 
   /** Booleans, one bit each. */

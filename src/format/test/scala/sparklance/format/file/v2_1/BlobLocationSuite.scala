@@ -3,11 +3,16 @@ package sparklance.format.file.v2_1
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.LargeVarBinaryVector
+import org.apache.arrow.vector.types.pojo.ArrowType
 import org.scalatest.funsuite.AnyFunSuite
+import scala.util.Using
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.file.{BlobDescriptors, BlobLocation}
 import sparklance.format.file.BlobLocation._
 import sparklance.format.io.LocalStorage
+import sparklance.format.table.{LanceField, LanceSchema}
 
 /**
  * Blob descriptors as pylance 14.0.2 stores them in 2.2 files (kind u8, position u64, size u64,
@@ -63,6 +68,28 @@ class BlobLocationSuite extends AnyFunSuite {
   test("a descriptor whose URI length disagrees with its bytes is corrupt") {
     val d = descriptor(3, 0, 0, 0, "file:///x.bin")
     intercept[Exception](decoded(d.dropRight(1)))
+  }
+
+  test("a 2.1 blob column written as pylance writes it reads back as inline locations") {
+    val field = LanceField(0, "b", ArrowType.LargeBinary.INSTANCE, nullable = true, metadata = Map("lance-encoding:blob" -> "true"))
+    val values = Seq("abc".getBytes(UTF_8), null, Array.emptyByteArray, Array.fill[Byte](100)(7))
+    Using.resource(new RootAllocator()) { a =>
+      val v = new LargeVarBinaryVector("b", a)
+      val (bytes, _) = try {
+        v.allocateNew()
+        values.zipWithIndex.foreach { case (x, i) => if (x == null) v.setNull(i) else v.setSafe(i, x) }
+        v.setValueCount(values.size)
+        Writer21Fixtures.write(LanceSchema(Seq(field)), Seq(Seq(v)), minor = 1)
+      } finally v.close()
+      val r = new FileReader21(new MemFile(bytes, "mem-2.1"))
+      val d = r.blobDescriptors(field, 0, 0, values.size)
+      val got = (0 until values.size).map(i => d.location(i, s"row $i"))
+      assert(got(1).isEmpty && got(2).contains(Inline(0, 0)))
+      Seq(0, 3).foreach { i =>
+        val Some(Inline(position, size)) = got(i)
+        assert(position % 64 == 0 && bytes.slice(position.toInt, (position + size).toInt).toSeq == values(i).toSeq)
+      }
+    }
   }
 
   test("local storage opens external objects by file: URI only") {

@@ -401,6 +401,13 @@ class FileWriter21Suite extends AnyFunSuite {
     }
   }
 
+  test("packed structs (lance-encoding:packed) of fixed-width fields round-trip as one column") {
+    val packed = LanceField(0, "p", ArrowType.Struct.INSTANCE, nullable = true, Seq(LanceField(1, "x", i32, nullable = false),
+      LanceField(2, "y", new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE), nullable = false),
+      LanceField(3, "z", new ArrowType.Int(8, false), nullable = false)), metadata = Map("lance-encoding:packed" -> "true"))
+    for (minor <- Seq(1, 2)) check(LanceSchema(Seq(packed, LanceField(4, "n", i32, nullable = true))), Seq(300, 41), 5, 0.0, minor, step = 97)
+  }
+
   test("types and schemas the writer cannot encode are refused, naming the column") {
     def refused(f: LanceField, what: String): Unit = {
       val e = intercept[UnsupportedFeatureException](new FileWriter21(new ByteArrayOutputStream, LanceSchema(Seq(f)), 1))
@@ -408,8 +415,8 @@ class FileWriter21Suite extends AnyFunSuite {
     }
     refused(LanceField(0, "m", new ArrowType.Map(false), nullable = true, Seq(LanceField(1, "entries", ArrowType.Struct.INSTANCE,
       nullable = false, Seq(LanceField(2, "key", i32, nullable = false), LanceField(3, "value", i32, nullable = true))))), "'m'")
-    refused(LanceField(0, "s", ArrowType.Struct.INSTANCE, nullable = true, Seq(LanceField(1, "a", i32, nullable = true)),
-      metadata = Map("lance-encoding:packed" -> "true")), "packed")
+    refused(LanceField(0, "s", ArrowType.Struct.INSTANCE, nullable = true, Seq(LanceField(1, "a", ArrowType.Utf8.INSTANCE, nullable = true)),
+      metadata = Map("lance-encoding:packed" -> "true")), "packed struct")
     refused(LanceField(0, "st", ArrowType.Struct.INSTANCE, nullable = true,
       Seq(LanceField(1, "iv", new ArrowType.Interval(org.apache.arrow.vector.types.IntervalUnit.DAY_TIME), nullable = true))), "'st.iv'")
     refused(fsl(0, "v", ArrowType.Utf8.INSTANCE, 2), "fixed_size_list")
