@@ -162,3 +162,44 @@ def test_blob_v1_columns_of_file_format_2_1_take_update_and_merge(spark, warehou
     assert _take_blobs(path) == want
     assert _spark_bytes(spark, table_name) == want
     ds.validate()
+
+
+# ---- Item 7: managed blobs (flag 16384) are read; data overlay files (flag 64) refused by name ----
+
+def test_managed_blobs_read_and_writes_refused_by_name(spark, warehouse, table_name):
+    """pylance 14 writes managed blobs (descriptor kind 4: a range of an object under the table,
+    schema metadata lance.blob.managed = true, feature flag 16384 for readers and writers) and
+    reads them by default; Spark reads the bytes, and refuses to write the table, naming the flag."""
+    from sparklance_testing import feature_flags
+    path = table_path(warehouse, table_name)
+    import os
+    os.makedirs(os.path.join(path, "_blobs"))
+    with open(os.path.join(path, "_blobs", "shared.blob"), "wb") as f:
+        f.write(bytes(range(200)))
+    builder = lance.BlobDescriptorArrayBuilder("b")
+    builder.append_managed("_blobs/shared.blob", 0, 100)
+    builder.append_managed("_blobs/shared.blob", 150, 20)
+    builder.append_managed("_blobs/shared.blob", 0, 0)
+    builder.append_null()
+    schema = pa.schema([pa.field("id", pa.int64()), builder.field], metadata={"lance.blob.managed": "true"})
+    lance.write_dataset(pa.Table.from_arrays([pa.array([0, 1, 2, 3]), builder.finish()], schema=schema), path,
+                        data_storage_version="2.2")
+    assert feature_flags(path) == (16384, 16384)
+    assert [d and d["kind"] for d in _descriptors(path).values()] == [4, 4, 4, None]
+    want = {0: bytes(range(100)), 1: bytes(range(150, 170)), 2: b"", 3: None}
+    assert _take_blobs(path) == want
+    assert _spark_bytes(spark, table_name) == want
+    with pytest.raises(Exception, match=r"16384 \(managed blobs\)"):
+        spark.sql(f"UPDATE {table_name} SET id = id + 1 WHERE id = 0")
+    assert _take_blobs(path) == want and lance.dataset(path).version == 1
+
+
+def test_data_overlay_flag_is_refused_by_name(spark, warehouse, table_name):
+    """pylance 14 opens tables with data overlay files (flag 64) only behind its environment switch
+    LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES; sparklance refuses them, naming the flag."""
+    from sparklance_testing import set_reader_flags
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(pa.table({"id": [1, 2]}), path)
+    set_reader_flags(path, 64)
+    with pytest.raises(Exception, match=r"64 \(data overlay files\)"):
+        spark.table(table_name).collect()

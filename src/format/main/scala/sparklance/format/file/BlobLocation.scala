@@ -33,6 +33,15 @@ object BlobLocation {
     def knownSize: Option[Long] = range.map(_.size)
   }
 
+  /**
+   * `size` bytes at `position` of an object the table manages apart from its data files (feature
+   * flag 16384): `uri` is relative to the table's root when `baseId` is 0, else to its registered
+   * base path `baseId`. Size 0 is an empty value.
+   */
+  final case class Managed(uri: String, baseId: Int, position: Long, size: Long) extends BlobLocation {
+    def knownSize: Option[Long] = Some(size)
+  }
+
   final case class ByteRange(position: Long, size: Long)
 
   /** Lance's blob kinds (the descriptor's first field). */
@@ -41,6 +50,7 @@ object BlobLocation {
     val Packed: Byte = 1
     val Dedicated: Byte = 2
     val External: Byte = 3
+    val Managed: Byte = 4
   }
 
   /**
@@ -53,6 +63,7 @@ object BlobLocation {
     case Kind.Dedicated => Dedicated(blobId, position, size)
     // pylance stores a whole external object as position 0, size 0 (Lance refuses a 0-byte range).
     case Kind.External => External(uri, blobId, if (size == 0) None else Some(ByteRange(position, size)))
+    case Kind.Managed => Managed(uri, blobId, position, size)
     case k => throw new UnsupportedFeatureException(s"$what uses blob kind ${k & 0xff}, which sparklance does not read")
   }
 }

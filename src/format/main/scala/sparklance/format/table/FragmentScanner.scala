@@ -157,6 +157,9 @@ final class FragmentScanner(
       else if (size > Int.MaxValue - 16) throw new UnsupportedFeatureException(
         s"Row $row of blob field '${field.name}' in $tablePath holds $size bytes, more than one value can")
       else file.read(position, size.toInt)
+    def underBase(uri: String, base: Int) = throw new UnsupportedFeatureException(
+      s"Row $row of blob field '${field.name}' in $tablePath is stored at '$uri' under the table's base path $base; " +
+        "sparklance reads blobs outside its data files by absolute URI or under the table's root only")
     location match {
       case BlobLocation.Inline(position, size) => read(src.input, position, size)
       case BlobLocation.Packed(id, position, size) => read(sidecar(src.file, id), position, size)
@@ -164,9 +167,11 @@ final class FragmentScanner(
       case BlobLocation.External(uri, 0, range) =>
         val file = blobFile(uri)(storage.openExternal(uri))
         range.fold(read(file, 0, file.length))(r => read(file, r.position, r.size))
-      case BlobLocation.External(uri, base, _) => throw new UnsupportedFeatureException(
-        s"Row $row of blob field '${field.name}' in $tablePath is stored at '$uri' under the table's base path $base; " +
-          "sparklance reads external blobs by absolute URI only")
+      case BlobLocation.Managed(uri, 0, position, size) =>
+        val path = Storage.join(tablePath, uri)
+        read(blobFile(path)(storage.openInput(path)), position, size)
+      case BlobLocation.External(uri, base, _) => underBase(uri, base)
+      case BlobLocation.Managed(uri, base, _, _) => underBase(uri, base)
     }
   }
 

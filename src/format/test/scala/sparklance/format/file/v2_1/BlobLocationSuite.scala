@@ -41,7 +41,8 @@ class BlobLocationSuite extends AnyFunSuite {
       descriptor(2, 0, 5 << 20, 2, ""),
       descriptor(3, 0, 0, 0, "file:///data/x0.bin"),
       descriptor(3, 10, 25, 0, "s3://bucket/x1.bin"),
-      descriptor(3, 0, 0, 1, "x0.bin"))
+      descriptor(3, 0, 0, 1, "x0.bin"),
+      descriptor(4, 150, 20, 0, "_blobs/shared.blob"))
     assert(got == Seq(
       Some(Inline(128, 12)),
       Some(Inline(0, 0)),
@@ -50,6 +51,7 @@ class BlobLocationSuite extends AnyFunSuite {
       Some(External("file:///data/x0.bin", 0, None)),
       Some(External("s3://bucket/x1.bin", 0, Some(ByteRange(10, 25)))),
       Some(External("x0.bin", 1, None)),
+      Some(Managed("_blobs/shared.blob", 0, 150, 20)),
       None))
   }
 
@@ -90,6 +92,15 @@ class BlobLocationSuite extends AnyFunSuite {
         assert(position % 64 == 0 && bytes.slice(position.toInt, (position + size).toInt).toSeq == values(i).toSeq)
       }
     }
+  }
+
+  test("managed blobs (flag 16384) are read, not written; data overlays (64) are refused by name") {
+    import sparklance.format.table.FeatureFlags
+    FeatureFlags.check("t", 1, 16384, 16384, forWrite = false)
+    val write = intercept[UnsupportedFeatureException](FeatureFlags.check("t", 1, 16384, 16384, forWrite = true))
+    assert(write.getMessage.contains("16384 (managed blobs)") && write.getMessage.contains("for writing"))
+    val overlay = intercept[UnsupportedFeatureException](FeatureFlags.check("t", 1, 64, 64, forWrite = false))
+    assert(overlay.getMessage.contains("64 (data overlay files)"))
   }
 
   test("local storage opens external objects by file: URI only") {
