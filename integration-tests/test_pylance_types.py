@@ -29,7 +29,8 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
            for i in range(n)]
     original = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"s{i}" for i in range(n)],
                          "v": pa.array([i * 10 for i in range(n)], pa.int64()),
-                         "big": pa.array(big, pa.decimal256(50, 2))})
+                         "big": pa.array(big, pa.decimal256(50, 2)),
+                         "dict": pa.array([f"d{i % 3}" for i in range(n)]).dictionary_encode()})
     path = table_path(warehouse, table_name)
     _write(path, original)
 
@@ -37,6 +38,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     assert described["big"].data_type == "void"
     assert UNMAPPABLE in described["big"].comment
     assert spark.table(table_name).schema["big"].metadata["lance.unsupported_type"] == UNMAPPABLE
+    assert spark.table(table_name).schema["dict"].metadata["lance.unsupported_type"] == "dict:string:int32:false"
     assert spark.sql(f"SELECT count(id), count(*), sum(v) FROM {table_name}").first() == (n, n, sum(range(n)) * 10)
     assert spark.sql(f"SELECT s FROM {table_name} WHERE id = 3").first().s == "s3"
 
@@ -58,7 +60,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     spark.sql(f"MERGE INTO {table_name} t USING types_src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
     spark.sql(f"MERGE INTO {table_name} t USING types_src s ON t.id = s.id WHEN MATCHED AND s.id > 65 THEN DELETE")
 
-    expected = {i: (f"S{i}" if i < 30 else f"s{i}", -i if 50 <= i < 70 else i * 10 + (1 if i < 30 else 0), big[i])
+    expected = {i: (f"S{i}" if i < 30 else f"s{i}", -i if 50 <= i < 70 else i * 10 + (1 if i < 30 else 0), big[i], f"d{i % 3}")
                 for i in range(n) if i % 5 != 0 and not 65 < i < 70}
     assert {r.id: (r.s, r.v) for r in spark.sql(f"SELECT id, s, v FROM {table_name}").collect()} == \
         {i: e[:2] for i, e in expected.items()}
@@ -66,7 +68,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     ds.validate()
     got = ds.to_table()
     assert got.schema == original.schema
-    assert {r["id"]: (r["s"], r["v"], r["big"]) for r in got.to_pylist()} == expected
+    assert {r["id"]: (r["s"], r["v"], r["big"], r["dict"]) for r in got.to_pylist()} == expected
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1"])
