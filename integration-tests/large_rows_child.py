@@ -2,7 +2,7 @@
 
 Usage: large_rows_child.py WAREHOUSE TABLE [copy | in_place]
 
-Runs on `local-cluster[2,1,1024]` (two executor JVMs of 1 GiB, one task each) with a 1 GiB
+Runs on `local-cluster[2,1,768]` (two executor JVMs of 768 MiB, one task each) with a 768 MiB
 driver, Spark's defaults otherwise (UI on). TABLE (`lance.db.<name>`, columns id BIGINT and a
 large binary `img`, and with `in_place` a string `note`) is read whole, read without its large
 columns (the bytes the scan read from data files are reported), and then
@@ -30,10 +30,10 @@ def scan_bytes_read(df):
 
 def main():
     warehouse, table = sys.argv[1:3]
-    spark = (sparklance.configure(SparkSession.builder.master("local-cluster[2,1,1024]")
+    spark = (sparklance.configure(SparkSession.builder.master("local-cluster[2,1,768]")
                                   .appName("sparklance-large-rows"), warehouse=warehouse)
-             .config("spark.driver.memory", "1g")
-             .config("spark.executor.memory", "1g")
+             .config("spark.driver.memory", "768m")
+             .config("spark.executor.memory", "768m")
              # The metric is read off the executed plan, which adaptive execution would wrap.
              .config("spark.sql.adaptive.enabled", "false")
              .getOrCreate())

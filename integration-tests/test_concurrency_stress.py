@@ -1,4 +1,4 @@
-"""Concurrent writers on one table: three Spark threads and one pylance process, 50 operations each.
+"""Concurrent writers on one table: three Spark threads and one pylance process, 30 operations each.
 
 Each writer owns the rows whose column `w` is its number, so its successful operations commute with
 everyone else's: the expected table is every writer's committed operations replayed in its own
@@ -18,7 +18,7 @@ import pytest
 from conftest import table_path
 from racing_writers import replay, spark_writer
 
-OPS = 50
+OPS = 30
 INITIAL = 400
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import table_path
 from dml_generator import random_rows, statement
 
-STATEMENTS_PER_SEED = 60
+STATEMENTS_PER_SEED = 40
 
 
 def _sorted(rows):

@@ -1,5 +1,5 @@
-"""Stable row ids, randomized: a few hundred random INSERT / UPDATE / DELETE / MERGE statements on a
-table created with enable_stable_row_ids. A plain-Python oracle tracks logical rows by key (values,
+"""Stable row ids, randomized: eighty random INSERT / UPDATE / DELETE / MERGE statements on a
+table created with enable_stable_row_ids, per seed. A plain-Python oracle tracks logical rows by key (values,
 row id, created-at and last-updated-at versions) and logs each commit's changes. After every
 statement the table's rows and lineage columns equal the oracle's (pylance reads the same every
 few statements); a statement that changes no row commits no version; new rows get row ids never
@@ -19,7 +19,7 @@ import pytest
 import sparklance
 from conftest import table_path
 
-STATEMENTS_PER_SEED = 120
+STATEMENTS_PER_SEED = 80
 CHANGE_PAIRS_FINAL = 15
 WORDS = ["a", "b", "cc", "", "zz"]
 LINEAGE = ["_rowid", "_row_created_at_version", "_row_last_updated_at_version"]

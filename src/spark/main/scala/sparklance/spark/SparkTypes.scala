@@ -4,6 +4,7 @@ import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType}
 import org.apache.spark.sql.types._
 import scala.jdk.CollectionConverters._
+import sparklance.format.json.Jsonb
 import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
 
 /** The type mapping between Spark and Lance (Arrow), in both directions; see the README's table. */
@@ -16,6 +17,9 @@ object SparkTypes {
    * items. Set by sparklance when it reads a vector column, so CTAS and writes keep vectors vectors.
    */
   val VectorDimension = "lance.vector_dim"
+
+  /** The Spark column metadata naming a column's Arrow extension type; `lance.json` marks JSON columns. */
+  val JsonExtensionKey: String = BlobEncoding.ExtensionKey
 
   /** A column's comment: Spark's metadata key, kept under the same key in the Lance field's metadata. */
   private val CommentKey = sparklance.format.table.SchemaChange.CommentKey
@@ -39,6 +43,10 @@ object SparkTypes {
       case LongType => leaf(new ArrowType.Int(64, true))
       case FloatType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
       case DoubleType => leaf(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
+      // A JSON column (column metadata ARROW:extension:name = lance.json, which reading one sets): pylance's JSONB.
+      case _: StringType if metadata.contains(JsonExtensionKey) && metadata.getString(JsonExtensionKey) == Jsonb.ExtensionName =>
+        new Field(name, new FieldType(nullable, ArrowType.LargeBinary.INSTANCE, null,
+          Jsonb.fieldMetadata(Option(kept).map(_.asScala.toMap).getOrElse(Map.empty)).asJava), java.util.List.of[Field]())
       case _: StringType | _: CharType | _: VarcharType => leaf(ArrowType.Utf8.INSTANCE)
       // A blob column (column metadata lance-encoding:blob = true): pylance's blob v2.
       case BinaryType if metadata.contains(BlobEncoding.MetadataKey) && metadata.getString(BlobEncoding.MetadataKey).equalsIgnoreCase("true") =>
@@ -76,7 +84,35 @@ object SparkTypes {
   /** Spark type of a Lance field as sparklance reads it (some types are widened, see `readType`). */
   def toSpark(schema: LanceSchema, tableName: String): StructType = StructType(schema.fields.map(toSparkField(_, tableName)))
 
-  def toSparkField(f: LanceField, table: String): StructField = {
+  /**
+   * Field metadata that marks a column of a Lance type sparklance cannot map (its value: the Lance
+   * logical type). Such a column reads as VOID in the schema, and statements that read or write it
+   * are refused ([[UnsupportedColumnException]]); the others, DELETE among them, work.
+   */
+  val UnsupportedTypeKey = "lance.unsupported_type"
+
+  /** The Lance type of a top-level field sparklance cannot map to Spark, if it is one. */
+  def unsupported(f: LanceField, table: String): Option[String] =
+    try { readType(f, table); None } catch { case _: UnsupportedTypeException => Some(f.logicalType) }
+
+  /** The columns of `schema` (top-level names) whose Lance type sparklance cannot map, with that type. */
+  def unsupportedColumns(schema: LanceSchema, table: String): Map[String, String] =
+    schema.fields.flatMap(f => unsupported(f, table).map(f.name -> _)).toMap
+
+  /** Whether a Spark column stands for a Lance column of a type sparklance cannot map. */
+  def isUnsupported(f: StructField): Boolean = f.metadata.contains(UnsupportedTypeKey)
+
+  /** A top-level column; one of a type sparklance cannot map reads as VOID, marked with its Lance type. */
+  def toSparkField(f: LanceField, table: String): StructField = unsupported(f, table) match {
+    case Some(lanceType) =>
+      val comment = f.metadata.get(CommentKey).fold("")(c => s"$c; ") +
+        s"Lance type $lanceType, which sparklance cannot read or write"
+      StructField(f.name, NullType, nullable = true,
+        new MetadataBuilder().putString(UnsupportedTypeKey, lanceType).putString(CommentKey, comment).build())
+    case None => sparkField(f, table)
+  }
+
+  private def sparkField(f: LanceField, table: String): StructField = {
     val plain = StructField(f.name, readType(f, table), f.nullable)
     val field = f.metadata.get(CommentKey).fold(plain)(plain.withComment)
     f.arrowType match {
@@ -84,13 +120,18 @@ object SparkTypes {
         field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putLong(VectorDimension, fsl.getListSize).build())
       case _ if f.blobEncoding.isDefined =>
         field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putString(BlobEncoding.MetadataKey, "true").build())
+      case _ if f.json =>
+        field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putString(JsonExtensionKey, Jsonb.ExtensionName).build())
       case _ => field
     }
   }
 
   def readType(f: LanceField, table: String): DataType = f.arrowType match {
+    case _ if f.storedLogicalType.isDefined || f.dictionary.isDefined => throw new UnsupportedTypeException(table, f.name, f.logicalType)
     // pylance's blob columns read as their bytes (fetched only when the column is read).
     case _ if f.blobEncoding.isDefined => BinaryType
+    // JSON columns read as their text (see docs/format-types.md for why not VARIANT).
+    case _ if f.json => StringType
     case _: ArrowType.Bool => BooleanType
     case i: ArrowType.Int => (i.getBitWidth, i.getIsSigned) match {
       case (8, true) => ByteType
@@ -115,7 +156,7 @@ object SparkTypes {
     case _: ArrowType.List | _: ArrowType.LargeList =>
       val item = f.children.head
       ArrayType(readType(item, table), item.nullable)
-    case _: ArrowType.Struct => StructType(f.children.map(toSparkField(_, table)))
+    case _: ArrowType.Struct => StructType(f.children.map(sparkField(_, table)))
     case _: ArrowType.Map =>
       val entries = f.children.headOption.map(_.children).getOrElse(Nil)
       if (entries.size != 2) throw new UnsupportedTypeException(table, f.name, f.logicalType, "a map whose entries are not a key and a value")
@@ -131,3 +172,27 @@ class UnsupportedTypeException(table: String, column: String, tpe: Any, hint: St
       case d: DataType => d.sql
       case other => other.toString
     }}, which sparklance does not support${if (hint.nonEmpty) s": $hint" else "; supported types are listed in the README"}")
+
+/**
+ * A statement reads or writes a column whose Lance type sparklance cannot map to Spark (see
+ * `SparkTypes.UnsupportedTypeKey`); statements that leave it alone work.
+ */
+class UnsupportedColumnException(val table: String, val column: String, val lanceType: String, action: String)
+  extends sparklance.format.LanceException(
+    s"Column '$column' of table $table has Lance type $lanceType, which sparklance cannot read or write; " +
+    s"this statement $action it. Statements that neither read nor write the column work (SELECT of other columns, " +
+    "DELETE, and UPDATE or MERGE that do not assign it)")
+
+object UnsupportedColumnException {
+  /**
+   * Refuses a read of `required` columns of a table of Spark schema `tableSchema` that takes in a
+   * column of an unmappable Lance type, other than those in `nullFilled` (which a row-level
+   * statement carries along without reading them).
+   */
+  def refuseReads(table: String, tableSchema: StructType, required: StructType, nullFilled: Set[String] = Set.empty): Unit =
+    required.fieldNames.filterNot(nullFilled).foreach { name =>
+      tableSchema.fields.find(f => f.name == name && SparkTypes.isUnsupported(f)).foreach { f =>
+        throw new UnsupportedColumnException(table, name, f.metadata.getString(SparkTypes.UnsupportedTypeKey), "reads")
+      }
+    }
+}

@@ -32,6 +32,11 @@ object CompactionPlanner {
   }
 
   def plan(snapshot: Snapshot, storage: Storage, options: CompactionOptions): CompactionPlan = {
+    // Rewriting rows rewrites every column: not one sparklance cannot decode and encode again.
+    snapshot.schema.fields.find(f => f.opaque || f.preOrder.exists(_.dictionary.isDefined)).foreach { f =>
+      return CompactionPlan(snapshot.version, Nil, snapshot.fragments.map(fragment =>
+        LeftAlone(fragment.getId, s"column '${f.name}' has Lance type ${f.logicalType}, which sparklance cannot rewrite")))
+    }
     val stats = snapshot.fragments.map(f => FragmentStats(f, f.getPhysicalRows - snapshot.liveRows(storage, f)))
     plan(snapshot.version, stats, Indices.parse(snapshot.file.indexSection, s"${snapshot.tablePath} version ${snapshot.version}"),
       snapshot.stableRowIds, options)

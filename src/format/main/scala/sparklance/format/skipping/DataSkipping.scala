@@ -105,7 +105,7 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
       }.filter(_.nonEmpty)
 
   private def indicesOf(fieldId: Int): Seq[FieldIndex] =
-    schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f.arrowType)).toSeq.flatMap { field =>
+    schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f)).toSeq.flatMap { field =>
       def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)])(read: IndexMetadata => Option[T]) =
         segments.flatMap { case (coverage, segment) =>
           DataSkipping.cached(s"${Indices.directory(segment)}|$kind|${field.arrowType}")(read(segment)).map(coverage -> _)

@@ -34,7 +34,7 @@ object ZoneMapFold {
     val segments = zoneMaps(read).filter(_.getName == name)
     val fieldIds = segments.map(_.getFieldsList.asScala.map(_.intValue).toSeq).distinct
     val field = fieldIds match {
-      case Seq(Seq(id)) => read.schema.allFields.find(_.id == id).filter(f => ZoneValues.supports(f.arrowType))
+      case Seq(Seq(id)) => read.schema.allFields.find(_.id == id).filter(f => ZoneValues.supports(f))
       case _ => None
     }
     if (segments.size < 2 || field.isEmpty) return None

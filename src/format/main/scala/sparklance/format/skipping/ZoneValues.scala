@@ -10,6 +10,13 @@ object ZoneValues {
    * Whether values of `t` can be compared: signed integers, dates in days, timestamps in
    * microseconds, floating point, strings, binary, booleans and 128-bit decimals.
    */
+  /**
+   * Whether the values of a field are of a type zones hold. Not a JSON column's (JSONB bytes do not
+   * order as the text a predicate compares) nor a dictionary column's (its pages hold indices).
+   */
+  def supports(f: sparklance.format.table.LanceField): Boolean =
+    !f.json && f.dictionary.isEmpty && !f.opaque && supports(f.arrowType)
+
   def supports(t: ArrowType): Boolean = t match {
     case i: ArrowType.Int => i.getIsSigned
     case d: ArrowType.Date => d.getUnit == DateUnit.DAY

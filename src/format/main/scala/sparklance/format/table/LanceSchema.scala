@@ -6,10 +6,15 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import scala.jdk.CollectionConverters._
 import sparklance.format.proto.FileProtos
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.json.Jsonb
 
 /**
  * One field of a Lance schema: a tree node with the table-wide field id. Fixed-size lists keep
  * their item type in `arrowItemType` and have no children, as in the Lance schema.
+ * `dictionary`: the index type of a dictionary-encoded field, whose `arrowType` is its value type.
+ * `storedLogicalType`: the logical type as the table stores it, for a type sparklance has no Arrow
+ * form of (`arrowType` is then Null, a placeholder): kept so that commits write the field back
+ * unchanged, while statements that read or write the column are refused.
  */
 final case class LanceField(
     id: Int,
@@ -18,7 +23,9 @@ final case class LanceField(
     nullable: Boolean,
     children: Seq[LanceField] = Nil,
     metadata: Map[String, String] = Map.empty,
-    arrowItemType: Option[ArrowType] = None) {
+    arrowItemType: Option[ArrowType] = None,
+    dictionary: Option[ArrowType.Int] = None,
+    storedLogicalType: Option[String] = None) {
 
   /** This field and its descendants in pre-order, the order of Lance's flattened schema. */
   def preOrder: Seq[LanceField] = this +: children.flatMap(_.preOrder)
@@ -38,8 +45,17 @@ final case class LanceField(
     new Field(name, new FieldType(nullable, arrowType, null, md), kids)
     }
 
-  def logicalType: String = LogicalTypes.toLogical(arrowType, arrowItemType,
-    listOfStruct = children.headOption.exists(_.arrowType.isInstanceOf[ArrowType.Struct]) && isList)
+  def logicalType: String = storedLogicalType.getOrElse {
+    val plain = if (json) Jsonb.LogicalType else LogicalTypes.toLogical(arrowType, arrowItemType,
+      listOfStruct = children.headOption.exists(_.arrowType.isInstanceOf[ArrowType.Struct]) && isList)
+    dictionary.fold(plain)(LogicalTypes.dictionary(plain, _))
+  }
+
+  /** Whether the field is a Lance JSON column (JSONB values, see [[Jsonb]]). */
+  def json: Boolean = arrowType.isInstanceOf[ArrowType.LargeBinary] && metadata.get(BlobEncoding.ExtensionKey).contains(Jsonb.ExtensionName)
+
+  /** Whether sparklance can decode and encode the field's values at all (see `storedLogicalType`). */
+  def opaque: Boolean = preOrder.exists(_.storedLogicalType.isDefined)
 
   private def isList = arrowType.isInstanceOf[ArrowType.List] || arrowType.isInstanceOf[ArrowType.LargeList]
 
@@ -82,6 +98,10 @@ final case class LanceSchema(fields: Seq[LanceField], metadata: Map[String, Arra
       val b = FileProtos.Field.newBuilder().setName(f.name).setId(f.id).setParentId(parent)
         .setLogicalType(f.logicalType).setNullable(f.nullable)
       f.arrowType match {
+        case _ if f.storedLogicalType.isDefined =>
+        // As pylance records a dictionary field of a 2.x file: its values live in the data files.
+        case _ if f.dictionary.isDefined =>
+          b.setEncoding(FileProtos.Field.Encoding.DICTIONARY).setDictionary(FileProtos.Dictionary.getDefaultInstance)
         case _: ArrowType.Struct | _: ArrowType.Null =>
         case _: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary =>
           b.setEncoding(FileProtos.Field.Encoding.VAR_BINARY)
@@ -105,16 +125,19 @@ object LanceSchema {
     val byParent = fields.groupBy(_.getParentId)
     def build(f: FileProtos.Field, seen: Set[Int]): LanceField = {
       if (seen.contains(f.getId)) throw new CorruptFileException("<schema>", s"field id ${f.getId} is its own ancestor")
-      if (f.getLogicalType.startsWith("dict:"))
-        throw new UnsupportedFeatureException(
-          s"Field '${f.getName}' uses a Lance dictionary type (${f.getLogicalType}), which sparklance does not read yet")
-      val (arrow, item) = LogicalTypes.fromLogical(f.getLogicalType)
+      // A type sparklance cannot model stays in the schema as stored (see LanceField.storedLogicalType).
+      val (arrow, item, dictionary, stored) =
+        try {
+          val (valueType, index) = LogicalTypes.dictionaryOf(f.getLogicalType)
+          val (arrow, item) = LogicalTypes.fromLogical(valueType)
+          (arrow, item, index, None)
+        } catch { case _: UnsupportedFeatureException => (ArrowType.Null.INSTANCE, None, None, Some(f.getLogicalType)) }
       val kids = arrow match {
         case _: ArrowType.FixedSizeList => Nil
         case _ => byParent.getOrElse(f.getId, Nil).filter(_.getId != f.getId).map(build(_, seen + f.getId))
       }
       LanceField(f.getId, f.getName, arrow, f.getNullable, kids,
-        f.getMetadataMap.asScala.map { case (k, v) => k -> v.toStringUtf8 }.toMap, item)
+        f.getMetadataMap.asScala.map { case (k, v) => k -> v.toStringUtf8 }.toMap, item, dictionary, stored)
     }
     val top = fields.filter(_.getParentId == -1).map(build(_, Set.empty))
     LanceSchema(top, metadata.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)

@@ -62,6 +62,25 @@ object LogicalTypes {
   def isList(t: ArrowType): Boolean =
     t.isInstanceOf[ArrowType.List] || t.isInstanceOf[ArrowType.LargeList] || t.isInstanceOf[ArrowType.Map]
 
+  /**
+   * A dictionary field's logical type, `dict:<value type>:<index type>:<ordered>` (Lance records
+   * `false`: arrow-rs has no ordered dictionaries), split into the value type and the index type;
+   * other logical types are returned as they are, without an index type.
+   */
+  def dictionaryOf(logical: String): (String, Option[ArrowType.Int]) =
+    if (!logical.startsWith("dict:")) (logical, None)
+    else {
+      val parts = logical.split(":", -1)
+      val index = if (parts.length >= 4) fromLogical(parts(parts.length - 2))._1 else null
+      index match {
+        case i: ArrowType.Int => (parts.slice(1, parts.length - 2).mkString(":"), Some(i))
+        case _ => throw new UnsupportedFeatureException(s"Unsupported Lance dictionary type '$logical'")
+      }
+    }
+
+  /** The logical type of a dictionary field of values of logical type `value`. */
+  def dictionary(value: String, index: ArrowType.Int): String = s"dict:$value:${toLogical(index)}:false"
+
   /** Arrow type of a logical type; for fixed-size lists also the item's Arrow type. */
   def fromLogical(logical: String): (ArrowType, Option[ArrowType]) = {
     val simple: PartialFunction[String, ArrowType] = {
@@ -82,6 +101,8 @@ object LogicalTypes {
       case "large_string" => ArrowType.LargeUtf8.INSTANCE
       case "binary" => ArrowType.Binary.INSTANCE
       case "large_binary" => ArrowType.LargeBinary.INSTANCE
+      // Lance's JSON columns: JSONB values, the field naming the extension lance.json (see Jsonb).
+      case sparklance.format.json.Jsonb.LogicalType => ArrowType.LargeBinary.INSTANCE
       case "date32:day" => new ArrowType.Date(DateUnit.DAY)
       case "date64:ms" => new ArrowType.Date(DateUnit.MILLISECOND)
       case "list" | "list.struct" => ArrowType.List.INSTANCE

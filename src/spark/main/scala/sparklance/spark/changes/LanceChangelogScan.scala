@@ -59,6 +59,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
         s"version ${changelog.end.version}; change data spans versions of one schema only")
 
   override def createReaderFactory(): PartitionReaderFactory = {
+    sparklance.spark.UnsupportedColumnException.refuseReads(changelog.tableName, changelog.dataSchema, required)
     val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
     new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.dataset.path, lanceFields.toSeq, required,

@@ -37,7 +37,7 @@ object ZoneMapMaintenance {
     val wrong = columns(config).flatMap { name =>
       schema.field(name) match {
         case None => Some(s"'$name' is not a top-level column")
-        case Some(f) if !ZoneValues.supports(f.arrowType) => Some(s"'$name' is of type ${f.arrowType}, which has no zone map")
+        case Some(f) if !ZoneValues.supports(f) => Some(s"'$name' is of type ${f.arrowType}, which has no zone map")
         case _ => None
       }
     }
@@ -70,7 +70,7 @@ object ZoneMapMaintenance {
   def forNewFragments(spark: SparkSession, tableName: String, path: String, storage: Storage, storageConf: Map[String, String],
       schema: LanceSchema, config: Map[String, String], indexSection: Option[Array[Byte]],
       fragments: Seq[DataFragment]): Option[NewFragmentIndices] = {
-    val fields = columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f.arrowType))
+    val fields = columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f))
     if (fields.isEmpty || fragments.isEmpty) None
     else {
       val existing = Indices.parse(indexSection, tableName)

@@ -41,7 +41,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     val read = target.dataset.snapshot(forWrite = true)
     val field = read.schema.field(column).getOrElse(throw new IllegalArgumentException(
       s"Procedure create_index of ${target.quotedName}: no top-level column '$column' (columns: ${read.schema.fields.map(_.name).mkString(", ")})"))
-    if (!ZoneValues.supports(field.arrowType)) throw new UnsupportedOperationException(
+    if (!ZoneValues.supports(field)) throw new UnsupportedOperationException(
       s"Procedure create_index of ${target.quotedName}: column '$column' of type ${field.arrowType} cannot have a zone map; " +
         "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")
     val indexName = optional(args, 3)(args.getUTF8String).map(_.toString).getOrElse(s"${column}_idx")

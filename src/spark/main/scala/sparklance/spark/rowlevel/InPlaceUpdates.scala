@@ -6,7 +6,7 @@ import org.apache.spark.sql.types.StructType
 import sparklance.format.proto.FileProtos
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnShare, LanceSchema, StorageVersion}
-import sparklance.spark.{LanceSparkSessionExtensions, LanceTable}
+import sparklance.spark.{LanceSparkSessionExtensions, LanceTable, SparkTypes, UnsupportedColumnException}
 
 /**
  * How an UPDATE or MERGE may update rows in place (see [[RewriteMode]]), planned on the driver
@@ -56,7 +56,12 @@ object InPlaceUpdates {
     if (!updates || table.pending.isDefined) return None
     val known = table.assignments
     val schema = table.snapshot.schema
-    val mode = if (known.exists(carriesBlobs(schema, _))) RewriteMode.Columns else asked
+    // Columns of unmappable types cannot be rewritten: updates leave them where they are, in place
+    // whatever the mode; a statement that assigns one is refused.
+    val unsupported = SparkTypes.unsupportedColumns(schema, table.tableName)
+    for (a <- known.toSeq; (column, lanceType) <- unsupported if a.changed(column))
+      throw new UnsupportedColumnException(table.tableName, column, lanceType, "assigns")
+    val mode = if (unsupported.nonEmpty || known.exists(carriesBlobs(schema, _))) RewriteMode.Columns else asked
     if (mode == RewriteMode.Rows) return None
     val assigned = known.getOrElse {
       val extensions = SparkSession.getActiveSession.flatMap(_.conf.getOption("spark.sql.extensions")).getOrElse("")

@@ -6,7 +6,7 @@ import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.index.Indices
 import sparklance.format.skipping.DataSkipping
-import sparklance.spark.LanceTable
+import sparklance.spark.{LanceTable, SparkTypes}
 import sparklance.spark.scan.LanceScanBuilder
 
 /**
@@ -32,6 +32,28 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
    */
   @volatile private[spark] var keyPruned: Boolean = false
 
+  /**
+   * The target columns the statement computes with (conditions, assigned values), beyond passing
+   * a row's values on unchanged, when [[ConditionColumnsRule]] has seen the plan.
+   */
+  @volatile private[spark] var valueColumns: Option[Set[String]] = None
+
+  /**
+   * Columns of unmappable Lance types (see [[sparklance.spark.SparkTypes.UnsupportedTypeKey]]) an
+   * UPDATE or MERGE provably neither reads nor assigns: its scan hands them over as NULLs, and its
+   * updates stay in place ([[InPlaceUpdates]]), so their data is never read or rewritten. Unknown
+   * (no session extension): none, and a scan that needs them is refused.
+   */
+  private[spark] def nullFilled: Set[String] = {
+    val unsupported = SparkTypes.unsupportedColumns(table.snapshot.schema, table.tableName).keySet
+    val updates = command == RowLevelOperation.Command.UPDATE || command == RowLevelOperation.Command.MERGE
+    (table.assignments, conditionColumns, valueColumns) match {
+      case (Some(assigned), Some(conditions), Some(values)) if updates && unsupported.nonEmpty =>
+        unsupported -- assigned.changed -- conditions -- values
+      case _ => Set.empty
+    }
+  }
+
   /** Whether a MERGE's rows come from an outer join that shuffles them ([[OuterMergeRule]]). */
   @volatile private[spark] var outerJoined: Boolean = false
 
@@ -44,7 +66,8 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
   }
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns, keyPruned = keyPruned)
+    new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns, keyPruned = keyPruned,
+      nullFilled = nullFilled)
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
 

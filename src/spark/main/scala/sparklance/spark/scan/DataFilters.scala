@@ -89,6 +89,8 @@ object DataFilters {
     case r: NamedReference =>
       val path = r.fieldNames().toSeq
       path.tail.foldLeft(schema.field(path.head)) { (parent, name) => parent.flatMap(_.children.find(_.name == name)) }
+        // Spark compares a JSON column's text and a dictionary column's values, which its index does not hold.
+        .filter(sparklance.format.skipping.ZoneValues.supports)
     case _ => None
   }
 

@@ -4,7 +4,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.arrow.vector.DecimalVector
-import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, StringType, TimestampType}
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
+import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, NullType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
@@ -60,6 +61,11 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
           adapted :+= v; v
         case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
         case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
+        // A column of an unmappable type that a row-level statement carries along unread (see LanceScan).
+        case name if !byName.contains(name) && f.dataType == NullType =>
+          val v = new ConstantColumnVector(n, NullType)
+          v.setNull()
+          adapted :+= v; v
         case name =>
           val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
           if (vec ne byName(name)) adapted :+= vec

@@ -16,8 +16,8 @@ import sparklance.spark.LanceTable
  * statement's conditions read, which the filter's own subquery would read from every fragment.
  */
 final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
-    groupFilter: Boolean, dataFilter: Option[ColumnFilter], pushed: Seq[Predicate])
-    extends LanceScan(table, required, options, None, None, None, dataFilter, pushed) with SupportsRuntimeV2Filtering {
+    groupFilter: Boolean, dataFilter: Option[ColumnFilter], pushed: Seq[Predicate], nullFilled: Set[String] = Set.empty)
+    extends LanceScan(table, required, options, None, None, None, dataFilter, pushed, nullFilled) with SupportsRuntimeV2Filtering {
 
   @volatile private var selected: Option[Set[Long]] = None
 

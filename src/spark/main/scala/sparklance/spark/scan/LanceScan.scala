@@ -26,7 +26,7 @@ import sparklance.spark.{Allocators, LanceTable}
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
-    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil)
+    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil, nullFilled: Set[String] = Set.empty)
     extends Scan with Batch with SupportsReportStatistics with ReadsTable {
 
   override val read: TableRead = TableRead(table, pushed)
@@ -55,6 +55,11 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   // Live rows per fragment id; a deletion file whose count the manifest lacks is read once.
   private val live = scala.collection.concurrent.TrieMap.empty[Long, Long]
   private def liveRows(f: DataFragment): Long = live.getOrElseUpdate(f.getId, snapshot.liveRows(table.dataset.storage, f))
+
+  /**
+   * `nullFilled`: columns of unmappable Lance types (VOID in Spark) that a row-level statement
+   * carries along without reading or writing them; they are not decoded, but handed over as NULLs.
+   */
 
   /** The fragments this scan reads. */
   protected def fragments: Seq[DataFragment] = {
@@ -155,10 +160,10 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     if (snapshot.schema.fields.exists(f => readColumns(f.name) && f.blobEncoding.isDefined)) table.blobBytesPerRow else 0.0
 
   private lazy val readColumns: Set[String] =
-    required.fields.map(_.name).filterNot(LanceTable.MetadataNames.contains).toSet
+    required.fields.map(_.name).filterNot(n => LanceTable.MetadataNames.contains(n) || nullFilled(n)).toSet
 
   override def createReaderFactory(): PartitionReaderFactory = {
-    val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name))
+    val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name) || nullFilled(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
     new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required,

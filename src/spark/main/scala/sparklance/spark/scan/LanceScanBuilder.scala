@@ -6,7 +6,7 @@ import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.skipping.ColumnFilter
-import sparklance.spark.LanceTable
+import sparklance.spark.{LanceTable, UnsupportedColumnException}
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
@@ -16,7 +16,7 @@ import sparklance.spark.LanceTable
  * and on the join key ([[sparklance.spark.rowlevel.TargetKeyPruning]], `keyPruned`).
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
-    conditionColumns: Option[Set[String]] = None, keyPruned: Boolean = false)
+    conditionColumns: Option[Set[String]] = None, keyPruned: Boolean = false, nullFilled: Set[String] = Set.empty)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates
     with SupportsPushDownV2Filters with SupportsPushDownLimit {
 
@@ -61,13 +61,14 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   }
 
   override def build(): Scan = {
+    UnsupportedColumnException.refuseReads(table.tableName, table.sparkSchema, required, nullFilled)
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table)
     else if (rowLevel) {
       val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
       // The group filter's subquery reads the key column of every fragment; a runtime filter on an
       // indexed key finds the fragments, and the zones within them, without reading any.
       val groupFilter = !keyPruned && !conditionColumns.exists(dataColumns.subsetOf)
-      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed)
+      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed, nullFilled)
     }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter, pushed)

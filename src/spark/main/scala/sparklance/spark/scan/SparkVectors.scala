@@ -6,6 +6,8 @@ import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, FixedSizeListVe
 import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
 import org.apache.spark.sql.types._
+import java.nio.charset.StandardCharsets.UTF_8
+import sparklance.format.json.Jsonb
 
 /**
  * Spark's ArrowColumnVector understands a fixed set of Arrow vector classes. Lance columns of
@@ -33,6 +35,9 @@ object SparkVectors {
       convert(t, new TimeStampMicroTZVector(t.getName, allocator, "UTC"))((d, i) => d.set(i, t.get(i)))
     case (t: TimeStampMicroTZVector, TimestampNTZType) =>
       convert(t, new TimeStampMicroVector(t.getName, allocator))((d, i) => d.set(i, t.get(i)))
+    // JSONB as its text (see Jsonb).
+    case (j: LargeVarBinaryVector, StringType) =>
+      convert(j, new VarCharVector(j.getName, allocator))((d, i) => d.setSafe(i, Jsonb.decode(j.get(i)).getBytes(UTF_8)))
     case (b: FixedSizeBinaryVector, BinaryType) =>
       convert(b, new VarBinaryVector(b.getName, allocator))((d, i) => d.setSafe(i, b.get(i)))
     case (f: FixedSizeListVector, ArrayType(element, _)) =>

@@ -11,8 +11,9 @@ import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{LanceException, Resources}
+import sparklance.format.json.Jsonb
 import sparklance.format.table.LanceField
-import sparklance.spark.UnsupportedTypeException
+import sparklance.spark.{SparkTypes, UnsupportedColumnException, UnsupportedTypeException}
 
 /**
  * Appends Spark rows to Arrow vectors of a table's Lance types. Spark has already cast the
@@ -23,6 +24,9 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
     extends AutoCloseable {
   /** Writes the value at `ordinal` of `source` (known non-null) at index `index` of the vector. */
   private type Setter = (SpecializedGetters, Int, Int) => Unit
+
+  // A column of a type sparklance cannot map is never written (not even as NULLs): its encoding is unknown.
+  fields.foreach(f => SparkTypes.unsupported(f, table).foreach(t => throw new UnsupportedColumnException(table, f.name, t, "writes")))
 
   // What is allocated here is released if a later vector or a setter (a type it cannot write) fails.
   val vectors: Seq[FieldVector] = {
@@ -118,6 +122,14 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: VarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
       case (v: LargeVarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
       case (v: VarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
+      // A JSON column: the text as JSONB, refused by name where it is not JSON.
+      case (v: LargeVarBinaryVector, StringType) if f.json => (r, c, i) => {
+        val text = r.getUTF8String(c).toString
+        val jsonb = try Jsonb.encode(text) catch {
+          case e: Jsonb.JsonbException => throw new LanceException(s"Column '$path' of $table holds JSON: ${e.getMessage}", e)
+        }
+        variable(jsonb)(v.setSafe(i, _))
+      }
       case (v: LargeVarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
       case (v: FixedSizeBinaryVector, BinaryType) => (r, c, i) => {
         val b = r.getBinary(c)
