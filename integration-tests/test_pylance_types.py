@@ -29,7 +29,8 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
            for i in range(n)]
     original = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"s{i}" for i in range(n)],
                          "v": pa.array([i * 10 for i in range(n)], pa.int64()),
-                         "big": pa.array(big, pa.decimal256(50, 2))})
+                         "big": pa.array(big, pa.decimal256(50, 2)),
+                         "dict": pa.array([f"d{i % 3}" for i in range(n)]).dictionary_encode()})
     path = table_path(warehouse, table_name)
     _write(path, original)
 
@@ -37,6 +38,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     assert described["big"].data_type == "void"
     assert UNMAPPABLE in described["big"].comment
     assert spark.table(table_name).schema["big"].metadata["lance.unsupported_type"] == UNMAPPABLE
+    assert spark.table(table_name).schema["dict"].metadata["lance.unsupported_type"] == "dict:string:int32:false"
     assert spark.sql(f"SELECT count(id), count(*), sum(v) FROM {table_name}").first() == (n, n, sum(range(n)) * 10)
     assert spark.sql(f"SELECT s FROM {table_name} WHERE id = 3").first().s == "s3"
 
@@ -58,7 +60,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     spark.sql(f"MERGE INTO {table_name} t USING types_src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
     spark.sql(f"MERGE INTO {table_name} t USING types_src s ON t.id = s.id WHEN MATCHED AND s.id > 65 THEN DELETE")
 
-    expected = {i: (f"S{i}" if i < 30 else f"s{i}", -i if 50 <= i < 70 else i * 10 + (1 if i < 30 else 0), big[i])
+    expected = {i: (f"S{i}" if i < 30 else f"s{i}", -i if 50 <= i < 70 else i * 10 + (1 if i < 30 else 0), big[i], f"d{i % 3}")
                 for i in range(n) if i % 5 != 0 and not 65 < i < 70}
     assert {r.id: (r.s, r.v) for r in spark.sql(f"SELECT id, s, v FROM {table_name}").collect()} == \
         {i: e[:2] for i, e in expected.items()}
@@ -66,7 +68,7 @@ def test_unmappable_column_locks_only_itself(spark, warehouse, table_name):
     ds.validate()
     got = ds.to_table()
     assert got.schema == original.schema
-    assert {r["id"]: (r["s"], r["v"], r["big"]) for r in got.to_pylist()} == expected
+    assert {r["id"]: (r["s"], r["v"], r["big"], r["dict"]) for r in got.to_pylist()} == expected
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1"])
@@ -106,3 +108,70 @@ def test_json_column_reads_and_writes_as_string(spark, warehouse, table_name, ve
     # pylance's JSON functions read the JSONB sparklance wrote as it reads its own
     extracted = ds.to_table(columns=["id"], filter="json_extract(j, '$.a') = 'true'").column("id").to_pylist()
     assert extracted == [1]
+
+
+def test_time_duration_decimal256_null(spark, warehouse, table_name, version="2.1"):
+    import datetime as dt
+    n = 50
+    micros = lambda i: (i * 3_600_000_123 + 7) * 1000 % 86_400_000_000_000  # time of day in ns, whole microseconds
+    original = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "t32": pa.array([None if i % 6 == 0 else i * 1_000_003 % 86_400_000 for i in range(n)], pa.time32("ms")),
+        "t64": pa.array([None if i % 7 == 0 else micros(i) for i in range(n)], pa.time64("ns")),
+        "d_s": pa.array([None if i % 5 == 0 else (i - 25) * 86_399 for i in range(n)], pa.duration("s")),
+        "d_ns": pa.array([(i - 10) * 1_234_567_000 for i in range(n)], pa.duration("ns")),
+        "dec": pa.array([None if i % 4 == 0 else decimal.Decimal(f"{i - 20}.{i:02d}") for i in range(n)],
+                        pa.decimal256(20, 2)),
+        "nul": pa.nulls(n, pa.null())})
+    path = table_path(warehouse, table_name)
+    _write(path, original, version, rows_per_file=20)
+    rows = lambda: {r["id"]: r for r in lance.dataset(path).to_table().to_pylist()}
+    before = rows()
+
+    spark.conf.set("spark.sql.timeType.enabled", "false")
+    try:
+        described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE {table_name}").collect()}
+        assert described["t32"] == "void" and described["t64"] == "void"
+        assert described["d_s"] == "interval day to second" and described["dec"] == "decimal(20,2)"
+        assert described["nul"] == "void"
+        _refused(spark, f"SELECT t64 FROM {table_name}", "t64", "time64:ns")
+        spark.sql(f"UPDATE {table_name} SET dec = dec + 1 WHERE id = 1")  # in place: the time columns stay as they are
+        before[1]["dec"] += 1
+    finally:
+        spark.conf.set("spark.sql.timeType.enabled", "true")
+
+    got = {r.id: r.asDict() for r in spark.table(table_name).collect()}
+    assert set(got) == set(before)
+    for i, b in before.items():
+        g = got[i]
+        assert (g["t32"], g["t64"], g["d_s"], g["d_ns"], g["dec"], g["nul"]) == \
+            (b["t32"], b["t64"], b["d_s"], b["d_ns"], b["dec"], None), i
+    assert spark.table(table_name).schema["t64"].dataType.simpleString().startswith("time")
+
+    # Whole rows rewritten (every type written by sparklance), and in place
+    spark.conf.set("spark.sparklance.rewrite_mode", "rows")
+    try:
+        spark.sql(f"UPDATE {table_name} SET d_s = d_s + INTERVAL '1' SECOND, dec = dec * 2 WHERE id % 3 = 0")
+    finally:
+        spark.conf.unset("spark.sparklance.rewrite_mode")
+    spark.sql(f"UPDATE {table_name} SET t64 = t32 WHERE id = 2")
+    spark.sql(f"DELETE FROM {table_name} WHERE id = 4")
+    spark.sql(f"""INSERT INTO {table_name} VALUES (100, CAST(TIME'01:02:03.004' AS TIME(3)), TIME'23:59:59.999999',
+        INTERVAL '-1 02:03:04' DAY TO SECOND, INTERVAL '0 00:00:00.000001' DAY TO SECOND, 99999999.99, NULL)""")
+    for i, b in before.items():
+        if i % 3 == 0:
+            b["d_s"] = None if b["d_s"] is None else b["d_s"] + dt.timedelta(seconds=1)
+            b["dec"] = None if b["dec"] is None else b["dec"] * 2
+    before[2]["t64"] = before[2]["t32"]
+    del before[4]
+    before[100] = {"id": 100, "t32": dt.time(1, 2, 3, 4000), "t64": dt.time(23, 59, 59, 999999),
+                   "d_s": -dt.timedelta(days=1, hours=2, minutes=3, seconds=4), "d_ns": dt.timedelta(microseconds=1),
+                   "dec": decimal.Decimal("99999999.99"), "nul": None}
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.schema == original.schema
+    after = rows()
+    assert set(after) == set(before)
+    for i, b in before.items():
+        a = after[i]
+        assert {k: (v.to_pytimedelta() if hasattr(v, "to_pytimedelta") else v) for k, v in a.items()} == b, i

@@ -56,6 +56,9 @@ object SparkTypes {
       case TimestampType => leaf(new ArrowType.Timestamp(TimeUnit.MICROSECOND, TimestampZone))
       case TimestampNTZType => leaf(new ArrowType.Timestamp(TimeUnit.MICROSECOND, null))
       case d: DecimalType => leaf(new ArrowType.Decimal(d.precision, d.scale, 128))
+      // Spark keeps both as microseconds (TIME: nanoseconds, of which pyarrow's default keeps microseconds).
+      case _: DayTimeIntervalType => leaf(new ArrowType.Duration(TimeUnit.MICROSECOND))
+      case _: TimeType => leaf(new ArrowType.Time(TimeUnit.MICROSECOND, 64))
       case ArrayType(element, containsNull) =>
         val item = toArrowField("item", element, containsNull, Metadata.empty, table, s"$path.element")
         val listType =
@@ -126,6 +129,14 @@ object SparkTypes {
     }
   }
 
+  /**
+   * Whether the session lets Spark's TIME type be used (`spark.sql.timeType.enabled`): only then
+   * are Lance's time32 / time64 columns TIME columns; otherwise they are unsupported columns.
+   */
+  def timeTypeEnabled: Boolean =
+    scala.util.Try(org.apache.spark.sql.internal.SQLConf.get.getConfString("spark.sql.timeType.enabled"))
+      .toOption.exists(_.trim.equalsIgnoreCase("true"))
+
   def readType(f: LanceField, table: String): DataType = f.arrowType match {
     case _ if f.storedLogicalType.isDefined || f.dictionary.isDefined => throw new UnsupportedTypeException(table, f.name, f.logicalType)
     // pylance's blob columns read as their bytes (fetched only when the column is read).
@@ -150,6 +161,17 @@ object SparkTypes {
     case _: ArrowType.Date => DateType
     case t: ArrowType.Timestamp => if (t.getTimezone == null) TimestampNTZType else TimestampType
     case d: ArrowType.Decimal if d.getBitWidth == 128 => DecimalType(d.getPrecision, d.getScale)
+    // Written back as decimal256: the Lance field keeps its type.
+    case d: ArrowType.Decimal if d.getBitWidth == 256 && d.getPrecision <= DecimalType.MAX_PRECISION =>
+      DecimalType(d.getPrecision, d.getScale)
+    // Durations of any unit as Spark's microseconds (nanoseconds truncated, as for timestamps).
+    case _: ArrowType.Duration => DayTimeIntervalType()
+    case t: ArrowType.Time if timeTypeEnabled => TimeType(t.getUnit match {
+      case TimeUnit.SECOND => 0
+      case TimeUnit.MILLISECOND => 3
+      case _ => TimeType.MAX_PRECISION
+    })
+    case _: ArrowType.Null => NullType
     case _: ArrowType.FixedSizeList =>
       val item = LanceField(-1, "item", f.arrowItemType.get, nullable = true)
       ArrayType(readType(item, table), containsNull = true)

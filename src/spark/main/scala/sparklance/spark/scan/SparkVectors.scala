@@ -38,6 +38,15 @@ object SparkVectors {
     // JSONB as its text (see Jsonb).
     case (j: LargeVarBinaryVector, StringType) =>
       convert(j, new VarCharVector(j.getName, allocator))((d, i) => d.setSafe(i, Jsonb.decode(j.get(i)).getBytes(UTF_8)))
+    // Spark reads durations as microseconds and TIME as nanoseconds; decimals from 128-bit vectors.
+    case (d: DurationVector, _: DayTimeIntervalType) if d.getUnit != TimeUnit.MICROSECOND =>
+      val dest = new DurationVector(d.getName, FieldType.nullable(new ArrowType.Duration(TimeUnit.MICROSECOND)), allocator)
+      convert(d, dest)((out, i) => out.set(i, toMicros(DurationVector.get(d.getDataBuffer, i), d.getUnit)))
+    case (t: TimeSecVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000000000L))
+    case (t: TimeMilliVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000000L))
+    case (t: TimeMicroVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000L))
+    case (w: Decimal256Vector, t: DecimalType) =>
+      convert(w, new DecimalVector(w.getName, allocator, t.precision, t.scale))((d, i) => d.set(i, w.getObject(i)))
     case (b: FixedSizeBinaryVector, BinaryType) =>
       convert(b, new VarBinaryVector(b.getName, allocator))((d, i) => d.setSafe(i, b.get(i)))
     case (f: FixedSizeListVector, ArrayType(element, _)) =>

@@ -141,6 +141,21 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: TimeStampVector, TimestampType | TimestampNTZType) =>
         val unit = f.arrowType.asInstanceOf[ArrowType.Timestamp].getUnit
         (r, c, i) => v.setSafe(i, fromMicros(path, f, r.getLong(c), unit))
+      case (v: DurationVector, _: DayTimeIntervalType) =>
+        val unit = f.arrowType.asInstanceOf[ArrowType.Duration].getUnit
+        (r, c, i) => v.setSafe(i, fromMicros(path, f, r.getLong(c), unit))
+      // Spark's TIME values are nanoseconds since midnight.
+      case (v: TimeSecVector, _: TimeType) => (r, c, i) => v.setSafe(i, Math.floorDiv(r.getLong(c), 1000000000L).toInt)
+      case (v: TimeMilliVector, _: TimeType) => (r, c, i) => v.setSafe(i, Math.floorDiv(r.getLong(c), 1000000L).toInt)
+      case (v: TimeMicroVector, _: TimeType) => (r, c, i) => v.setSafe(i, Math.floorDiv(r.getLong(c), 1000L))
+      case (v: TimeNanoVector, _: TimeType) => (r, c, i) => v.setSafe(i, r.getLong(c))
+      // The Arrow null type holds only NULLs, which `put` sets.
+      case (_: NullVector, NullType) => (_, _, _) => ()
+      case (v: Decimal256Vector, d: DecimalType) => (r, c, i) => {
+        val bd = r.getDecimal(c, d.precision, d.scale).toJavaBigDecimal.setScale(v.getScale)
+        if (bd.precision() > v.getPrecision) throw outOfRange(path, f, bd)
+        v.setSafe(i, bd)
+      }
       case (v: DecimalVector, d: DecimalType) => (r, c, i) => {
         val bd = r.getDecimal(c, d.precision, d.scale).toJavaBigDecimal.setScale(v.getScale)
         if (bd.precision() > v.getPrecision) throw outOfRange(path, f, bd)
