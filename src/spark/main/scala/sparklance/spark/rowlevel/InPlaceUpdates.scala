@@ -96,7 +96,8 @@ object InPlaceUpdates {
     table.assignments match {
       case Some(a) if updates && table.pending.isEmpty && carriesBlobs(schema, a) =>
         val fields = schema.fields.filter(f => a.changed.contains(f.name))
-        val inPlace = fields.nonEmpty &&
+        // As plan decides: the cases where it rewrites rows whole whatever the mode.
+        val inPlace = fields.nonEmpty && table.snapshot.storageVersion != StorageVersion.Legacy &&
           !(table.snapshot.storageVersion == StorageVersion.V2_0 && fields.exists(_.children.nonEmpty))
         if (!inPlace) Set.empty
         else schema.fields.filter(f => f.blobEncoding.isDefined && !a.changed.contains(f.name)).map(_.name).toSet
