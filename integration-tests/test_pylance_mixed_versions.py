@@ -105,3 +105,39 @@ def test_legacy_v1_table_read_by_spark(spark, warehouse, table_name):
         (15, sum(i for i in range(100) if i % 7 == 0), 2)
     props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table_name}").collect()}
     assert props["data_storage_version"] == "0.1"
+
+
+def test_legacy_v1_table_changed_by_spark(spark, warehouse, table_name):
+    """DML writes V1 files into a legacy table, as pylance 14 does (it never mixes V1 and 2.x)."""
+    path = table_path(warehouse, table_name)
+    _legacy_table(path)
+    want = _dml(spark, table_name)
+    ds = lance.dataset(path)
+    ds.validate()
+    assert ds.data_storage_version == "0.1"
+    assert _lance_rows(ds) == want == _spark_rows(spark, table_name)
+    assert {v for fs in _file_versions(ds).values() for v in fs} == {"0.2"}
+    assert feature_flags(path)[0] & MIXED == 0
+    with pytest.raises(Exception, match="legacy \\(V1\\) table cannot take a column of NULLs"):
+        spark.sql(f"ALTER TABLE {table_name} ADD COLUMN extra INT")
+    # pylance goes on writing the table after Spark, in V1.
+    lance.write_dataset(_rows(200, 210), path, mode="append")
+    ds = lance.dataset(path)
+    assert ds.count_rows() == len(want) + 10
+    assert {v for fs in _file_versions(ds).values() for v in fs} == {"0.2"}
+
+
+def test_spark_creates_a_legacy_table(spark, warehouse, table_name):
+    spark.sql(f"""CREATE TABLE {table_name} (id BIGINT NOT NULL, s STRING, d DOUBLE, arr ARRAY<INT>,
+        st STRUCT<x: BIGINT, y: STRING>) TBLPROPERTIES ('data_storage_version' = 'legacy')""")
+    spark.sql(f"""INSERT INTO {table_name} SELECT id, IF(id % 7 = 0, NULL, concat('s', id)), id / 4,
+        IF(id % 5 = 0, array(), array(CAST(id AS INT), CAST(id + 1 AS INT))), named_struct('x', id, 'y', concat('y', id % 3))
+        FROM range(3000)""")
+    ds = lance.dataset(table_path(warehouse, table_name))
+    assert ds.data_storage_version == "0.1"
+    assert {v for fs in _file_versions(ds).values() for v in fs} == {"0.2"}
+    ds.validate()
+    want = {i: (None if i % 7 == 0 else f"s{i}", i / 4, [] if i % 5 == 0 else [i, i + 1], (i, f"y{i % 3}"))
+            for i in range(3000)}
+    assert _lance_rows(ds) == _spark_rows(spark, table_name) == want
+    assert ds.take([0, 2999]).num_rows == 2

@@ -65,7 +65,7 @@ object TableProperties {
     val given = props.filterNot { case (k, _) => sparkReserved.contains(k) || k.startsWith("option.") || fixed.contains(k) }
     val version = props.get(DataStorageVersion).fold(StorageVersion.Default)(v => StorageVersion.parse(v).getOrElse(
       throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes and reads " +
-        s"${StorageVersion.Written.map(_.name).mkString(", ")} (and pylance's aliases legacy = 2.0, stable = 2.2)")))
+        s"${StorageVersion.Written.map(_.name).mkString(", ")} (and pylance's aliases legacy = 0.1, stable = 2.2)")))
     stableRowIds(props)
     val stored = store(table, given)
     stored.copy(config = stored.config + (Committer.StorageVersionKey -> version.name))

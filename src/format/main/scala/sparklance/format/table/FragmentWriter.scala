@@ -7,6 +7,7 @@ import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 import sparklance.format.Resources
+import sparklance.format.file.v1.FileWriterV1
 import sparklance.format.file.v2_0.FileWriter20
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
@@ -29,8 +30,6 @@ final class FragmentWriter(
   require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
     s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
 
-  /** The file format minor version written: 0 (footer 0.3), 1 or 2. */
-  private val minor: Int = dataStorageVersion.minor
 
   private val finished = ArrayBuffer.empty[DataFragment]
   private val written = ArrayBuffer.empty[String]
@@ -71,7 +70,7 @@ final class FragmentWriter(
     // Blob values too large for the data file go to sidecars next to it (2.2 blob v2 columns).
     currentSidecars = new FragmentWriter.Sidecars(storage, Storage.join(tablePath, s"data/${currentName.stripSuffix(".lance")}"),
       p => written += p)
-    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, minor, currentSidecars))
+    current = Resources.closeOnFailure(Seq(out))(FragmentWriter.FileWriter(out, schema, dataStorageVersion, currentSidecars))
     rowsInFile = 0
     fileLimit = if (plannedSizes.hasNext) plannedSizes.next() else maxRowsPerFile
   }
@@ -83,7 +82,7 @@ final class FragmentWriter(
     val file = DataFile.newBuilder().setPath(currentName)
       .addAllFields(result.fieldIds.map(Int.box).asJava)
       .addAllColumnIndices(result.columnIndices.map(Int.box).asJava)
-      .setFileMajorVersion(2).setFileMinorVersion(minor)
+      .setFileMajorVersion(dataStorageVersion.major).setFileMinorVersion(dataStorageVersion.minor)
       .setFileSizeBytes(result.sizeBytes)
     finished += DataFragment.newBuilder().addFiles(file).setPhysicalRows(result.numRows).build()
   }
@@ -145,19 +144,27 @@ object FragmentWriter {
   }
 
   private object FileWriter {
-    def apply(out: java.io.OutputStream, schema: LanceSchema, minor: Int, sidecars: sparklance.format.file.BlobSidecars): FileWriter =
-      if (minor == 0) new FileWriter {
+    def apply(out: java.io.OutputStream, schema: LanceSchema, version: StorageVersion,
+        sidecars: sparklance.format.file.BlobSidecars): FileWriter = version match {
+      case StorageVersion.Legacy => new FileWriter {
+        private val w = new FileWriterV1(out, schema)
+        def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
+        def finish(): FileWriter21.Result = w.finish()
+      }
+      case StorageVersion.V2_0 => new FileWriter {
         private val w = new FileWriter20(out, schema)
         def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
         def finish(): FileWriter21.Result = {
           val r = w.finish()
           FileWriter21.Result(r.numRows, r.sizeBytes, r.fieldIds, r.columnIndices)
         }
-      } else new FileWriter {
-        private val w = new FileWriter21(out, schema, minor, sidecars = Some(sidecars))
+      }
+      case _ => new FileWriter {
+        private val w = new FileWriter21(out, schema, version.minor, sidecars = Some(sidecars))
         def write(vectors: Seq[FieldVector]): Unit = w.write(vectors)
         def finish(): FileWriter21.Result = w.finish()
       }
+    }
   }
 
   /** pylance's default max_rows_per_file. */

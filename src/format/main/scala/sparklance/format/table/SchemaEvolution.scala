@@ -48,6 +48,10 @@ object SchemaEvolution {
       case AddField(path, arrow, position) =>
         if (!arrow.isNullable) fail(path, "a column added to existing rows must be nullable (its value is NULL in them); " +
           "add it without NOT NULL")
+        // V1 files store no nulls, so a column no file holds cannot be read as NULL.
+        if (snapshot.storageVersion == StorageVersion.Legacy)
+          fail(path, "a legacy (V1) table cannot take a column of NULLs (pylance refuses it too: \"Cannot add all-null " +
+            "columns to legacy dataset version\"); copy the table into one of data_storage_version 2.0 or later")
         if (path.size > 1 && snapshot.storageVersion == StorageVersion.V2_0)
           fail(path, "Lance file version 2.0 cannot add a field inside a struct (pylance refuses it too); " +
             "add a top-level column, or use a table of data_storage_version 2.1 or later")

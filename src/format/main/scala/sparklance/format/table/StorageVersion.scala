@@ -6,8 +6,9 @@ import sparklance.format.proto.TableProtos.Manifest
 
 /** A Lance data file format version that sparklance writes (pylance's `data_storage_version`). */
 sealed abstract class StorageVersion(val minor: Int) extends Product with Serializable {
+  /** The file format version data files of this version record (`minor` too). */
   def major: Int = 2
-  /** As Lance spells it in manifests and table properties: "2.0", "2.1", "2.2". */
+  /** As Lance spells it in manifests and table properties: "0.1" (legacy), "2.0", "2.1", "2.2". */
   def name: String = s"$major.$minor"
   override def toString: String = name
 }
@@ -16,15 +17,23 @@ object StorageVersion {
   case object V2_0 extends StorageVersion(0)
   case object V2_1 extends StorageVersion(1)
   case object V2_2 extends StorageVersion(2)
+  /** Lance's first format (V1): tables record "0.1", their files 0.2 (docs/format-v1-files.md). */
+  case object Legacy extends StorageVersion(2) {
+    override def major: Int = 0
+    override def name: String = LegacyName
+  }
 
-  val Written: Seq[StorageVersion] = Seq(V2_0, V2_1, V2_2)
+  val Written: Seq[StorageVersion] = Seq(Legacy, V2_0, V2_1, V2_2)
 
   /** What new tables get, as in pylance (its "stable"). */
   val Default: StorageVersion = V2_2
 
-  /** A version by pylance's name for it: "2.0", "2.1", "2.2", or the aliases "legacy" (2.0) and "stable" (2.2). */
+  /**
+   * A version by pylance's name for it: "0.1", "2.0", "2.1", "2.2", or the aliases "legacy" (V1,
+   * as in pylance 14) and "stable" (2.2).
+   */
   def parse(name: String): Option[StorageVersion] = name.trim.toLowerCase(java.util.Locale.ROOT) match {
-    case "legacy" => Some(V2_0)
+    case "legacy" => Some(Legacy)
     case "stable" => Some(V2_2)
     case other => Written.find(_.name == other)
   }

@@ -77,6 +77,8 @@ object InPlaceUpdates {
     // File format 2.0 lists a struct's own id beside its children's; pylance's in-place rewrite of
     // a nested column there is broken (LANCE-SCHEMA-EVOLUTION.md §6), so such columns move rows.
     if (table.snapshot.storageVersion == StorageVersion.V2_0 && fields.exists(_.children.nonEmpty)) return None
+    // Legacy (V1) tables: pylance rewrites whole rows there, so sparklance does too.
+    if (table.snapshot.storageVersion == StorageVersion.Legacy) return None
     val share = table.bytesPerRow.fold(1.0)(ColumnShare.of(schema, fields.map(_.name).toSet, _))
     if (mode == RewriteMode.Auto && (assigned.inserts || share >= 1.0)) return None
     Some(InPlaceUpdates(mode, LanceSchema(fields).toProto.map(_.toByteArray).toArray, positions.toArray, share,

@@ -82,4 +82,33 @@ class FileReaderV1Suite extends AnyFunSuite {
     val e = intercept[UnsupportedFeatureException](DataFileReader.open(mem(v3), 0, 2))
     assert(e.getMessage.contains("0.3"))
   }
+
+  test("FileWriterV1 writes back what FileReaderV1 read from pylance's file, value for value, across its batches") {
+    Pylance.pythonOrCancel()
+    val allocator = new RootAllocator()
+    val reader = open()
+    val copy = Files.createTempFile("v1-copy", ".lance")
+    try {
+      val n = reader.numRows.toInt
+      val vectors = reader.schema.fields.map(f => reader.read(f, identity, 0, n, allocator))
+      val result = try {
+        val w = new FileWriterV1(Files.newOutputStream(copy), reader.schema)
+        w.write(vectors) // 1030 rows: batches of 1024 and 6
+        w.finish()
+      } finally vectors.foreach(_.close())
+      assert(result.numRows == n && result.columnIndices.isEmpty)
+      assert(result.fieldIds == reader.schema.allFields.map(_.id))
+      val back = DataFileReader.open(LocalStorage.openInput(copy.toString), 0, 2)
+      try {
+        assert(back.numRows == n)
+        for (f <- back.schema.fields) {
+          val v = back.read(f, identity, 0, n, allocator)
+          try (0 until n).foreach(i => assert(Canon(v, i) == expected(f.name)(i), s"${f.name} row $i")) finally v.close()
+          val r = back.read(f, identity, 1020, 10, allocator)
+          try (0 until 10).foreach(i => assert(Canon(r, i) == expected(f.name)(1020 + i), s"${f.name} row ${1020 + i}")) finally r.close()
+        }
+      } finally back.close()
+      assert(allocator.getAllocatedMemory == 0)
+    } finally { reader.close(); allocator.close() }
+  }
 }
