@@ -118,11 +118,11 @@ lazy val hadoop = module("hadoop", "hadoop")
   .dependsOn(format % "compile->compile;test->test")
   .settings(libraryDependencies ++= shippedBySpark ++ hadoopClient)
 
-// With SPARKLANCE_TEST_SPARK_JARS set to another Spark installation's jars directory, the spark
-// module's tests run on that Spark (see project/OtherSpark.scala); ./dev/test runs them on the
-// Spark of .venv's pyspark too. The tests check they run on the Spark named here.
-lazy val otherSpark = OtherSpark.fromEnvironment
-lazy val testedSparkVersion = otherSpark.fold(sparkVersion)(_.version)
+// Another Spark installation the spark module's tests run on (see project/OtherSpark.scala): by
+// default the one SPARKLANCE_TEST_SPARK_JARS names, if any. ./dev/test runs them on the build's
+// Spark and then, in the same sbt, on .venv's pyspark (`set spark / otherSpark := ...`), which
+// spares a second sbt start. The tests check they run on the Spark named here.
+lazy val otherSpark = settingKey[Option[OtherSpark]]("another Spark installation to run the spark module's tests on")
 
 lazy val spark = module("spark", "spark")
   .dependsOn(format % "compile->compile;test->test", hadoop % "compile->compile;test->test")
@@ -131,11 +131,15 @@ lazy val spark = module("spark", "spark")
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided
     ) ++ hadoopClient.filter(_.configurations.contains("test")),
+    otherSpark := OtherSpark.fromEnvironment,
     // The classpath tests run with, not the one they compile against.
-    Test / fullClasspath := otherSpark.fold((Test / fullClasspath).value)(_.replace((Test / fullClasspath).value)),
-    Test / javaOptions += s"-Dsparklance.test.sparkVersion=$testedSparkVersion",
-    Test / testOptions += Tests.Setup(() => println(s"spark module tests run on Spark $testedSparkVersion" +
-      otherSpark.fold(s" (the build's)")(o => s" from ${o.jars}"))),
+    Test / fullClasspath := otherSpark.value.fold((Test / fullClasspath).value)(_.replace((Test / fullClasspath).value)),
+    Test / javaOptions += s"-Dsparklance.test.sparkVersion=${otherSpark.value.fold(sparkVersion)(_.version)}",
+    Test / testOptions += {
+      val other = otherSpark.value
+      Tests.Setup(() => println(s"spark module tests run on Spark ${other.fold(sparkVersion)(_.version)}" +
+        other.fold(" (the build's)")(o => s" from ${o.jars}")))
+    },
     assembly / assemblyJarName := "sparklance.jar",
     // Where the README and ./dev/setup find the jar.
     assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "target" / "scala-2.13" / "sparklance.jar",

@@ -19,7 +19,7 @@ from conftest import table_path
 from test_lineage_random import (CHANGE_COLS, RANGE_SELECT, Oracle, _counter, _counter_diff, _range_row,
                                  check_pylance, check_rows, pick_statement, stmt_insert_range)
 
-STEPS_PER_SEED = 70
+STEPS_PER_SEED = 50
 
 
 class MaintainedOracle(Oracle):

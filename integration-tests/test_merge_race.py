@@ -20,7 +20,7 @@ import pytest
 
 from conftest import table_path
 
-ROUNDS = {"serializable": 30, "snapshot": 5}
+ROUNDS = {"serializable": 15, "snapshot": 5}
 MIXES = [("insert", "insert"), ("upsert", "insert"), ("upsert", "upsert")]
 INITIAL = 200
 

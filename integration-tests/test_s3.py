@@ -160,7 +160,7 @@ def test_spark_and_pylance_writers_race_on_one_s3_table(spark, s3, s3_catalog, r
     """Two Spark threads and a pylance process, each on its own ids, 30+ operations each."""
     t = _ident(s3_catalog, request)
     spark.sql(f"CREATE TABLE {t} (id BIGINT NOT NULL, v BIGINT) TBLPROPERTIES ('max_rows_per_file' = '50')")
-    ops = 32
+    ops = 20
     results, errors = {}, []
 
     def spark_writer(k):
