@@ -105,7 +105,7 @@ LEAF_TYPES = {
     "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
     "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "STRING": pa.string(), "BINARY": pa.binary(),
     "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"), "TIMESTAMP_NTZ": pa.timestamp("us"),
-    "DECIMAL(10, 2)": pa.decimal128(10, 2),
+    "DECIMAL(10, 2)": pa.decimal128(10, 2), "INTERVAL DAY TO SECOND": pa.duration("us"),
 }
 
 
@@ -147,6 +147,7 @@ def _random_value_sql(r, t, null_rate):
         "BOOLEAN": f"{'true' if v % 2 else 'false'}", "STRING": f"'{'ü' * (v % 5)}s{v}'", "BINARY": f"X'{abs(v):04x}'",
         "DATE": f"date_add(DATE'2000-01-01', {v})", "TIMESTAMP": f"timestamp_micros({v * 1234567891})",
         "TIMESTAMP_NTZ": f"CAST(timestamp_micros({v * 987654321}) AS TIMESTAMP_NTZ)",
+        "INTERVAL DAY TO SECOND": f"make_dt_interval({v}, 0, 0, {v * 7}.125)",
     }.get(t, f"CAST({v / 4 if t in ('FLOAT', 'DOUBLE') or t.startswith('DECIMAL') else v} AS {t})")
 
 
@@ -208,7 +209,7 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
     for k in range(8):
         t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
                       pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.list_(pa.float32(), 768),
-                      pa.timestamp("ns"), pa.date32()] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
+                      pa.timestamp("ns"), pa.date32(), pa.duration("ms"), pa.decimal256(24, 3)] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
         base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
         if pa.types.is_map(t):
             arr = pa.array([[(f"k{j}", None if (x + j) % 7 == 0 else x * j) for j in range(x % 4)] for x in base.to_pylist()], t)

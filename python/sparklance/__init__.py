@@ -8,7 +8,7 @@ from pathlib import Path
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS"]
+           "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 EXTENSIONS_CLASS = "sparklance.spark.LanceSparkSessionExtensions"
@@ -228,3 +228,24 @@ def tags(spark, table):
     The same rows are ``SELECT * FROM <table>.tags`` in SQL.
     """
     return spark.table(f"{table}.tags")
+
+
+def create_branch(spark, table, branch, version=None):
+    """Makes `branch` of `table` from `version` (the newest when None), in pylance's layout.
+
+    The branch is then read and written as ``<table>.branch_<name>`` (quote a name holding '/').
+    `table` may itself name a branch (``lance.db.t.branch_dev``) to branch from it. Returns the
+    row (branch, parent_branch, parent_version).
+    """
+    return _call(spark, "create_branch", table, branch=branch, version=None if version is None else int(version))
+
+
+def delete_branch(spark, table, branch):
+    """Deletes `branch` of `table` and the files written on it; returns the row it was."""
+    return _call(spark, "delete_branch", table, branch=branch)
+
+
+def branches(spark, table):
+    """The branches of `table` as a DataFrame (branch, parent_branch, parent_version, created_at,
+    latest_version, manifest_size); ``SELECT * FROM <table>.branches`` in SQL."""
+    return spark.table(f"{table}.branches")

@@ -4,10 +4,13 @@ Usage: write_v1.py DIR. Writes DIR/t.lance (one fragment, batches of 100 rows, t
 DIR/expected.tsv: one line per column, its name then one canonical value per row (as FileReaderV1Suite's
 Canon renders vectors), from pylance's own read of the dataset.
 """
-import decimal, os, struct, sys
+import decimal, os, sys
 import numpy as np
 import pyarrow as pa
 import lance
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from canon import canon, ints_view  # noqa: E402
 
 N = 1030
 rng = np.random.default_rng(7)
@@ -44,38 +47,6 @@ table = pa.table({
 })
 
 
-def canon(v, t):
-    if v is None:
-        return "null"
-    if pa.types.is_boolean(t):
-        return "true" if v else "false"
-    if pa.types.is_floating(t):
-        fmt = {16: ("h:%04x", None), 32: ("f:%08x", "<f"), 64: ("d:%016x", "<d")}[t.bit_width]
-        if t.bit_width == 16:
-            return fmt[0] % np.array([v], np.float16).view(np.uint16)[0]
-        return fmt[0] % int.from_bytes(struct.pack(fmt[1], v), "little")
-    if pa.types.is_decimal(t):
-        return str(int(v.scaleb(t.scale)))
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "x:" + v.encode("utf-8").hex()
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        return "x:" + v.hex()
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return "[" + ",".join(canon(x, t.value_type) for x in v) + "]"
-    if pa.types.is_struct(t):
-        return "{" + ",".join(f.name + "=" + canon(v[f.name], f.type) for f in t) + "}"
-    return str(int(v))
-
-
-def as_ints(column):
-    t = column.type
-    if pa.types.is_date32(t):
-        return column.cast(pa.int32())
-    if pa.types.is_timestamp(t):
-        return column.cast(pa.int64())
-    return column
-
-
 out = sys.argv[1]
 path = os.path.join(out, "t.lance")
 lance.write_dataset(table, path, data_storage_version="legacy", max_rows_per_group=100)
@@ -84,6 +55,6 @@ assert [(f.file_major_version, f.file_minor_version) for fr in ds.get_fragments(
 read = ds.to_table()
 with open(os.path.join(out, "expected.tsv"), "w") as f:
     for name in read.column_names:
-        column = as_ints(read.column(name))
+        column = ints_view(read.column(name).combine_chunks())
         f.write("\t".join([name] + [canon(v, column.type) for v in column.to_pylist()]) + "\n")
 print(ds.get_fragments()[0].data_files()[0].path)

@@ -87,3 +87,12 @@ class DroppedTableKeptException(val table: String, val path: String, catalog: St
   extends LanceException(s"$table was dropped without PURGE on a store that cannot move it to the trash, so its files are " +
     s"still at $path. Bring it back with CALL $catalog.system.undrop_table(table => '${table.split('.').tail.mkString(".")}'), " +
     s"or delete its files for good with CALL $catalog.system.purge_dropped_table(table => '${table.split('.').tail.mkString(".")}')")
+
+/** A branch name the table does not have; names the branches it has. */
+class BranchNotFoundException(val path: String, val branch: String, known: Seq[String])
+  extends LanceException(s"Lance table $path has no branch '$branch'; its branches are " +
+    (if (known.isEmpty) "none" else known.map(b => s"'$b'").mkString(", ")))
+
+/** Creating a branch whose name is taken. */
+class BranchAlreadyExistsException(val path: String, val branch: String)
+  extends LanceException(s"Lance table $path already has branch '$branch'; delete it first (delete_branch) to create it anew")

@@ -203,7 +203,7 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private def scan(snapshot: Snapshot, allocator: RootAllocator): Seq[Long] =
     snapshot.fragments.flatMap { f =>
-      Using.resource(new FragmentScanner(storage, snapshot.tablePath, f, snapshot.schema.fields, allocator, 0,
+      Using.resource(new FragmentScanner(storage, snapshot.files, f, snapshot.schema.fields, allocator, 0,
         f.getPhysicalRows, batchRows = 700)) { scanner =>
         scanner.flatMap { b =>
           try { val v = b.vectors.head.asInstanceOf[BigIntVector]; (0 until b.numRows).map(v.get) }

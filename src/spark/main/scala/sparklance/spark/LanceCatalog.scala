@@ -10,7 +10,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import sparklance.format.{DroppedTableKeptException, UnsupportedFeatureException}
 import sparklance.format.io.Storage
-import sparklance.format.table.{Dataset, PendingSchema, Snapshot, Tags}
+import sparklance.format.table.{Branches, Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
 import sparklance.spark.indexing.ZoneMapMaintenance
@@ -66,7 +66,24 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   private def quoted(ident: Identifier): String = (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
 
   private def dataset(ident: Identifier) = new Dataset(storage, tablePath(ident))
-  private[spark] def datasetOf(ident: Identifier): Dataset = dataset(ident)
+  private[spark] def datasetOf(ident: Identifier): Dataset = resolve(ident)
+
+  /**
+   * The table `ident` names for reads and writes: `ns.t`, or `ns.t.branch_<name>`, branch <name>
+   * of `ns.t` (as Iceberg names branches; a table of that name, if there is one, comes first), with
+   * its own version line (see [[Branches]]). Quote a nested name: `ns.t.`branch_feature/x``.
+   */
+  private def resolve(ident: Identifier): Dataset = branchOf(ident).getOrElse(dataset(ident))
+
+  private def branchOf(ident: Identifier): Option[Dataset] =
+    if (ident.namespace().length < 2 || !ident.name().startsWith(LanceCatalog.BranchPrefix)) None
+    else {
+      val name = ident.name().stripPrefix(LanceCatalog.BranchPrefix)
+      lazy val root = dataset(Identifier.of(ident.namespace().init, ident.namespace().last))
+      if (!name.contains('/') && dataset(ident).exists) None
+      else if (root.exists && new Branches(root).get(name).isDefined) Some(new Branches(root).dataset(name))
+      else None
+    }
   /** The settings tasks of this catalog's jobs carry (storage configuration, commit retries). */
   private[spark] def settingsForTasks: CatalogSettings = settings
 
@@ -128,10 +145,10 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       .filter(id => dataset(id).exists).toArray
   }
 
-  override def tableExists(ident: Identifier): Boolean = dataset(ident).exists
+  override def tableExists(ident: Identifier): Boolean = resolve(ident).exists
 
   override def loadTable(ident: Identifier): Table = {
-    val ds = dataset(ident)
+    val ds = resolve(ident)
     ds.snapshotIfExists() match {
       case Some(snapshot) => openTable(ident, ds, snapshot)
       case None => metadataTableOf(ident).getOrElse(throw new NoSuchTableException(ident))
@@ -143,15 +160,19 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     new LanceTable(quoted(ident), ds, snapshot, settings, timeTravel = timeTravel)
   }
 
-  /** `ns.t.history`, `ns.t.tags` and `ns.t.indices` name metadata tables of table `ns.t` (unless a real table has that name). */
+  /**
+   * `ns.t.history`, `ns.t.tags`, `ns.t.branches` and `ns.t.indices` name metadata tables of table
+   * `ns.t` (unless a real table has that name); `ns.t.branch_dev.history` those of a branch.
+   */
   private def metadataTableOf(ident: Identifier): Option[Table] =
     if (ident.namespace().length < 2) None
     else {
       val owner = Identifier.of(ident.namespace().init, ident.namespace().last)
-      lazy val ds = dataset(owner)
+      lazy val ds = resolve(owner)
       val table: Option[Table] = ident.name() match {
         case HistoryTable.Name => Some(new HistoryTable(quoted(owner), ds))
         case TagsTable.Name => Some(new TagsTable(quoted(owner), ds))
+        case BranchesTable.Name => Some(new BranchesTable(quoted(owner), ds))
         case IndicesTable.Name => Some(new IndicesTable(quoted(owner), ds))
         case _ => None
       }
@@ -159,21 +180,23 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     }
 
   /**
-   * `VERSION AS OF v` or `VERSION AS OF 'tag'`: the table as committed in version v, or in the
-   * version the tag names. A version cleanup removed is an error naming the oldest one left.
+   * `VERSION AS OF v` or `VERSION AS OF 'tag'`: the table (or branch) as committed in version v,
+   * or in the version the tag names, on the line the tag is on (tags are the table's, whichever
+   * branch they name). A version cleanup removed is an error naming the oldest one left.
    */
   override def loadTable(ident: Identifier, version: String): Table = {
-    val ds = dataset(ident)
-    val v = version.trim.toLongOption.getOrElse {
-      if (!ds.exists) throw new NoSuchTableException(ident)
-      new Tags(ds).versionOf(version)
+    val named = resolve(ident)
+    val (ds, v) = version.trim.toLongOption.map(named -> _).getOrElse {
+      if (!named.exists) throw new NoSuchTableException(ident)
+      val tag = new Tags(named).apply(version)
+      tag.branch.fold(named.root)(new Branches(named).dataset) -> tag.version
     }
     openTable(ident, ds, ds.snapshotIfExists(Some(v)).getOrElse(throw new NoSuchTableException(ident)), timeTravel = true)
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
   override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
-    val ds = dataset(ident)
+    val ds = resolve(ident)
     val listing = ds.listing()
     if (listing.versions.isEmpty || listing.dropped) throw new NoSuchTableException(ident)
     val versions = listing.versions
@@ -191,7 +214,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */
   override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = {
-    val ds = dataset(ident)
+    val ds = resolve(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val end = ds.snapshot()
     ReservedColumns.checkExisting(quoted(ident), ds.path, end.schema.fields.map(_.name))
@@ -271,7 +294,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    */
   override def alterTable(ident: Identifier, changes: TableChange*): Table = {
     pendingSchema.remove()
-    val ds = dataset(ident)
+    val ds = resolve(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val alteration = new TableAlteration(quoted(ident), ds, settings)
     if (LanceCatalog.calledBySchemaEvolution()) {
@@ -292,7 +315,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     pendingSchema.remove()
     staged match {
       case Some((id, pending)) if id == ident =>
-        new LanceTable(quoted(ident), dataset(ident), pending.view, settings, Some(pending))
+        new LanceTable(quoted(ident), resolve(ident), pending.view, settings, Some(pending))
       case _ => loadTable(ident)
     }
   }
@@ -350,6 +373,9 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 }
 
 object LanceCatalog {
+  /** `ns.t.branch_<name>` names branch <name> of `ns.t`. */
+  val BranchPrefix = "branch_"
+
   /**
    * Whether Spark's automatic schema evolution is calling (its analyzer rule, which alters the
    * table and then loads it for the write). Spark passes no other sign of it to alterTable, and an

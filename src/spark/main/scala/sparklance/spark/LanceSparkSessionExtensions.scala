@@ -1,20 +1,21 @@
 package sparklance.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
-import sparklance.spark.rowlevel.{AssignedColumnsRule, ConditionColumnsRule, MergeSourceKeyFilter, OuterMergeRule, TargetKeyPruning}
+import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, ConditionColumnsRule, MergeSourceKeyFilter, OuterMergeRule, TargetKeyPruning}
 
 /**
  * sparklance's session extension (`spark.sql.extensions=sparklance.spark.LanceSparkSessionExtensions`,
  * which `sparklance.configure` sets). It tells the table which columns an UPDATE or MERGE assigns,
  * which Spark's row-level write API does not, so that the statement can rewrite only those
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
- * row-level statements to read and move less: see [[ConditionColumnsRule]], [[MergeSourceKeyFilter]],
+ * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
  * [[OuterMergeRule]] and [[TargetKeyPruning]].
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectOptimizerRule(_ => ConditionColumnsRule)
+    extensions.injectOptimizerRule(_ => CarriedBlobsRule)
     extensions.injectOptimizerRule(new MergeSourceKeyFilter(_))
     extensions.injectOptimizerRule(_ => OuterMergeRule)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))

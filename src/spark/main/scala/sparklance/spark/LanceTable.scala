@@ -36,6 +36,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
    * (see [[rowlevel.AssignedColumnsRule]]); None without sparklance's session extension.
    */
   @volatile private[spark] var assignments: Option[rowlevel.RowLevelAssignments] = None
+  /** Blob columns whose values the statement's plan no longer reads (see [[rowlevel.CarriedBlobsRule]]). */
+  @volatile private[spark] var unreadBlobs: Set[String] = Set.empty
 
   private def committer(options: Map[String, String] = Map.empty): Committer =
     new Committer(dataset, settings.commitRetries, TableProperties.isolation(snapshot, options))

@@ -7,7 +7,7 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
-import sparklance.format.table.{Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
+import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.PostCommit
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
@@ -33,7 +33,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, _) => {
-      val target = WriteTarget(tableName, dataset.path, schema,
+      val target = WriteTarget(tableName, BasePaths.own(dataset.path), schema,
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings)
       new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, fragments => { staged = fragments; PostCommit.Nothing })
     }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))

@@ -13,6 +13,7 @@ import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.table.{FragmentWriter, LanceSchema, StorageVersion}
 import sparklance.spark.scan.{FragmentSplit, LanceColumnarReader, LanceInputPartition, ReadTarget}
 import sparklance.spark.write.{ArrowRowWriter, FragmentSink, WriteTarget}
+import sparklance.format.table.BasePaths
 
 /** Arrow memory taken by a reader or writer that then fails to construct is given back. */
 class ArrowLeakSuite extends AnyFunSuite {
@@ -37,7 +38,7 @@ class ArrowLeakSuite extends AnyFunSuite {
   test("FragmentSink releases its row buffers when its file writer cannot be made") {
     leakChecked { allocator =>
       // No data file can hold 0 rows: the file writer refuses the target.
-      val target = WriteTarget("t", Files.createTempDirectory("sink").toString, schema.toProto.map(_.toByteArray).toArray,
+      val target = WriteTarget("t", BasePaths.own(Files.createTempDirectory("sink").toString), schema.toProto.map(_.toByteArray).toArray,
         StorageVersion.V2_0, 0L, Map.empty[String, String])
       intercept[IllegalArgumentException](new FragmentSink(target, Seq(LongType, BooleanType), allocator))
     }
@@ -54,7 +55,7 @@ class ArrowLeakSuite extends AnyFunSuite {
       writer.finish().head.toBuilder.setId(41).build()
     }
     Files.write(Paths.get(Storage.join(dir, s"data/${fragment.getFiles(0).getPath}")), Array.fill[Byte](64)(7))
-    val target = ReadTarget("t", dir, Seq(schema.fields.head), StructType(Seq(StructField("id", LongType))), Map.empty, 32L << 20)
+    val target = ReadTarget("t", BasePaths.own(dir), Seq(schema.fields.head), StructType(Seq(StructField("id", LongType))), Map.empty, 32L << 20)
     def children = Allocators.root.getChildAllocators.asScala.count(_.getName.startsWith("scan-41-"))
     val reader = new LanceColumnarReader(target, LanceInputPartition(IndexedSeq(FragmentSplit(fragment.toByteArray, 0, 2))))
     // The split's file is opened by the first batch; Spark closes the reader of a failed task.

@@ -385,7 +385,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     val deletions = if (fragments.exists(_.hasDeletionFile)) FeatureFlags.DeletionFiles else 0L
     val config = if (b.getConfigCount > 0) FeatureFlags.TableConfig else 0L
     if (stable) b.setNextRowId(nextRowId)
-    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config | mixedVersions(prev, b.getDataFormat.getVersion, fragments)
+    // Lance sets the base paths flag whenever the manifest lists a base (a clone or branch keeps its source's).
+    val bases = if (b.getBasePathsCount > 0) FeatureFlags.BasePaths else 0L
+    val flags = (if (stable) FeatureFlags.StableRowIds else 0L) | deletions | config | bases |
+      mixedVersions(prev, b.getDataFormat.getVersion, fragments)
     b.setReaderFeatureFlags(flags).setWriterFeatureFlags(flags).build()
   }
 
@@ -429,9 +432,9 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     case Operation.Evolving(_, pending) => base.flatMap(b => withoutDroppedFields(b, pending.schema))
     // Lance: an index on a rewritten column no longer covers the fragments rewritten, which its
     // stored bitmap may name only through a fragment reuse index: Lance's view is trimmed.
-    case Operation.Update(_, _, _, _, Some(inPlace)) => base.flatMap(_.file.indexSection.map { bytes =>
+    case Operation.Update(_, _, _, _, Some(inPlace)) => base.flatMap(b => b.file.indexSection.map { bytes =>
       val indices = Indices.parse(Some(bytes), dataset.path)
-      lazy val reuse = FragmentReuse.of(dataset.storage, dataset.path, indices)
+      lazy val reuse = FragmentReuse.of(dataset.storage, b.files, indices)
       Indices.encode(indices.map { i =>
         if (!i.getFieldsList.asScala.exists(f => inPlace.fields.contains(f.intValue))) i
         else Indices.coverage(i).fold(i)(c => Indices.withCoverage(i, reuse.without(c, inPlace.fragmentIds.toSeq)))

@@ -35,7 +35,7 @@ private[commit] object RewriteTranslation {
       val starts = news.scanLeft(0L)(_ + _.getPhysicalRows)
       var groupBase = 0L
       for (old <- olds) {
-        val gone = DeletionFiles.read(dataset.storage, dataset.path, old)
+        val gone = DeletionFiles.read(dataset.storage, after.files, old)
         val id = old.getId
         val ours: RoaringBitmap =
           if (!touched(id)) new RoaringBitmap()
@@ -61,7 +61,7 @@ private[commit] object RewriteTranslation {
     val newRemoved = mutable.ArrayBuffer.empty[Long]
     for ((id, ours) <- moved.toSeq.sortBy(_._1)) {
       val now = afterById.getOrElse(id, conflict(rewriteVersion, Some(theirs), s"its new fragment $id is missing from version ${after.version}"))
-      val all = RoaringBitmap.or(DeletionFiles.read(dataset.storage, dataset.path, now), ours)
+      val all = RoaringBitmap.or(DeletionFiles.read(dataset.storage, after.files, now), ours)
       if (all.getLongCardinality == now.getPhysicalRows) newRemoved += id
       else {
         val file = DeletionFiles.write(dataset.storage, dataset.path, id, rewriteVersion, all)

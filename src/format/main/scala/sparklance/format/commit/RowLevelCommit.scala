@@ -109,7 +109,7 @@ object RowLevelCommit {
       val last = if (offsets.isEmpty) -1L else Integer.toUnsignedLong(offsets.last())
       if (last >= fragment.getPhysicalRows)
         throw new LanceException(s"Row offset $last is beyond fragment $id of ${dataset.path} (${fragment.getPhysicalRows} rows)")
-      val before = if (offsets.isEmpty) none else DeletionFiles.read(dataset.storage, dataset.path, fragment)
+      val before = if (offsets.isEmpty) none else DeletionFiles.read(dataset.storage, read.files, fragment)
       (fragment, RoaringBitmap.or(before, offsets), RoaringBitmap.andNot(offsets, before))
     }
     val (emptied, partial) = touched.partition { case (f, all, _) => all.getLongCardinality == f.getPhysicalRows }

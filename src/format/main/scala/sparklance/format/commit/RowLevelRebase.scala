@@ -80,7 +80,7 @@ private[commit] object RowLevelRebase {
       if (filesReplaced || deletionFileOf(now) != deletionFileOf(was)) {
         val mine = ours(id).getOrElse(
           conflict(byV, by, s"it changed fragment $id, which we also changed, and the rows we changed there are unknown"))
-        val current = DeletionFiles.read(dataset.storage, dataset.path, now)
+        val current = DeletionFiles.read(dataset.storage, latest.files, now)
         if (RoaringBitmap.intersects(current, mine)) {
           val both = RoaringBitmap.and(current, mine)
           val sample = both.iterator().asScala.take(5).map(o => s"${RowAddress.of(id, o)}").mkString(", ")

@@ -13,6 +13,7 @@ import org.roaringbitmap.RoaringBitmap
 import scala.util.Using
 import sparklance.format.{CorruptFileException, FileGoneException}
 import sparklance.format.io.Storage
+import sparklance.format.table.BasePaths
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile}
 import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
 
@@ -37,17 +38,17 @@ object DeletionFiles {
    * or, when the manifest says 0, the file's own. Older Lance writers leave the count 0 (unknown),
    * and a deletion file of no rows is never written, so 0 cannot mean "none".
    */
-  def deletedRows(storage: Storage, tablePath: String, fragment: DataFragment): Long =
+  def deletedRows(storage: Storage, files: BasePaths, fragment: DataFragment): Long =
     if (!fragment.hasDeletionFile) 0L
     else if (fragment.getDeletionFile.getNumDeletedRows != 0) fragment.getDeletionFile.getNumDeletedRows
-    else read(storage, tablePath, fragment).getLongCardinality
+    else read(storage, files, fragment).getLongCardinality
 
-  /** The deleted offsets of a fragment (empty if it has no deletion file). */
-  def read(storage: Storage, tablePath: String, fragment: DataFragment): RoaringBitmap = {
+  /** The deleted offsets of a fragment (empty if it has no deletion file), found through the version's `files`. */
+  def read(storage: Storage, files: BasePaths, fragment: DataFragment): RoaringBitmap = {
     if (!fragment.hasDeletionFile) return new RoaringBitmap()
     val file = fragment.getDeletionFile
-    val path = Storage.join(tablePath, relativePath(fragment.getId, file))
-    val bytes = FileGoneException.guard(tablePath, relativePath(fragment.getId, file))(storage.readAll(path))
+    val path = files.deletionFile(fragment)
+    val bytes = FileGoneException.guard(files.tablePath, relativePath(fragment.getId, file))(storage.readAll(path))
     val bitmap =
       try {
         if (file.getFileType == DeletionFileType.BITMAP) {

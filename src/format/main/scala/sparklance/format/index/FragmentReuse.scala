@@ -4,6 +4,7 @@ import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 import sparklance.format.io.Storage
+import sparklance.format.table.BasePaths
 import sparklance.format.proto.TableProtos.{FragmentReuseIndexDetails, IndexMetadata}
 
 /**
@@ -85,11 +86,12 @@ object FragmentReuse {
       (if (removed.exists(fragments)) this else Absent).remapThenRemove(coverage, removed)
   }
 
-  /** The reuse index among `indices`, read from `tablePath` where its details are in a file. */
-  def of(storage: Storage, tablePath: String, indices: Seq[IndexMetadata]): FragmentReuse =
+  /** The reuse index among `indices`, read through the version's `files` where its details are in a file. */
+  def of(storage: Storage, files: BasePaths, indices: Seq[IndexMetadata]): FragmentReuse =
     indices.find(_.getName == IndexName).fold[FragmentReuse](Absent) { index =>
       if (index.getIndexVersion != 0) Opaque(index)
       else {
+        val tablePath = files.tablePath
         val where = s"the fragment reuse index of $tablePath"
         val details = try index.getIndexDetails.unpack(classOf[FragmentReuseIndexDetails])
         catch { case e: com.google.protobuf.InvalidProtocolBufferException => throw new CorruptFileException(tablePath, s"undecodable details of $where", e) }
@@ -97,7 +99,7 @@ object FragmentReuse {
           case FragmentReuseIndexDetails.ContentCase.INLINE => details.getInline
           case FragmentReuseIndexDetails.ContentCase.EXTERNAL =>
             val file = details.getExternal
-            val path = Storage.join(Storage.join(Storage.join(tablePath, "_indices"), Indices.directory(index)), file.getPath)
+            val path = Storage.join(files.indexDir(index), file.getPath)
             val in = storage.openInput(path)
             val bytes = try in.read(file.getOffset, Math.toIntExact(file.getSize)) finally in.close()
             try FragmentReuseIndexDetails.InlineContent.parseFrom(bytes)

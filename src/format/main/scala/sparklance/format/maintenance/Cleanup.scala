@@ -4,11 +4,11 @@ import java.time.Instant
 import java.util.concurrent.{Callable, Executors, TimeUnit}
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.{LanceException, UnsupportedFeatureException}
+import sparklance.format.LanceException
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
 import sparklance.format.io.{FileEntry, Storage}
-import sparklance.format.table.{Dataset, FeatureFlags, Snapshot, Tags, VersionNaming}
+import sparklance.format.table.{Branches, Dataset, FeatureFlags, Snapshot, Tags, VersionNaming}
 
 /**
  * Removes old versions of a table and the files only they need, with the semantics of pylance's
@@ -38,17 +38,17 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
    * `keepFrom` on stay too (Lance's automatic cleanup keeps the version its commit read).
    */
   def plan(policy: CleanupPolicy, now: Instant = Instant.now(), keepFrom: Long = Long.MaxValue): Cleanup.Plan = {
-    val branches = storage.list(at("_refs/branches")).map(_.name).filter(_.endsWith(".json"))
-    if (branches.nonEmpty) throw new UnsupportedFeatureException(
-      s"Lance table ${dataset.path} has branches (${branches.map(_.stripSuffix(".json")).mkString(", ")}), whose " +
-        "versions may need files of this one; sparklance does not clean tables with branches")
     // The newest version first, then the listing: a version the listing misses is newer than
     // this one, so kept manifests still name every file it shares with older versions.
     val latest = dataset.snapshot(forWrite = true)
     val listing = storage.list(at("_versions")).flatMap(e => VersionNaming.parse(e.name).map { case (n, v) => (v, n, e) })
     val versions = listing.map(_._1).sorted
-    val tags = new Tags(dataset).list
-    val tagged = tags.filter(_.branch.isEmpty).map(_.version).toSet
+    // Each line (the main one, each branch) is cleaned on its own, as pylance does: a version stays
+    // while a tag of this line names it or a branch was made from it (the branch's versions name
+    // its files); files of other bases (a branch's parent, a clone's source) are never examined.
+    val tags = new Tags(dataset).list.filter(_.branch == dataset.branch)
+    val branchedFrom = new Branches(dataset).list.filter(_.parentBranch == dataset.branch).map(_.parentVersion).toSet
+    val tagged = tags.map(_.version).toSet ++ branchedFrom
 
     val manifests = inParallel(listing.sortBy(_._1)) { case (v, naming, entry) =>
       read(v, naming).map(s => Cleanup.Manifest(s, entry, Cleanup.References.of(s)))
@@ -57,7 +57,7 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
       m.snapshot.version >= math.min(latest.version, keepFrom) || tagged(m.snapshot.version) ||
         !policy.selects(m.snapshot.version, m.committed, versions, now)
     }
-    val taggedOld = manifests.filter(m => tagged(m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
+    val taggedOld = manifests.filter(m => tags.exists(_.version == m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
       policy.selects(m.snapshot.version, m.committed, versions, now)).map(_.snapshot.version)
     if (policy.errorIfTaggedOldVersions && taggedOld.nonEmpty) {
       val names = tags.filter(t => taggedOld.contains(t.version)).map(t => s"'${t.name}' (version ${t.version})")
@@ -66,7 +66,13 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
         s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
     }
 
-    val referenced = Cleanup.References.union(kept.map(_.references))
+    // pylance keeps what a version a branch was made from names, except its transaction file.
+    def keptOnlyForBranches(m: Cleanup.Manifest) = branchedFrom(m.snapshot.version) &&
+      !tags.exists(_.version == m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
+      policy.selects(m.snapshot.version, m.committed, versions, now)
+    val referenced = Cleanup.References.union(kept.map(m =>
+      if (keptOnlyForBranches(m)) m.references.copy(files = m.references.files.filterNot(_.startsWith("_transactions/")))
+      else m.references))
     val verified = Cleanup.References.union(removed.map(_.references))
     val earliestKept = kept.map(_.committed).min
     // Listing up to the oldest kept manifest only works when every kept version is newer than
@@ -211,7 +217,7 @@ object Cleanup {
       val deletions = s.fragments.filter(f => f.hasDeletionFile && !f.getDeletionFile.hasBaseId)
         .map(f => DeletionFiles.relativePath(f.getId, f.getDeletionFile))
       val transaction = Option(s.manifest.getTransactionFile).filter(_.nonEmpty).map(t => s"_transactions/$t")
-      val indices = Indices.parse(s.file.indexSection, s"${s.tablePath} version ${s.version}").map(Indices.directory)
+      val indices = Indices.parse(s.file.indexSection, s"${s.tablePath} version ${s.version}").filterNot(_.hasBaseId).map(Indices.directory)
       References((data ++ deletions ++ transaction).toSet, indices.toSet)
     }
 

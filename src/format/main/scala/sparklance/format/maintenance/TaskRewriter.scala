@@ -28,7 +28,7 @@ object TaskRewriter {
       var rows = 0L
       for (f <- task.fragments) {
         val lineage = if (snapshot.stableRowIds) Some(lineageOf(storage, snapshot.tablePath, f)) else None
-        val scanner = FragmentRead(snapshot.tablePath, f, snapshot.schema.fields).open(storage, allocator)
+        val scanner = FragmentRead(snapshot.files, f, snapshot.schema.fields).open(storage, allocator)
         try scanner.foreach { batch =>
           try {
             writer.write(batch.vectors)

@@ -44,7 +44,7 @@ object CommitChanges {
       RowLineage.lastUpdatedAt(storage, path, f).map { lastUpdated =>
         val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
         val created = RowLineage.createdAt(storage, path, f).getOrElse(missing(path, f))
-        val deleted = DeletionFiles.read(storage, path, f)
+        val deleted = DeletionFiles.read(storage, after.files, f)
         val rows = new RoaringBitmap()
         val updated = new RoaringBitmap()
         var i = 0
@@ -70,15 +70,15 @@ object CommitChanges {
       // fragments are indexed; a commit that created none moved nothing.
       lazy val movedHere = {
         val known = prev.fragments.map(_.getId).toSet
-        RowLineage.index(storage, path, after.fragments.filterNot(f => known.contains(f.getId)),
+        RowLineage.index(storage, after.files, after.fragments.filterNot(f => known.contains(f.getId)),
           s"the row id index of fragments new in version $version of $path")
       }
       prev.fragments.flatMap { f =>
-        val was = DeletionFiles.read(storage, path, f)
+        val was = DeletionFiles.read(storage, after.files, f)
         val gone = now.get(f.getId) match {
           case None => RoaringBitmap.flip(was, 0L, f.getPhysicalRows)
           case Some(g) if g.getDeletionFile == f.getDeletionFile => new RoaringBitmap()
-          case Some(g) => RoaringBitmap.andNot(DeletionFiles.read(storage, path, g), was)
+          case Some(g) => RoaringBitmap.andNot(DeletionFiles.read(storage, after.files, g), was)
         }
         if (gone.isEmpty) None
         else {
@@ -122,7 +122,7 @@ object CommitChanges {
         // Lance's defaults for sequences a writer left out: created at version 1, last updated when created.
         val lastUpdated = RowLineage.lastUpdatedAt(storage, path, f).orElse(RowLineage.createdAt(storage, path, f))
           .getOrElse(Array.fill(ids.length)(1L))
-        val deleted = DeletionFiles.read(storage, path, f)
+        val deleted = DeletionFiles.read(storage, after.files, f)
         var i = 0
         while (i < ids.length) {
           if (!deleted.contains(i)) out(ids(i)) = Image(f, i, lastUpdated(i))

@@ -5,7 +5,7 @@ import sparklance.format.{CorruptFileException, LanceException, UnsupportedFeatu
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, ExternalFile}
-import sparklance.format.table.Snapshot
+import sparklance.format.table.{BasePaths, Snapshot}
 
 /**
  * The lineage a stable-row-id table keeps per fragment: one row id and two versions (created at,
@@ -187,15 +187,17 @@ object RowLineage {
 
   /** The row id index of a snapshot's live rows (for a table with stable row ids). */
   def index(storage: Storage, snapshot: Snapshot): RowIdIndex =
-    index(storage, snapshot.tablePath, snapshot.fragments, s"the row id index of ${snapshot.tablePath} version ${snapshot.version}")
+    index(storage, snapshot.files, snapshot.fragments, s"the row id index of ${snapshot.tablePath} version ${snapshot.version}")
 
   /** The row id index of the live rows of some fragments of a table. */
-  def index(storage: Storage, tablePath: String, fragments: Seq[DataFragment], what: String): RowIdIndex =
+  def index(storage: Storage, files: BasePaths, fragments: Seq[DataFragment], what: String): RowIdIndex = {
+    val tablePath = files.tablePath
     RowIdIndex.build(fragments.map { f =>
       RowIdIndex.FragmentIds(f.getId, rowIds(storage, tablePath, f).getOrElse(throw new UnsupportedFeatureException(
         s"Fragment ${f.getId} of $tablePath has no row ids, though the table declares stable row ids")),
-        DeletionFiles.read(storage, tablePath, f))
+        DeletionFiles.read(storage, files, f))
     }, what)
+  }
 
   /** Bytes of a sequence kept outside the manifest: a slice of a file under the table root. */
   private def external(storage: Storage, tablePath: String, file: ExternalFile, where: String): Array[Byte] = {

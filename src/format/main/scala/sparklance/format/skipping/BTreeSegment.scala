@@ -5,6 +5,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.Resources
 import sparklance.format.io.Storage
+import sparklance.format.table.BasePaths
 import sparklance.format.proto.TableProtos.IndexMetadata
 
 /**
@@ -38,10 +39,10 @@ object BTreeSegment {
    * The pages of `index`, a BTREE on a column of Arrow type `columnType`; None where this reader
    * does not use it: values of another type, or pages spread over range partitions.
    */
-  def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
+  def read(storage: Storage, files: BasePaths, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[BTreeSegment] = {
-    val lookup = IndexFile.open(storage, tablePath, index, LookupFile)
-    val data = try IndexFile.open(storage, tablePath, index, DataFile) catch { case t: Throwable => lookup.close(); throw t }
+    val lookup = IndexFile.open(storage, files, index, LookupFile)
+    val data = try IndexFile.open(storage, files, index, DataFile) catch { case t: Throwable => lookup.close(); throw t }
     try {
       val metadata = lookup.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
       val typed = Seq("min", "max").forall(n => lookup.schema.field(n).exists(_.arrowType == columnType)) &&
@@ -59,11 +60,11 @@ object BTreeSegment {
   }
 
   /** The values and row addresses of `pages` of `segment`, read through one open file. */
-  def entries(storage: Storage, tablePath: String, segment: BTreeSegment, pages: Seq[Page],
+  def entries(storage: Storage, files: BasePaths, segment: BTreeSegment, pages: Seq[Page],
       allocator: BufferAllocator): Seq[(Option[ZoneValue], Long)] =
     if (pages.isEmpty) Nil
     else {
-      val data = IndexFile.open(storage, tablePath, segment.index, DataFile)
+      val data = IndexFile.open(storage, files, segment.index, DataFile)
       try pages.flatMap { page =>
         val from = page.index * segment.batchSize
         data.columns(Seq("values", "ids"), allocator, from, Math.toIntExact(math.min(segment.batchSize, segment.rows - from))) {

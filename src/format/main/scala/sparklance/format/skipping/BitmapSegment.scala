@@ -7,6 +7,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.io.Storage
+import sparklance.format.table.BasePaths
 import sparklance.format.proto.TableProtos.IndexMetadata
 
 /**
@@ -25,9 +26,9 @@ object BitmapSegment {
   def isBitmap(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
 
   /** The keys of `index`, a BITMAP on a column of Arrow type `columnType`; None for keys of another type. */
-  def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
+  def read(storage: Storage, files: BasePaths, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[BitmapSegment] = {
-    val file = IndexFile.open(storage, tablePath, index, LookupFile)
+    val file = IndexFile.open(storage, files, index, LookupFile)
     try {
       if (!file.flat || !file.schema.field("keys").exists(_.arrowType == columnType)) None
       else file.all(Seq("keys", "bitmaps"), allocator) {

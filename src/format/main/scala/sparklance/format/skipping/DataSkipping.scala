@@ -8,7 +8,7 @@ import sparklance.format.index.{FragmentReuse, Indices}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.ColumnFilter._
-import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.format.table.{BasePaths, LanceField, LanceSchema}
 
 /**
  * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP, BTREE and
@@ -21,13 +21,13 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * Segments of one index (one name) cover disjoint fragments and are used together; where several
  * indices cover a fragment, a row must pass all of them.
  */
-final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchema, indices: Seq[IndexMetadata],
+final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema, indices: Seq[IndexMetadata],
     fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
 
   private val physicalRows: Map[Long, Long] = fragments.map(f => f.getId -> f.getPhysicalRows).toMap
 
   /** Rows an index holds under the addresses of fragments a deferred compaction replaced are not looked up. */
-  private lazy val reuse = FragmentReuse.of(storage, tablePath, indices)
+  private lazy val reuse = FragmentReuse.of(storage, files, indices)
 
   /**
    * The fields below a struct that may be NULL. Such a field is NULL wherever an ancestor is, but a
@@ -73,7 +73,7 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
       for ((coverage, segment) <- segments;
-           (value, address) <- BTreeSegment.entries(storage, tablePath, segment, segment.pages.filter(segment.mayHold(_, leaf)), allocator)
+           (value, address) <- BTreeSegment.entries(storage, files, segment, segment.pages.filter(segment.mayHold(_, leaf)), allocator)
            if ColumnFilter.keeps(leaf, value) && coverage(address >>> 32))
         found.getOrElseUpdate(address >>> 32, new RoaringBitmap()).add(address.toInt)
       found.toMap
@@ -111,16 +111,16 @@ final class DataSkipping(storage: Storage, tablePath: String, schema: LanceSchem
           DataSkipping.cached(s"${Indices.directory(segment)}|$kind|${field.arrowType}")(read(segment)).map(coverage -> _)
         }
       val zoneMaps = indicesOn(fieldId, ZoneMapSegment.isZoneMap).map { segments =>
-        load("zonemap", segments)(ZoneMapSegment.read(storage, tablePath, _, field.arrowType, allocator)).flatMap { case (coverage, zones) =>
+        load("zonemap", segments)(ZoneMapSegment.read(storage, files, _, field.arrowType, allocator)).flatMap { case (coverage, zones) =>
           val byFragment = zones.filter(z => coverage(z.fragmentId)).groupBy(_.fragmentId)
           coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
         }
       }
       def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
       val btrees = indicesOn(fieldId, usable(BTreeSegment.isBTree))
-        .map(load("btree", _)(BTreeSegment.read(storage, tablePath, _, field.arrowType, allocator)))
+        .map(load("btree", _)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
       val bitmaps = indicesOn(fieldId, usable(BitmapSegment.isBitmap))
-        .map(load("bitmap", _)(BitmapSegment.read(storage, tablePath, _, field.arrowType, allocator)))
+        .map(load("bitmap", _)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
       zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
         btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
         bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)

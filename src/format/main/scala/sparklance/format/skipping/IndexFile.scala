@@ -8,7 +8,7 @@ import sparklance.format.file.DataFileReader
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
-import sparklance.format.table.LanceSchema
+import sparklance.format.table.{BasePaths, LanceSchema}
 
 /**
  * One Lance file of a scalar index segment, `_indices/<uuid>/<name>`, read as a flat table of
@@ -42,8 +42,8 @@ final class IndexFile private (val path: String, reader: DataFileReader) extends
 
 object IndexFile {
   /** Opened with the size the manifest records for it, which spares an object store a request. */
-  def open(storage: Storage, tablePath: String, index: IndexMetadata, name: String): IndexFile = {
-    val path = Storage.join(tablePath, s"_indices/${Indices.directory(index)}/$name")
+  def open(storage: Storage, files: BasePaths, index: IndexMetadata, name: String): IndexFile = {
+    val path = Storage.join(files.indexDir(index), name)
     val size = index.getFilesList.asScala.find(_.getPath == name).map(_.getSizeBytes).filter(_ > 0)
     new IndexFile(path, DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _))))
   }

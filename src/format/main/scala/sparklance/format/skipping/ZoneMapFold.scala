@@ -46,7 +46,7 @@ object ZoneMapFold {
       val zones = segments.flatMap { segment =>
         val claims = Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).toSet).getOrElse(Set.empty) -- covered
         val mine = claims.filter(existing)
-        ZoneMapSegment.read(dataset.storage, dataset.path, segment, field.get.arrowType, allocator) match {
+        ZoneMapSegment.read(dataset.storage, read.files, segment, field.get.arrowType, allocator) match {
           case Some(all) => covered ++= mine; all.filter(z => mine(z.fragmentId))
           // Bounds of another type: its fragments stay unindexed rather than be described wrongly.
           case None => Nil

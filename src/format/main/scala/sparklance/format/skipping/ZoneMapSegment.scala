@@ -17,7 +17,7 @@ import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos
 import sparklance.format.proto.TableProtos.IndexMetadata
-import sparklance.format.table.{Dataset, LanceSchema, Snapshot}
+import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot}
 
 /**
  * The zones of one ZONEMAP index segment, read from `_indices/<uuid>/zonemap.lance`
@@ -56,9 +56,9 @@ object ZoneMapSegment {
    * The zones of `index`, a zone map on a column of Arrow type `columnType`; None when the file's
    * bounds are of another type, which this reader does not compare against the column.
    */
-  def read(storage: Storage, tablePath: String, index: IndexMetadata, columnType: ArrowType,
+  def read(storage: Storage, files: BasePaths, index: IndexMetadata, columnType: ArrowType,
       allocator: BufferAllocator): Option[IndexedSeq[Zone]] = {
-    val file = IndexFile.open(storage, tablePath, index, FileName)
+    val file = IndexFile.open(storage, files, index, FileName)
     try {
       val typed = Seq("min", "max").forall(n => file.schema.field(n).exists(_.arrowType == columnType))
       if (!file.flat || !typed) None

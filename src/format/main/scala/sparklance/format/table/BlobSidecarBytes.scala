@@ -19,7 +19,7 @@ object BlobSidecarBytes {
     val rows = sampled.map(_.getPhysicalRows).sum
     if (rows <= 0) return 0.0
     val bytes = sampled.flatMap(_.getFilesList.asScala).map { f =>
-      val dir = Storage.join(snapshot.tablePath, s"data/${f.getPath.stripSuffix(".lance")}")
+      val dir = Storage.join(snapshot.files.dataDir(f), f.getPath.stripSuffix(".lance"))
       try storage.list(dir).map(_.size).sum catch { case NonFatal(_) => 0L }
     }.sum
     bytes.toDouble / rows

@@ -6,8 +6,14 @@ import sparklance.format.{CorruptFileException, TableNotFoundException, VersionN
 import sparklance.format.commit.{CommitResult, Committer, Operation}
 import sparklance.format.io.Storage
 
-/** A Lance table at a path: lists its versions and opens snapshots of them. */
-final class Dataset(val storage: Storage, val path: String) {
+/**
+ * A Lance table at a path: lists its versions and opens snapshots of them. `branch` names the
+ * branch whose table this is (at `<root>/tree/<branch>`, see [[Branches]]); None for the main line.
+ */
+final class Dataset(val storage: Storage, val path: String, val branch: Option[String] = None) {
+  /** The main line's table: this one, or the one this branch belongs to (where tags and branches are kept). */
+  def root: Dataset = branch.fold(this)(b => new Dataset(storage, Branches.rootOf(path, b)))
+
   private def versionsDir = Storage.join(path, "_versions")
 
   /** Whether the table has versions and was not dropped with its files kept (see [[markDropped]]). */

@@ -7,13 +7,15 @@ object FeatureFlags {
   val DeletionFiles = 1L
   val StableRowIds = 2L
   val TableConfig = 8L
+  /** Files may live under other base paths the manifest lists (shallow clones, branches): see [[BasePaths]]. */
+  val BasePaths = 16L
   /**
    * Data files of more than one file format version (docs/format-mixed-versions.md): pylance sets
    * it as soon as a write uses another `data_storage_version` than the table's, and keeps it on
    * every later commit. Readers open each data file by its own version.
    */
   val MixedFileVersions = 256L
-  val Known: Long = DeletionFiles | StableRowIds | TableConfig | MixedFileVersions
+  val Known: Long = DeletionFiles | StableRowIds | TableConfig | BasePaths | MixedFileVersions
   /**
    * Managed blobs (docs/format-blobs.md): blob values that are ranges of objects the table keeps
    * apart from its data files (descriptor kind 4). pylance 14 reads them by default, and so does

@@ -43,7 +43,7 @@ object ScanBatch {
  */
 final class FragmentScanner(
     storage: Storage,
-    tablePath: String,
+    files: BasePaths,
     fragment: DataFragment,
     fields: Seq[LanceField],
     allocator: BufferAllocator,
@@ -54,6 +54,8 @@ final class FragmentScanner(
     batchBytes: Long = FragmentScanner.DefaultBatchBytes,
     within: Option[RoaringBitmap] = None) extends Iterator[ScanBatch] with AutoCloseable {
 
+  private def tablePath = files.tablePath
+
   // `only` names the rows to read, deleted or not (e.g. the rows a commit changed); `within` the
   // only rows that may be read (those data skipping kept, or a lookup named), less the deleted
   // ones: a lookup by row id or address must not find a deleted row. Every other row
@@ -61,19 +63,19 @@ final class FragmentScanner(
   private val deleted: RoaringBitmap = only match {
     case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))
     case None =>
-      val deletions = DeletionFiles.read(storage, tablePath, fragment)
+      val deletions = DeletionFiles.read(storage, files, fragment)
       within.foreach(rows => deletions.or(RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))))
       deletions
   }
 
   private case class Source(reader: DataFileReader, columnOf: Map[Int, Int], input: InputFile, file: DataFile)
 
-  private val files = fragment.getFilesList.asScala.toSeq
+  private val dataFiles = fragment.getFilesList.asScala.toSeq
   private var opened = Map.empty[String, Source]
 
   private def sourceFor(field: LanceField): Option[Source] =
     // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants.
-    files.find(f => field.preOrder.exists(sub => f.getFieldsList.contains(sub.id))).map { f =>
+    dataFiles.find(f => field.preOrder.exists(sub => f.getFieldsList.contains(sub.id))).map { f =>
       opened.getOrElse(f.getPath, {
         val s = open(f); opened += f.getPath -> s; s
       })
@@ -85,7 +87,7 @@ final class FragmentScanner(
   def bytesRead: Long = read.get
 
   private def open(f: DataFile): Source = {
-    val path = Storage.join(tablePath, s"data/${f.getPath}")
+    val path = files.dataFile(f)
     // Lance writers record the size (0 where unknown), which spares an object store a request.
     // Stores may open lazily: the footer's read is where a file a cleanup removed shows.
     val (input, reader) = FileGoneException.guard(tablePath, s"data/${f.getPath}") {
@@ -175,7 +177,7 @@ final class FragmentScanner(
 
   /** A sidecar of `dataFile`: `data/<its name without .lance>/<blob id as 32 bits, lowest first>.blob`. */
   private def sidecar(dataFile: DataFile, blobId: Int): InputFile = {
-    val path = Storage.join(tablePath, s"data/${dataFile.getPath.stripSuffix(".lance")}/${BlobSidecars.fileName(blobId)}")
+    val path = Storage.join(files.dataDir(dataFile), s"${dataFile.getPath.stripSuffix(".lance")}/${BlobSidecars.fileName(blobId)}")
     blobFile(path)(storage.openInput(path))
   }
 
@@ -202,7 +204,7 @@ final class FragmentScanner(
   // Rows per batch; before anything is decoded, what the stored bytes of the files read suggest.
   private var window: Int = rowsFor(
     if (fragment.getPhysicalRows <= 0) 0.0
-    else files.filter(f => opened.contains(f.getPath)).map(_.getFileSizeBytes).sum.toDouble / fragment.getPhysicalRows)
+    else dataFiles.filter(f => opened.contains(f.getPath)).map(_.getFileSizeBytes).sum.toDouble / fragment.getPhysicalRows)
 
   private def rowsFor(bytesPerRow: Double): Int =
     if (bytesPerRow <= 0) batchRows

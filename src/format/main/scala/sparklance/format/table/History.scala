@@ -60,7 +60,7 @@ object History {
       txn.getUpdate.getUpdatedFragmentOffsetBitmapsMap.asScala.toSeq.map { case (id, bytes) =>
         val rows = sparklance.format.deletion.PortableBitmaps.fromBytes(bytes.toByteArray)
         byId.get(id).fold(0L)(f => org.roaringbitmap.RoaringBitmap.andNot(rows,
-          sparklance.format.deletion.DeletionFiles.read(dataset.storage, dataset.path, f)).getLongCardinality)
+          sparklance.format.deletion.DeletionFiles.read(dataset.storage, s.files, f)).getLongCardinality)
       }.sum
     }
 

@@ -9,6 +9,8 @@ import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
 /** One version of a table: its manifest, decoded schema and fragments. Immutable. */
 final case class Snapshot(tablePath: String, naming: VersionNaming, file: ManifestFile) {
   def manifest: Manifest = file.manifest
+  /** Where this version's data, deletion and index files are. */
+  lazy val files: BasePaths = BasePaths.of(tablePath, manifest)
   def version: Long = manifest.getVersion
   lazy val schema: LanceSchema = LanceSchema.fromProto(manifest.getFieldsList.asScala.toSeq, manifest.getSchemaMetadataMap)
   def fragments: Seq[DataFragment] = manifest.getFragmentsList.asScala.toSeq
@@ -29,7 +31,7 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
   def plan(columns: Seq[String] = Nil): Seq[FragmentRead] = {
     val fields = if (columns.isEmpty) schema.fields else columns.map(c => schema.field(c).getOrElse(
       throw new LanceException(s"Lance table $tablePath version $version has no column '$c'")))
-    fragments.map(FragmentRead(tablePath, _, fields))
+    fragments.map(FragmentRead(files, _, fields))
   }
 
   /** The rows per data file new fragments of this table are cut at (its `max_rows_per_file`). */
@@ -44,5 +46,5 @@ final case class Snapshot(tablePath: String, naming: VersionNaming, file: Manife
   def countRows(storage: Storage): Long = fragments.map(liveRows(storage, _)).sum
 
   /** Live rows of one of this version's fragments (see [[DeletionFiles.deletedRows]]). */
-  def liveRows(storage: Storage, f: DataFragment): Long = f.getPhysicalRows - DeletionFiles.deletedRows(storage, tablePath, f)
+  def liveRows(storage: Storage, f: DataFragment): Long = f.getPhysicalRows - DeletionFiles.deletedRows(storage, files, f)
 }

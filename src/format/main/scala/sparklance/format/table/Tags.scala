@@ -1,20 +1,18 @@
 package sparklance.format.table
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper, SerializationFeature}
-import com.fasterxml.jackson.databind.node.ObjectNode
 import java.time.Instant
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.{CorruptFileException, InvalidOptionException, TagAlreadyExistsException, TagNotFoundException, UnsupportedFeatureException}
+import sparklance.format.{InvalidOptionException, TagAlreadyExistsException, TagNotFoundException, UnsupportedFeatureException}
 import sparklance.format.io.Storage
 
 /**
  * The tags of a table, in pylance's layout: one JSON file per tag under `_refs/tags/` at the
  * table's root, camelCase keys (LANCE-MAINTENANCE.md §3.2). A tag protects its version from
- * cleanup and names it for time travel and restore.
+ * cleanup and names it for time travel and restore. Tags of every branch are kept at the root;
+ * `dataset` is the line (main or a branch) whose versions [[create]] and [[versionOf]] mean.
  */
 final class Tags(dataset: Dataset) {
-  private def dir = Storage.join(dataset.path, "_refs/tags")
+  private def dir = Storage.join(dataset.root.path, "_refs/tags")
   private def file(name: String) = Storage.join(dir, s"$name.json")
 
   /** Every tag, by name. */
@@ -26,11 +24,12 @@ final class Tags(dataset: Dataset) {
   /** The tag `name`, or a [[TagNotFoundException]] naming the tags there are. */
   def apply(name: String): Tag = get(name).getOrElse(throw new TagNotFoundException(dataset.path, name, list.map(_.name)))
 
-  /** The version tag `name` names on the main line; a tag pylance set on a branch is refused, naming it. */
+  /** The version tag `name` names on this table's line; a tag of another line is refused, naming it. */
   def versionOf(name: String): Long = {
     val tag = apply(name)
-    tag.branch.foreach(b => throw new UnsupportedFeatureException(
-      s"Tag '$name' of Lance table ${dataset.path} names version ${tag.version} of branch '$b'; sparklance reads the main line only"))
+    if (tag.branch != dataset.branch) throw new UnsupportedFeatureException(
+      s"Tag '$name' of Lance table ${dataset.root.path} names version ${tag.version} of " +
+        s"${tag.branch.fold("the main line")(b => s"branch '$b'")}, not of ${dataset.branch.fold("the main line")(b => s"branch '$b'")}")
     tag.version
   }
 
@@ -45,7 +44,7 @@ final class Tags(dataset: Dataset) {
     listing.snapshot(version) // fails for a version the table does not have
     val manifestSize = listing.manifestSize(version).get
     val now = Instant.now()
-    val tag = Tag(name, version, None, now, now, manifestSize, Map.empty)
+    val tag = Tag(name, version, dataset.branch, now, now, manifestSize, Map.empty)
     if (!dataset.storage.putIfAbsent(file(name), Tags.encode(tag)))
       throw new TagAlreadyExistsException(dataset.path, name, get(name).map(_.version).getOrElse(-1L))
     tag
@@ -60,16 +59,11 @@ final class Tags(dataset: Dataset) {
 
   private def read(name: String): Option[Tag] = {
     val path = file(name)
-    val bytes = try Some(dataset.storage.readAll(path)) catch {
-      case NonFatal(_) if !dataset.storage.exists(path) => None // deleted meanwhile, or never there
-    }
-    bytes.map(Tags.decode(path, name, _))
+    RefFile.read(dataset.storage, path).map(Tags.decode(path, name, _))
   }
 }
 
 object Tags {
-  private val mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-
   /** Lance's rules for tag names; a number would read as a version in `VERSION AS OF`. */
   def checkName(name: String): Unit = {
     def bad(why: String) = throw new InvalidOptionException("tag", s"'$name' is not a valid tag name: $why")
@@ -82,34 +76,23 @@ object Tags {
     if (name.forall(_.isDigit)) bad("a number names a version, not a tag")
   }
 
-  def encode(tag: Tag): Array[Byte] = {
-    val o = mapper.createObjectNode()
+  def encode(tag: Tag): Array[Byte] = RefFile.encode(tag.metadata) { o =>
     tag.branch.fold(o.putNull("branch"))(o.put("branch", _))
     o.put("version", tag.version)
     o.put("createdAt", tag.createdAt.toString)
     o.put("updatedAt", tag.updatedAt.toString)
     o.put("manifestSize", tag.manifestSize)
-    val metadata = o.putObject("metadata")
-    tag.metadata.foreach { case (k, v) => metadata.put(k, v) }
-    mapper.writeValueAsBytes(o)
   }
 
   def decode(path: String, name: String, bytes: Array[Byte]): Tag = {
-    def corrupt(detail: String, cause: Throwable = null) = new CorruptFileException(path, s"not a Lance tag: $detail", cause)
-    val o = try mapper.readTree(bytes) match {
-      case o: ObjectNode => o
-      case _ => throw corrupt("not a JSON object")
-    } catch { case e: java.io.IOException => throw corrupt(e.getMessage, e) }
-    // pylance 14 writes camelCase keys; older Lance wrote snake_case.
-    def field(names: String*): Option[JsonNode] = names.map(o.get).find(n => n != null && !n.isNull)
+    val f = RefFile.parse(path, "tag", bytes)
+    import f.field
     def instant(names: String*) = field(names: _*).map(n => try Instant.parse(n.asText()) catch {
-      case NonFatal(e) => throw corrupt(s"'${n.asText()}' is not a time", e)
+      case NonFatal(e) => throw f.corrupt(s"'${n.asText()}' is not a time", e)
     }).getOrElse(Instant.EPOCH)
-    val version = field("version").filter(_.canConvertToLong).map(_.asLong())
-      .getOrElse(throw corrupt("it has no version number"))
+    val version = f.long("version").getOrElse(throw f.corrupt("it has no version number"))
     val created = instant("createdAt", "created_at")
     Tag(name, version, field("branch").map(_.asText()), created, Some(instant("updatedAt", "updated_at")).filter(_ != Instant.EPOCH).getOrElse(created),
-      field("manifestSize", "manifest_size").map(_.asLong()).getOrElse(0L),
-      field("metadata").map(_.properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap).getOrElse(Map.empty))
+      f.long("manifestSize", "manifest_size").getOrElse(0L), f.metadata)
   }
 }

@@ -12,6 +12,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
 import sparklance.format.table.{Dataset, FragmentScanner, FragmentWriter, LanceSchema, StorageVersion}
+import sparklance.format.table.BasePaths
 
 /**
  * A write that dies at any step (data file, deletion file, transaction file, manifest, hint)
@@ -52,7 +53,7 @@ class CrashSafetySuite extends AnyFunSuite {
   private def contents(ds: Dataset, allocator: RootAllocator): Seq[Long] = {
     val snap = ds.snapshot()
     snap.fragments.flatMap { f =>
-      val scanner = new FragmentScanner(LocalStorage, ds.path, f, snap.schema.fields, allocator, 0, f.getPhysicalRows)
+      val scanner = new FragmentScanner(LocalStorage, BasePaths.own(ds.path), f, snap.schema.fields, allocator, 0, f.getPhysicalRows)
       try scanner.flatMap { b =>
         val v = b.vectors.head.asInstanceOf[BigIntVector]
         try (0 until b.numRows).map(v.get(_).toLong) finally b.close()

@@ -17,6 +17,7 @@ import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table.{Dataset, FragmentScanner, FragmentWriter, LanceSchema, ManifestFile, Snapshot, StorageVersion}
+import sparklance.format.table.BasePaths
 
 class RowLevelRebaseSuite extends AnyFunSuite {
   private val schema = LanceSchema.fromArrow(new Schema(List(
@@ -51,12 +52,12 @@ class RowLevelRebaseSuite extends AnyFunSuite {
   }
 
   private def deletedIn(ds: Dataset, snap: Snapshot, id: Long): RoaringBitmap =
-    DeletionFiles.read(ds.storage, ds.path, snap.fragments.find(_.getId == id).get)
+    DeletionFiles.read(ds.storage, BasePaths.own(ds.path), snap.fragments.find(_.getId == id).get)
 
   /** The values a scan of the snapshot returns (values = offsets as written). */
   private def liveValues(ds: Dataset, snap: Snapshot): Map[Long, Seq[Long]] = Using.resource(new RootAllocator()) { allocator =>
     snap.fragments.map { f =>
-      val scanner = new FragmentScanner(ds.storage, ds.path, f, schema.fields, allocator, 0, f.getPhysicalRows, batchRows = 1024)
+      val scanner = new FragmentScanner(ds.storage, BasePaths.own(ds.path), f, schema.fields, allocator, 0, f.getPhysicalRows, batchRows = 1024)
       val values = scala.collection.mutable.ArrayBuffer.empty[Long]
       try scanner.foreach { b =>
         val v = b.vectors.head.asInstanceOf[BigIntVector]
@@ -230,7 +231,7 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     assert(third.version == 6)
     val moved = third.snapshot.fragments.last
     assert(!third.snapshot.fragments.exists(_.getId == 1) && moved.getId == 4)
-    assert(DeletionFiles.read(ds.storage, ds.path, moved) == bitmap(4))
+    assert(DeletionFiles.read(ds.storage, BasePaths.own(ds.path), moved) == bitmap(4))
     assert(transactionOf(ds, third.snapshot).getReadVersion == 5) // carried onto the compaction's version
   }
 

@@ -7,6 +7,7 @@ import sparklance.format.CorruptFileException
 import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
+import sparklance.format.table.BasePaths
 
 class DeletionFilesSuite extends AnyFunSuite {
   private def roundTrip(offsets: Seq[Int], expected: DeletionFileType): Unit = {
@@ -16,7 +17,7 @@ class DeletionFilesSuite extends AnyFunSuite {
     assert(file.getFileType == expected)
     assert(file.getNumDeletedRows == offsets.distinct.size)
     val fragment = DataFragment.newBuilder().setId(7).setDeletionFile(file).build()
-    assert(DeletionFiles.read(LocalStorage, dir, fragment) == bitmap)
+    assert(DeletionFiles.read(LocalStorage, BasePaths.own(dir), fragment) == bitmap)
     val name = DeletionFiles.relativePath(7, file)
     assert(name.startsWith("_deletions/7-3-") && name.endsWith(if (expected == DeletionFileType.BITMAP) ".bin" else ".arrow"))
   }
@@ -28,16 +29,16 @@ class DeletionFilesSuite extends AnyFunSuite {
   }
 
   test("a fragment without a deletion file has no deleted rows") {
-    assert(DeletionFiles.read(LocalStorage, "/nonexistent", DataFragment.newBuilder().setId(1).build()).isEmpty)
+    assert(DeletionFiles.read(LocalStorage, BasePaths.own("/nonexistent"), DataFragment.newBuilder().setId(1).build()).isEmpty)
   }
 
   test("a deletion file whose count disagrees with the manifest is corrupt") {
     val dir = Files.createTempDirectory("del").toString
     val file = DeletionFiles.write(LocalStorage, dir, 1, 1, RoaringBitmap.bitmapOf(1, 2, 3))
     val wrong = DataFragment.newBuilder().setId(1).setDeletionFile(file.toBuilder.setNumDeletedRows(4)).build()
-    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, dir, wrong))
+    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, BasePaths.own(dir), wrong))
     Files.write(java.nio.file.Paths.get(Storage.join(dir, DeletionFiles.relativePath(1, file))), Array[Byte](1, 2, 3))
-    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, dir,
+    intercept[CorruptFileException](DeletionFiles.read(LocalStorage, BasePaths.own(dir),
       DataFragment.newBuilder().setId(1).setDeletionFile(file).build()))
   }
 
@@ -45,10 +46,10 @@ class DeletionFilesSuite extends AnyFunSuite {
     val dir = Files.createTempDirectory("del").toString
     val file = DeletionFiles.write(LocalStorage, dir, 1, 1, RoaringBitmap.bitmapOf(1, 2, 3))
     val unknown = DataFragment.newBuilder().setId(1).setDeletionFile(file.toBuilder.setNumDeletedRows(0)).build()
-    assert(DeletionFiles.deletedRows(LocalStorage, dir, unknown) == 3)
+    assert(DeletionFiles.deletedRows(LocalStorage, BasePaths.own(dir), unknown) == 3)
     // A known count is metadata only: the file is not opened (here it no longer exists).
     Files.delete(java.nio.file.Paths.get(Storage.join(dir, DeletionFiles.relativePath(1, file))))
-    assert(DeletionFiles.deletedRows(LocalStorage, dir, DataFragment.newBuilder().setId(1).setDeletionFile(file).build()) == 3)
-    assert(DeletionFiles.deletedRows(LocalStorage, dir, DataFragment.newBuilder().setId(1).build()) == 0)
+    assert(DeletionFiles.deletedRows(LocalStorage, BasePaths.own(dir), DataFragment.newBuilder().setId(1).setDeletionFile(file).build()) == 3)
+    assert(DeletionFiles.deletedRows(LocalStorage, BasePaths.own(dir), DataFragment.newBuilder().setId(1).build()) == 0)
   }
 }

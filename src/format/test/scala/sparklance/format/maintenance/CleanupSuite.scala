@@ -14,7 +14,7 @@ import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
 import sparklance.format.io.{LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment, IndexMetadata}
-import sparklance.format.table.{Dataset, LanceSchema, ManifestFile, Tags}
+import sparklance.format.table.{Branches, Dataset, LanceSchema, ManifestFile, Tags}
 
 /** Cleanup as pylance's `cleanup_old_versions` decides it, on tables whose file times we set. */
 class CleanupSuite extends AnyFunSuite {
@@ -165,7 +165,7 @@ class CleanupSuite extends AnyFunSuite {
     assert(t.files("_indices") == Set(kept.toString))
   }
 
-  test("a manifest with an unknown feature flag, or a table with branches, stops the cleanup before it deletes anything") {
+  test("a manifest with an unknown feature flag stops the cleanup before it deletes anything") {
     val t = new Table(2)
     val v1 = t.root.resolve(s"_versions/${t.ds.snapshot(Some(1)).naming.fileName(1)}")
     val bytes = Files.readAllBytes(v1)
@@ -175,11 +175,36 @@ class CleanupSuite extends AnyFunSuite {
     val before = t.files("_versions")
     intercept[UnsupportedFeatureException](new Cleanup(t.ds).run(olderThan(Duration.ZERO), now = later))
     assert(t.files("_versions") == before)
-    Files.write(v1, bytes)
-    t.touch("_refs/branches/feature.json", Duration.ZERO, "{}".getBytes)
-    val branches = intercept[UnsupportedFeatureException](new Cleanup(t.ds).run(olderThan(Duration.ZERO), now = later))
-    assert(branches.getMessage.contains("feature"))
-    assert(t.files("_versions") == before)
+  }
+
+  test("branches: each line is cleaned on its own; versions a branch was made from stay, and files of other bases are never touched") {
+    val t = new Table(3) // v1..v4: f1..f3
+    val branches = new Branches(t.ds)
+    branches.create("dev", t.ds, 2)         // dev's first version is v2, naming f1 in the root
+    val dev = branches.dataset("dev")
+    Files.createDirectories(Paths.get(dev.path).resolve("data"))
+    Files.write(Paths.get(dev.path).resolve("data/d1.lance"), Array[Byte](1))
+    new Committer(dev).commit(Some(dev.snapshot()), Operation.Append(Seq(DataFragment.newBuilder().setPhysicalRows(1)
+      .addFiles(DataFile.newBuilder().setPath("d1.lance").addFields(0).addColumnIndices(0).setFileMajorVersion(2)).build())))
+    branches.create("dev/x", dev, 3)         // made from dev's v3: names f1 (root) and d1 (dev)
+    t.overwrite("o.lance")                   // v5: no root file of v1..v4 stays referenced on main
+    val main = new Cleanup(t.ds).run(olderThan(Duration.ZERO), now = later)
+    assert(main.removedVersions == Seq(1L, 3L, 4L), "v2 stays: dev was made from it")
+    assert(t.files("data") == Set("f1.lance", "o.lance"), "f1 stays with v2; f2, f3 go")
+    // dev: its v2 (the clone) goes, v3 stays (dev/x was made from it); nothing of the root is examined.
+    new Committer(dev).commit(Some(dev.snapshot()), Operation.Delete(Nil, Seq(1L), "true"))
+    val onDev = new Cleanup(dev).run(olderThan(Duration.ZERO), now = later)
+    assert(onDev.removedVersions == Seq(2L) && onDev.files.forall(f => !f.path.startsWith("data/")))
+    assert(Files.exists(Paths.get(dev.path).resolve("data/d1.lance")) && t.files("data").contains("f1.lance"))
+    // Deleting dev/x frees dev's v3 (the newest stays, so only the clone version went before).
+    intercept[LanceException](branches.delete("dev"))
+    branches.delete("dev/x")
+    assert(!Files.exists(t.root.resolve("tree/dev/x")) && Files.exists(t.root.resolve("tree/dev/_versions")))
+    assert(new Cleanup(dev).run(olderThan(Duration.ZERO), now = later).removedVersions == Seq(3L))
+    branches.delete("dev")
+    assert(!Files.exists(t.root.resolve("tree")) || t.files("tree").isEmpty)
+    assert(new Cleanup(t.ds).run(olderThan(Duration.ZERO), now = later).removedVersions == Seq(2L))
+    assert(t.files("data") == Set("o.lance"))
   }
 
   test("a writer whose base version a cleanup removed fails with a conflict instead of reviving that version") {

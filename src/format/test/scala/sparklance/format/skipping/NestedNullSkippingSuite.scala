@@ -12,6 +12,7 @@ import sparklance.format.index.Indices
 import sparklance.format.io.LocalStorage
 import sparklance.format.skipping.ColumnFilter._
 import sparklance.format.table.{Dataset, LanceSchema, StorageVersion}
+import sparklance.format.table.BasePaths
 
 /**
  * A field below a struct is NULL wherever the struct is, whatever its own values say. A zone map
@@ -57,7 +58,7 @@ class NestedNullSkippingSuite extends AnyFunSuite {
         ZoneMapSegment.commit(dataset, written, Seq(segment), Nil, CommitRetries(1))
         val indexed = dataset.snapshot()
         val indices = Indices.parse(indexed.file.indexSection, path)
-        check(new DataSkipping(LocalStorage, path, indexed.schema, indices, indexed.fragments, indexed.stableRowIds, allocator), aId)
+        check(new DataSkipping(LocalStorage, BasePaths.own(path), indexed.schema, indices, indexed.fragments, indexed.stableRowIds, allocator), aId)
       } finally LocalStorage.deleteRecursively(path)
     }
 

@@ -41,7 +41,7 @@ class FailedOpenSuite extends AnyFunSuite {
       assert(storage.open == 0)
       intercept[UnsupportedFeatureException](DataFileReader.open(storage.openInput(second), 9, 9))
       assert(storage.open == 0)
-      intercept[CorruptFileException](new FragmentScanner(storage, dir, fragment, schema.fields, allocator, 0, 3))
+      intercept[CorruptFileException](new FragmentScanner(storage, BasePaths.own(dir), fragment, schema.fields, allocator, 0, 3))
       assert(storage.opened.get > 0 && storage.open == 0)
     }
   }

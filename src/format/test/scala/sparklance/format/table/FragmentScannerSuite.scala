@@ -39,7 +39,7 @@ class FragmentScannerSuite extends AnyFunSuite {
       val base = fragment(dir, n, allocator)
       val withDeletions = base.toBuilder.setDeletionFile(DeletionFiles.write(LocalStorage, dir, 4, 1, deleted)).build()
       for ((start, end) <- Seq((0L, n.toLong), (2500L, 15000L))) {
-        val scanner = new FragmentScanner(LocalStorage, dir, withDeletions, schema.fields, allocator, start, end, batchRows = 1024)
+        val scanner = new FragmentScanner(LocalStorage, BasePaths.own(dir), withDeletions, schema.fields, allocator, start, end, batchRows = 1024)
         val values = scala.collection.mutable.ArrayBuffer.empty[Long]
         val offsets = scala.collection.mutable.ArrayBuffer.empty[Int]
         scanner.foreach { b =>
@@ -98,7 +98,7 @@ class FragmentScannerSuite extends AnyFunSuite {
         // Every row, then every third row (picked one by one).
         for (only <- Seq(None, Some(RoaringBitmap.bitmapOf((0 until small + large by 3): _*)))) {
           val seen = scala.collection.mutable.ArrayBuffer.empty[Long]
-          Using.resource(new FragmentScanner(LocalStorage, dir, fragment, wide.fields, allocator, 0, fragment.getPhysicalRows,
+          Using.resource(new FragmentScanner(LocalStorage, BasePaths.own(dir), fragment, wide.fields, allocator, 0, fragment.getPhysicalRows,
               only = only, batchBytes = budget)) { scanner =>
             scanner.foreach { batch =>
               try {

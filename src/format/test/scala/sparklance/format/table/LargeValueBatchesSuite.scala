@@ -87,7 +87,7 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(stored < rows * (40L << 10), s"pylance stored the values in $stored bytes, so they do not test what they decode to")
       for (fields <- Seq(Seq("id", "img", "note"), Seq("note", "img"), Seq("img"))) {
         val (ids, peak) = scan(path, fields, expected) { (snapshot, fragment, projected, allocator) =>
-          new FragmentScanner(LocalStorage, snapshot.tablePath, fragment, projected, allocator, 0, fragment.getPhysicalRows,
+          new FragmentScanner(LocalStorage, snapshot.files, fragment, projected, allocator, 0, fragment.getPhysicalRows,
             batchBytes = budget)
         }
         assert(ids == (0L until rows), fields)
@@ -102,7 +102,7 @@ class LargeValueBatchesSuite extends AnyFunSuite with BeforeAndAfterAll {
       val kept = RoaringBitmap.bitmapOf((0 until perFile).filter(_ % 10 < 3): _*)
       for ((only, within) <- Seq((Some(named), None), (None, Some(kept)))) {
         val (ids, peak) = scan(path, Seq("id", "img", "note"), expected) { (snapshot, fragment, projected, allocator) =>
-          new FragmentScanner(LocalStorage, snapshot.tablePath, fragment, projected, allocator, 0, fragment.getPhysicalRows,
+          new FragmentScanner(LocalStorage, snapshot.files, fragment, projected, allocator, 0, fragment.getPhysicalRows,
             only = only, batchBytes = budget, within = within)
         }
         val chosen = only.orElse(within).get.toArray.toSeq.map(_.toLong)

@@ -57,7 +57,7 @@ class SparseReadSuite extends AnyFunSuite {
   /** Row offset -> the row's values as text, and the data bytes read. */
   private def scan(dir: String, fragment: sparklance.format.proto.TableProtos.DataFragment, allocator: RootAllocator,
       within: Option[RoaringBitmap], only: Option[RoaringBitmap] = None): (Map[Int, String], Long) = {
-    val scanner = new FragmentScanner(LocalStorage, dir, fragment, schema.fields, allocator, 0, rows, batchRows = 4096,
+    val scanner = new FragmentScanner(LocalStorage, BasePaths.own(dir), fragment, schema.fields, allocator, 0, rows, batchRows = 4096,
       within = within, only = only)
     val out = mutable.Map.empty[Int, String]
     try scanner.foreach { b =>

@@ -62,7 +62,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
     sparklance.spark.UnsupportedColumnException.refuseReads(changelog.tableName, changelog.dataSchema, required)
     val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
-    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.dataset.path, lanceFields.toSeq, required,
+    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.end.files, lanceFields.toSeq, required,
       changelog.settings.storageConf, changelog.settings.readBatchBytes))
   }
 }

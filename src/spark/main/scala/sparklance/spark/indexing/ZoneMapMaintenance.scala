@@ -8,7 +8,7 @@ import sparklance.format.maintenance.Compaction
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.{ZoneMapAppend, ZoneMapSegment, ZoneValues}
-import sparklance.format.table.{Dataset, LanceSchema}
+import sparklance.format.table.{BasePaths, Dataset, LanceSchema}
 
 /**
  * The table property `zonemap_columns` (comma-separated top-level columns): every write of
@@ -80,7 +80,7 @@ object ZoneMapMaintenance {
         val name = indexName(f.name, f.id, existing)
         val rowsPerZone = ZoneMapSegment.zoneSize(existing.filter(_.getName == name))
         ZoneMapAppend.Column(name, f.id, f.arrowType, rowsPerZone,
-          ZoneMapJob.zones(spark, tableName, path, storageConf, placeholders, f, rowsPerZone))
+          ZoneMapJob.zones(spark, tableName, BasePaths.own(path), storageConf, placeholders, f, rowsPerZone))
       }
       Some(new ZoneMapAppend(storage, path, perColumn))
     }

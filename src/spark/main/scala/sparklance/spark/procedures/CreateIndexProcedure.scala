@@ -54,7 +54,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     }
 
     val settings = catalog.settingsForTasks
-    val zones = ZoneMapJob.zones(spark, target.quotedName, target.dataset.path, settings.storageConf, read.fragments, field, rowsPerZone)
+    val zones = ZoneMapJob.zones(spark, target.quotedName, read.files, settings.storageConf, read.fragments, field, rowsPerZone)
     val entry = Using.resource(Allocators.child(s"zone map $indexName of ${target.quotedName}")) { allocator =>
       ZoneMapSegment.create(target.dataset.storage, target.dataset.path, indexName, field.id, field.arrowType, zones,
         read.fragments.map(_.getId), read.version, rowsPerZone, allocator)

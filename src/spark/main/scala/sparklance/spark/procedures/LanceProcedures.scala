@@ -16,6 +16,8 @@ object LanceProcedures {
     CreateIndexProcedure.Name -> (new CreateIndexProcedure(_)),
     DropIndexProcedure.Name -> (new DropIndexProcedure(_)),
     DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)),
+    CreateBranchProcedure.Name -> (new CreateBranchProcedure(_)),
+    DeleteBranchProcedure.Name -> (new DeleteBranchProcedure(_)),
     UndropTableProcedure.Name -> (new UndropTableProcedure(_)),
     PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)))
 

@@ -1,10 +1,7 @@
 package sparklance.spark.rowlevel
 
-import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import sparklance.spark.LanceTable
 
 /**
  * Records on a sparklance table which columns an UPDATE or MERGE against it assigns (see
@@ -15,11 +12,18 @@ import sparklance.spark.LanceTable
  */
 object AssignedColumnsRule extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = {
+    // A new statement: what an earlier one's plan left unread does not hold for it (see CarriedBlobsRule).
+    plan.foreach {
+      case u: UpdateTable => RowLevelPlans.lanceTable(u.table).foreach(_.unreadBlobs = Set.empty)
+      case m: MergeIntoTable => RowLevelPlans.lanceTable(m.targetTable).foreach(_.unreadBlobs = Set.empty)
+      case w: WriteDelta => RowLevelPlans.lanceTable(w.originalTable).foreach(_.unreadBlobs = Set.empty)
+      case _ =>
+    }
     plan.foreach {
       case u: UpdateTable if u.resolved =>
-        lanceTable(u.table).foreach(_.assignments = Some(RowLevelAssignments(changed(u.assignments), inserts = false)))
+        RowLevelPlans.lanceTable(u.table).foreach(_.assignments = Some(RowLevelAssignments(changed(u.assignments), inserts = false)))
       case m: MergeIntoTable if m.resolved =>
-        lanceTable(m.targetTable).foreach { t =>
+        RowLevelPlans.lanceTable(m.targetTable).foreach { t =>
           val columns = (m.matchedActions ++ m.notMatchedBySourceActions).flatMap {
             case u: UpdateAction => changed(u.assignments)
             case _: UpdateStarAction => t.sparkSchema.fieldNames.toSet
@@ -28,7 +32,7 @@ object AssignedColumnsRule extends Rule[LogicalPlan] {
           t.assignments = Some(RowLevelAssignments(columns, inserts = m.notMatchedActions.nonEmpty))
         }
       case w: WriteDelta if w.resolved =>
-        for (t <- lanceTable(w.originalTable); rows <- w.query.collectFirst { case r: MergeRows => r }) {
+        for (t <- RowLevelPlans.lanceTable(w.originalTable); rows <- w.query.collectFirst { case r: MergeRows => r }) {
           // An instruction's output is the operation, then the table's columns, then row id and metadata.
           val columns = w.originalTable.output
           val updates = (rows.matchedInstructions ++ rows.notMatchedBySourceInstructions).collect {
@@ -46,14 +50,6 @@ object AssignedColumnsRule extends Rule[LogicalPlan] {
       case _ =>
     }
     plan
-  }
-
-  private def lanceTable(plan: LogicalPlan): Option[LanceTable] = EliminateSubqueryAliases(plan) match {
-    case r: DataSourceV2Relation => r.table match {
-      case t: LanceTable => Some(t)
-      case _ => None
-    }
-    case _ => None
   }
 
   /** The top-level columns whose assigned value is not the column itself. */

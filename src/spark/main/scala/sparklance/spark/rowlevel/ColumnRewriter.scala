@@ -23,7 +23,7 @@ final class ColumnRewriter(target: WriteTarget, fragment: DataFragment, fields: 
   private val storage = target.storage
   private val sink = new ColumnFileSink(target.tableName, storage, target.tablePath, fields, target.dataStorageVersion,
     fragment.getPhysicalRows, types, allocator)
-  private val current = Resources.closeOnFailure(Seq(sink))(new FragmentScanner(storage, target.tablePath, fragment,
+  private val current = Resources.closeOnFailure(Seq(sink))(new FragmentScanner(storage, target.files, fragment,
     fields.fields, allocator, 0, fragment.getPhysicalRows))
   private var batch: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil

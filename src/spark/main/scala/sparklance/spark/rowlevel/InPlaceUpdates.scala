@@ -86,6 +86,26 @@ object InPlaceUpdates {
   }
 
   /**
+   * The blob columns whose values an UPDATE or MERGE need not read: those it leaves alone when it
+   * certainly updates its rows in place (see [[plan]]), where they are never written. Empty when
+   * rows may be rewritten whole, which needs every value.
+   */
+  def carriedBlobs(table: LanceTable, command: RowLevelOperation.Command): Set[String] = {
+    val schema = table.snapshot.schema
+    val updates = command == RowLevelOperation.Command.UPDATE || command == RowLevelOperation.Command.MERGE
+    table.assignments match {
+      case Some(a) if updates && table.pending.isEmpty && carriesBlobs(schema, a) =>
+        val fields = schema.fields.filter(f => a.changed.contains(f.name))
+        // As plan decides: the cases where it rewrites rows whole whatever the mode.
+        val inPlace = fields.nonEmpty && table.snapshot.storageVersion != StorageVersion.Legacy &&
+          !(table.snapshot.storageVersion == StorageVersion.V2_0 && fields.exists(_.children.nonEmpty))
+        if (!inPlace) Set.empty
+        else schema.fields.filter(f => f.blobEncoding.isDefined && !a.changed.contains(f.name)).map(_.name).toSet
+      case _ => Set.empty
+    }
+  }
+
+  /**
    * Whether the statement leaves a blob column of the table alone. Its rows must then stay where
    * they are: rewritten whole, each blob would be read and stored anew (an external object's bytes
    * copied into the table, a 2.1 blob refused), where updating in place keeps every row's

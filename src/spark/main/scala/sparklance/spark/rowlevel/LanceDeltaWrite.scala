@@ -24,6 +24,10 @@ final class LanceDeltaWrite(table: LanceTable, command: RowLevelOperation.Comman
   @volatile private var driverMetrics = DmlMetrics.driver(0, 0)
 
   private val inPlace = InPlaceUpdates.plan(table, command, info.schema(), info.options().asScala.toMap)
+  // Rows whose blob values the plan dropped (CarriedBlobsRule) must stay in place: written whole, they would lose them.
+  if (table.unreadBlobs.nonEmpty && inPlace.forall(_.mode != RewriteMode.Columns))
+    throw new IllegalStateException(s"${table.tableName}: the statement does not read blob columns " +
+      s"${table.unreadBlobs.mkString(", ")}, so it must update its rows in place, but it was planned to rewrite them whole")
 
   override def description(): String = s"lance ${command.toString.toLowerCase} ${table.tableName}"
 

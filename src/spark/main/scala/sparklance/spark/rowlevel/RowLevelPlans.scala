@@ -1,12 +1,23 @@
 package sparklance.spark.rowlevel
 
-import org.apache.spark.sql.catalyst.plans.logical.WriteDelta
+import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, WriteDelta}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import sparklance.spark.LanceTable
 
 /** Reads, in the optimizer's plan of a DELETE / UPDATE / MERGE on a sparklance table, where the target comes from. */
 private[rowlevel] object RowLevelPlans {
   /** The read of the target table inside a row-level write, with the operation that plans its scan. */
   final case class TargetRead(relation: DataSourceV2Relation, operation: LanceDeltaOperation)
+
+  /** The sparklance table a (possibly aliased) relation reads. */
+  def lanceTable(plan: LogicalPlan): Option[LanceTable] = EliminateSubqueryAliases(plan) match {
+    case r: DataSourceV2Relation => r.table match {
+      case t: LanceTable => Some(t)
+      case _ => None
+    }
+    case _ => None
+  }
 
   def targetRead(write: WriteDelta): Option[TargetRead] = write.query.collectFirst {
     case r: DataSourceV2Relation if operation(r).isDefined => TargetRead(r, operation(r).get)

@@ -27,7 +27,7 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   private val fragment = DataFragment.parseFrom(split.fragment)
   private val fields = target.fields
   private val change = split.change
-  private val scanner = new FragmentScanner(target.storage, target.tablePath,
+  private val scanner = new FragmentScanner(target.storage, target.files,
     fragment, fields, allocator, split.start, split.end, only = split.change.map(c => PortableBitmaps.fromBytes(c.rows)),
     batchBytes = target.batchBytes, within = split.within.map(PortableBitmaps.fromBytes))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))

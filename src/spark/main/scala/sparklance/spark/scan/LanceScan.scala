@@ -102,7 +102,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
         case Some(f) if options.getBoolean(LanceScan.DataSkippingOption, true) && snapshot.file.indexSection.isDefined =>
           val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
           val kept = Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
-            new DataSkipping(table.dataset.storage, table.dataset.path, snapshot.schema, indices, snapshot.fragments,
+            new DataSkipping(table.dataset.storage, snapshot.files, snapshot.schema, indices, snapshot.fragments,
               snapshot.stableRowIds, allocator).candidates(f)
           }
           // Indices describe rows as written: where the rows kept may all have been deleted since
@@ -113,7 +113,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
           kept.map { case (id, rows) =>
             val fragment = byId(id)
             if (rows.isEmpty || fragment.getDeletionFile.getNumDeletedRows < rows.getLongCardinality) id -> rows
-            else id -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, table.dataset.path, fragment))
+            else id -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, snapshot.files, fragment))
           }
         case _ => Map.empty[Long, RoaringBitmap]
       }
@@ -166,7 +166,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name) || nullFilled(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
-    new LanceReaderFactory(ReadTarget(table.tableName, table.dataset.path, lanceFields.toSeq, required,
+    new LanceReaderFactory(ReadTarget(table.tableName, snapshot.files, lanceFields.toSeq, required,
       table.settings.storageConf, table.settings.readBatchBytes))
   }
 

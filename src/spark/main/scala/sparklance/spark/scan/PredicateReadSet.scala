@@ -41,7 +41,7 @@ final class PredicateReadSet(table: LanceTable, scans: Seq[Seq[Predicate]]) exte
     val bound = conditions.flatten.map(bind(_, readSchema))
     if (bound.exists(_.isEmpty)) return true
     val tests = bound.flatten.map { e => val p = CatalystPredicate.createInterpreted(e); p.initialize(0); p }
-    val target = ReadTarget(table.tableName, table.dataset.path,
+    val target = ReadTarget(table.tableName, snapshot.files,
       readSchema.fields.toSeq.filterNot(f => LanceTable.MetadataNames(f.name)).map(f => snapshot.schema.field(f.name).get),
       readSchema, table.settings.storageConf, table.settings.readBatchBytes)
     live.exists { fragment =>

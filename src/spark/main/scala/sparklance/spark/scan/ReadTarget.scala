@@ -3,16 +3,17 @@ package sparklance.spark.scan
 import org.apache.spark.sql.types.StructType
 import sparklance.format.io.Storage
 import sparklance.format.proto.FileProtos
-import sparklance.format.table.{LanceField, LanceSchema}
+import sparklance.format.table.{BasePaths, LanceField, LanceSchema}
 import sparklance.hadoop.Storages
 import sparklance.spark.CatalogSettings
 
 /**
- * What executors read: the table path, the projected Lance fields (as protobuf), Spark's read
+ * What executors read: where the table version's files are, the projected Lance fields (as protobuf), Spark's read
  * schema, and the decoded bytes a batch aims at.
  */
-final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Array[Array[Byte]], readSchema: StructType,
+final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Array[Array[Byte]], readSchema: StructType,
     storageConf: Map[String, String], batchBytes: Long) {
+  def tablePath: String = files.tablePath
   def storage: Storage = Storages.forPath(tablePath, storageConf)
 
   def fields: Seq[LanceField] =
@@ -23,7 +24,7 @@ final case class ReadTarget(tableName: String, tablePath: String, fieldBytes: Ar
 }
 
 object ReadTarget {
-  def apply(tableName: String, tablePath: String, fields: Seq[LanceField], readSchema: StructType,
+  def apply(tableName: String, files: BasePaths, fields: Seq[LanceField], readSchema: StructType,
       storageConf: Map[String, String], batchBytes: Long): ReadTarget =
-    ReadTarget(tableName, tablePath, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf, batchBytes)
+    ReadTarget(tableName, files, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf, batchBytes)
 }
