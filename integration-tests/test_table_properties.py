@@ -5,7 +5,7 @@ from pathlib import Path
 
 import lance
 import pytest
-from pyspark.errors import IllegalArgumentException
+from pyspark.errors import AnalysisException
 
 from conftest import table_path
 
@@ -17,7 +17,7 @@ def _props(spark, table):
 
 
 def _refused(call, *says):
-    with pytest.raises(IllegalArgumentException) as err:
+    with pytest.raises(AnalysisException) as err:
         call()
     for s in says:
         assert s in str(err.value), str(err.value)
@@ -38,7 +38,7 @@ def test_a_typo_is_refused_with_the_nearest_name_at_create_ctas_and_create(spark
     ("enable_stable_row_ids", "yes", "true or false"),
     ("max_rows_per_file", "1m", "an integer from 1 to 4294967295"),
     ("rewrite_mode", "cells", "one of auto, rows, columns"),
-])
+], ids=["boolean", "size", "enum"])
 def test_a_bad_value_is_refused_at_create_and_alter(spark, table_name, key, value, says):
     _refused(lambda: spark.sql(f"CREATE TABLE {table_name} (id BIGINT) TBLPROPERTIES ('{key}' = '{value}')"),
              f"'{key}'", f"'{value}'", says)

@@ -248,7 +248,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val props = properties.asScala.toMap
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
-    ZoneMapMaintenance.check(quoted(ident), lance, stored.config)
+    TableProperties.checkAgainst(quoted(ident), lance, stored.config)
     sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
       sparklance.format.table.StorageVersion.forWriting(quoted(ident), stored.config(sparklance.format.commit.Committer.StorageVersionKey)),
       lance.fields)

@@ -32,7 +32,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     retrying { snapshot =>
       if (properties.nonEmpty) {
         val change = TableProperties.change(table, snapshot, set, unset)
-        ZoneMapMaintenance.check(table, snapshot.schema, change.config)
+        TableProperties.checkAgainst(table, snapshot.schema, change.config)
         (change, Nil)
       }
       else {

@@ -2,7 +2,7 @@ package sparklance.spark
 
 import sparklance.format.commit.{Committer, Isolation, Operation}
 import sparklance.format.maintenance.{CleanupPolicy, CompactionOptions}
-import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
+import sparklance.format.table.{FragmentWriter, LanceSchema, Snapshot, StorageVersion}
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.RewriteMode
 
@@ -76,6 +76,12 @@ object TableProperties {
     val stored = store(table, settable)
     stored.copy(config = stored.config + (Committer.StorageVersionKey -> version.name))
   }
+
+  /** Refuses, as a property error, `zonemap_columns` naming columns `schema` lacks or that have no zone map. */
+  def checkAgainst(table: String, schema: LanceSchema, config: Map[String, String]): Unit =
+    try ZoneMapMaintenance.check(table, schema, config) catch {
+      case e: IllegalArgumentException => throw new InvalidTablePropertyException(table, ZoneMapColumns.name, e.getMessage)
+    }
 
   /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
   def stableRowIds(table: String, props: Map[String, String]): Boolean =
