@@ -47,7 +47,11 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     // while a tag of this line names it or a branch was made from it (the branch's versions name
     // its files); files of other bases (a branch's parent, a clone's source) are never examined.
     val tags = new Tags(dataset).list.filter(_.branch == dataset.branch)
-    val branchedFrom = new Branches(dataset).list.filter(_.parentBranch == dataset.branch).map(_.parentVersion).toSet
+    val branches = new Branches(dataset).list
+    val branchedFrom = branches.filter(_.parentBranch == dataset.branch).map(_.parentVersion).toSet
+    // A branch "dev/_indices/x" (pylance allows the name) has its table inside dev's _indices/: not an index of dev's.
+    val branchTables = dataset.branch.toSeq.flatMap(b => branches.map(_.name).filter(Branches.insideOwnDirectory(b, _)))
+      .map(Branches.location(dataset.root.path, _))
     val tagged = tags.map(_.version).toSet ++ branchedFrom
 
     val manifests = inParallel(listing.sortBy(_._1)) { case (v, naming, entry) =>
@@ -114,7 +118,11 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
       listed(s"data/$key", dataCutoff).filter(_.name.endsWith(".blob"))
         .flatMap(e => decide(s"data/$key/${e.name}", e, CleanupFileKind.Data, referenced.files(owner), verified.files(owner)))
     }
-    val indices = storage.listDirectories(at("_indices")).flatMap { uuid =>
+    val indices = storage.listDirectories(at("_indices"))
+      .filterNot { uuid =>
+        val d = at(s"_indices/$uuid")
+        branchTables.exists(t => t == d || t.startsWith(d + "/") || d.startsWith(t + "/"))
+      }.flatMap { uuid =>
       walk(s"_indices/$uuid").flatMap { case (p, e) =>
         decide(p, e, CleanupFileKind.Index, referenced.indexUuids(uuid), verified.indexUuids(uuid))
       }
