@@ -5,7 +5,7 @@ import java.util.UUID
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 import sparklance.format.{BranchAlreadyExistsException, BranchNotFoundException, InvalidOptionException, LanceException,
-  UnfinishedBranchException}
+  UnfinishedBranchException, VersionRemovedException}
 import sparklance.format.io.Storage
 
 /**
@@ -77,6 +77,15 @@ final class Branches(table: Dataset) {
       case NonFatal(_) => true
     }
     if (!stored) { takeBack(); throw new BranchAlreadyExistsException(root.path, name) }
+    // As for a restore: a cleanup deletes old manifests before their files, then keeps the files of
+    // versions branches were made from meanwhile. The version's manifest still there now means any
+    // cleanup removing it sees this branch; gone means its files may go, so the branch is taken back.
+    if (!storage.exists(Storage.join(source.path, s"_versions/${snapshot.naming.fileName(version)}"))) {
+      storage.delete(file(name))
+      takeBack()
+      throw new VersionRemovedException(source.path, version, source.versions.headOption.getOrElse(version),
+        s"; a cleanup removed it while branch '$name' was being made from it, so the branch was not made")
+    }
     branch
   }
 

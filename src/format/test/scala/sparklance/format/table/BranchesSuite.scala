@@ -1,12 +1,14 @@
 package sparklance.format.table
 
-import java.nio.file.{Files, Path, Paths}
+import java.io.OutputStream
+import java.nio.file.{Files, Paths}
+import java.time.{Duration, Instant}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
-import sparklance.format.{BranchNotFoundException, InvalidOptionException, LanceException}
+import sparklance.format.{BranchNotFoundException, InvalidOptionException, LanceException, VersionRemovedException}
 import sparklance.format.commit.{Committer, Operation}
-import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
 import sparklance.format.maintenance.{Cleanup, CleanupPolicy}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -39,6 +41,35 @@ class BranchesSuite extends AnyFunSuite {
     val b = Branch(name, source.branch, version, java.time.Instant.now(), 0, Seq(version -> "ab"), Map.empty)
     LocalStorage.putIfAbsent(Storage.join(root.path, s"_refs/branches/${Branches.fileName(name)}"), Branches.encode(b))
   }
+
+  /** Replaces the whole table with one fragment of `file`. */
+  private def overwrite(ds: Dataset, file: String): Unit = {
+    Files.write(Paths.get(ds.path).resolve(s"data/$file"), Array[Byte](1))
+    new Committer(ds).commit(Some(ds.snapshot()), Operation.Overwrite(Seq(DataFragment.newBuilder().setPhysicalRows(1)
+      .addFiles(DataFile.newBuilder().setPath(file).addFields(0).addColumnIndices(0).setFileMajorVersion(2)).build()), schema))
+  }
+
+  /** Local storage running `before` (once) ahead of the first delete or put of a path it accepts. */
+  private final class HookedStorage(when: String => Boolean, before: () => Unit) extends Storage {
+    private var armed = true
+    private def hook(path: String): Unit = if (armed && when(path)) { armed = false; before() }
+    private val d = LocalStorage
+    def openInput(path: String): InputFile = d.openInput(path)
+    def create(path: String): OutputStream = d.create(path)
+    def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = { hook(path); d.putIfAbsent(path, bytes) }
+    def overwrite(path: String, bytes: Array[Byte]): Unit = d.overwrite(path, bytes)
+    def exists(path: String): Boolean = d.exists(path)
+    def list(dir: String): Seq[FileEntry] = d.list(dir)
+    def listDirectories(dir: String): Seq[String] = d.listDirectories(dir)
+    def mkdirs(dir: String): Unit = d.mkdirs(dir)
+    def delete(path: String): Unit = { hook(path); d.delete(path) }
+    def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
+    def rename(from: String, to: String): Unit = d.rename(from, to)
+    def renamesAtomically(path: String): Boolean = true
+  }
+
+  private val cleanAll = CleanupPolicy(olderThan = Some(Duration.ZERO))
+  private def later = Instant.now().plusSeconds(3600)
 
   private def exists(ds: Dataset, relative: String): Boolean = Files.exists(Paths.get(ds.path).resolve(relative))
 
@@ -94,5 +125,30 @@ class BranchesSuite extends AnyFunSuite {
     append(branches.dataset("x"), "x2.lance")
     branches.delete("x/data/z") // tree/x/data is x's, not a parent directory of z's to remove
     assert(exists(branches.dataset("x"), "data/x2.lance"))
+  }
+
+  test("a branch made while a cleanup removes its version keeps that version and its files, then and later") {
+    val (ds, branches) = table() // v2: f1
+    append(ds, "f2.lance")       // v3
+    overwrite(ds, "o.lance")     // v4: no earlier file stays referenced on main
+    // The branch is made after the cleanup planned, before it deletes the first old manifest.
+    val hooked = new HookedStorage(_.endsWith(".manifest"), () => branches.create("b", ds, 2))
+    new Cleanup(new Dataset(hooked, ds.path)).run(cleanAll, now = later)
+    assert(branches.get("b").isDefined && ds.versions == Seq(2L, 4L) && exists(ds, "data/f1.lance") && !exists(ds, "data/f2.lance"))
+    new Cleanup(ds).run(cleanAll, now = later.plus(Duration.ofDays(8)))
+    assert(ds.versions == Seq(2L, 4L) && exists(ds, "data/f1.lance"))
+    assert(branches.dataset("b").snapshot().fragments.map(_.getFiles(0).getPath) == Seq("f1.lance"))
+  }
+
+  test("a branch whose version a cleanup removed while it was being made is taken back, named") {
+    val (ds, _) = table()
+    append(ds, "f2.lance")
+    overwrite(ds, "o.lance")
+    // The cleanup runs after the branch's clone, before its branch file: it sees no branch.
+    val hooked = new HookedStorage(_.endsWith("_refs/branches/b.json"), () => new Cleanup(ds).run(cleanAll, now = later))
+    val branches = new Branches(new Dataset(hooked, ds.path))
+    val e = intercept[VersionRemovedException](branches.create("b", new Dataset(hooked, ds.path), 2))
+    assert(e.getMessage.contains("branch 'b'"), e.getMessage)
+    assert(branches.get("b").isEmpty && branches.dataset("b").versions.isEmpty && ds.versions == Seq(4L))
   }
 }
