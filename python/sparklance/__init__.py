@@ -251,9 +251,10 @@ def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, de
     stay (a tagged version that would go fails the call unless `error_if_tagged_old_versions` is
     False). Files no version names are removed once 7 days old (orphans of failed writes), or at
     once with `delete_unverified` (only safe when nothing else writes the table). With `dry_run`
-    nothing is deleted. Returns the procedure's row: read_version, oldest_version, old_versions,
+    nothing is deleted, and tagged old versions do not fail the call: they stay, and their tags are
+    listed in tags_in_the_way. Returns the procedure's row: read_version, oldest_version, old_versions,
     data_files_removed, deletion_files_removed, transaction_files_removed, index_files_removed,
-    bytes_removed, failed_deletes, dry_run, files.
+    bytes_removed, failed_deletes, dry_run, files, tags_in_the_way.
     """
     if hasattr(older_than, "total_seconds"):
         older_than = f"{older_than.total_seconds()} seconds"
