@@ -75,39 +75,10 @@ private[format] object DictionaryValues {
     case other => FixedWidth.bits(other).exists(b => b >= 8 && b % 8 == 0)
   }
 
-  /** How many items a page's dictionary may hold with indices of type `index` (its largest value + 1). */
+  /** How many distinct values indices of type `index` number (its largest value + 1). */
   def capacity(index: ArrowType.Int): Long = {
     val valueBits = if (index.getIsSigned) index.getBitWidth - 1 else index.getBitWidth
     if (valueBits >= 31) Int.MaxValue.toLong else 1L << valueBits
-  }
-
-  /**
-   * Cuts the values `[0, n)` with ids `ids` (-1: null) into runs whose dictionaries hold at most
-   * `maxItems` items, a null counting as one item when `nullIsItem` (2.0 pages store nulls as a null
-   * item; 2.1 pages in their def levels). Returns the end of each run.
-   */
-  def runs(ids: Array[Int], n: Int, distinct: Int, maxItems: Long, nullIsItem: Boolean): Seq[Int] = {
-    val seen = new Array[Int](distinct)
-    var stamp = 1
-    var items = 0L
-    var nullSeen = false
-    val cuts = scala.collection.mutable.ArrayBuffer.empty[Int]
-    var i = 0
-    while (i < n) {
-      val id = ids(i)
-      val isNew = if (id < 0) nullIsItem && !nullSeen else seen(id) != stamp
-      if (isNew && items + 1 > maxItems && i > 0) {
-        cuts += i
-        stamp += 1
-        items = 0
-        nullSeen = false
-      }
-      if (id < 0) { if (nullIsItem && !nullSeen) { nullSeen = true; items += 1 } }
-      else if (seen(id) != stamp) { seen(id) = stamp; items += 1 }
-      i += 1
-    }
-    if (n > 0) cuts += n
-    cuts.toSeq
   }
 
   /**

@@ -32,7 +32,7 @@ class DictionaryPagesSuite extends AnyFunSuite {
     LanceField(3, "f", f64, nullable = true, dictionary = Some(i16)),
     LanceField(4, "allnull", ArrowType.Utf8.INSTANCE, nullable = true, dictionary = Some(i32))))
 
-  /** n rows: few distinct strings with nulls, 300 distinct large strings (more than int8 indices number), ... */
+  /** n rows: few distinct strings with nulls, 100 distinct large strings (int8 indices), integers, 0.0 and -0.0, nulls. */
   private def vectors(n: Int, a: BufferAllocator): Seq[FieldVector] = {
     val s = new VarCharVector("s", a)
     val ls = new LargeVarCharVector("ls", a)
@@ -42,7 +42,7 @@ class DictionaryPagesSuite extends AnyFunSuite {
     Seq(s, ls, k, f, nul).foreach(_.allocateNew())
     for (i <- 0 until n) {
       if (i % 7 == 0) s.setNull(i) else s.setSafe(i, s"v${i % 5}".getBytes(UTF_8))
-      ls.setSafe(i, s"n${i % 300}".getBytes(UTF_8))
+      ls.setSafe(i, s"n${i % 100}".getBytes(UTF_8))
       if (i % 11 == 0) k.setNull(i) else k.setSafe(i, (i % 4) * 1000L)
       if (i % 3 == 2) f.setNull(i) else f.setSafe(i, if (i % 3 == 0) -0.0 else 0.0)
       nul.setNull(i)
@@ -91,10 +91,9 @@ class DictionaryPagesSuite extends AnyFunSuite {
     if (version == 0) {
       val dicts = pages.map(_.map(ArrayEncoding.parseFrom))
       assert(dicts.take(4).flatten.forall(_.hasDictionary))
-      // Indices of the index type; int8 ones number 128 items at most (a null item included), so 300 values take 3 pages.
+      // Indices of the index type.
       val bits = dicts.map(_.map(_.getDictionary.getIndices.getNullable.getNoNulls.getValues.getFlat.getBitsPerValue))
       assert(bits.take(4).map(_.toSet) == Seq(Set(32), Set(8), Set(32), Set(16)))
-      assert(dicts(1).size >= 3 && dicts(1).forall(_.getDictionary.getNumDictionaryItems <= 128))
       // Items: the distinct values, then a null item when the page has nulls.
       assert(dicts(0).head.getDictionary.getNumDictionaryItems == 6 && dicts(0).head.getDictionary.getItems.hasBinary)
       assert(dicts(3).head.getDictionary.getNumDictionaryItems == 3 && dicts(3).head.getDictionary.getItems.getNullable.hasSomeNulls)
@@ -105,8 +104,29 @@ class DictionaryPagesSuite extends AnyFunSuite {
       val m = layouts.map(_.map(_.getMiniBlockLayout))
       // Nulls live in the def levels: the dictionaries hold only values (0.0 and -0.0: two items).
       assert(m(0).head.getNumDictionaryItems == 5 && m(2).head.getNumDictionaryItems == 4 && m(3).head.getNumDictionaryItems == 2)
-      assert(m(1).size >= 3 && m(1).forall(_.getNumDictionaryItems <= 128))
+      // Indices of the index type (flat, or bit-packed from that width).
+      val widths = m.take(4).map(_.head.getValueCompression).map(c =>
+        if (c.hasFlat) c.getFlat.getBitsPerValue else c.getInlineBitpacking.getUncompressedBitsPerValue)
+      assert(widths == Seq(32, 8, 32, 16))
       assert(layouts(4).forall(_.hasConstantLayout)) // all null: the constant layout pylance writes too
     }
+  }
+
+  for (version <- Seq(0, 1, 2)) test(s"2.$version: more distinct values in a file than int8 indices number are refused, naming the column") {
+    val a = new RootAllocator()
+    try {
+      val one = LanceSchema(Seq(schema.fields(1)))
+      val v = new LargeVarCharVector("ls", a)
+      try {
+        (0 until 200).foreach(i => v.setSafe(i, s"x$i".getBytes(UTF_8)))
+        v.setValueCount(200)
+        val out = new ByteArrayOutputStream
+        val e = intercept[sparklance.format.UnsupportedFeatureException] {
+          if (version == 0) { val w = new FileWriter20(out, one); w.write(Seq(v)); w.finish() }
+          else { val w = new FileWriter21(out, one, version); w.write(Seq(v)); w.finish() }
+        }
+        assert(e.getMessage.contains("'ls'") && e.getMessage.contains("int8") && e.getMessage.contains("128"), e.getMessage)
+      } finally v.close()
+    } finally a.close()
   }
 }

@@ -3,7 +3,7 @@ package sparklance.format.file.v2_0
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.collection.mutable.ArrayBuffer
-import sparklance.format.file.{ContainerWriter, DictionaryValues, FixedWidth}
+import sparklance.format.file.{ContainerWriter, DictionaryLimit, DictionaryValues, FixedWidth}
 import sparklance.format.table.LanceField
 
 /**
@@ -11,8 +11,8 @@ import sparklance.format.table.LanceField
  * it in 2.0: each page a `dictionary` of `nn(flat<index bits>)` indices and the page's items
  * (`binary` for strings and binaries, `nn(flat)` / `sn(flat1, flat)` for fixed-width values), value
  * k of a row being item k, a null row pointing at a null item after the values. Its reader decodes
- * that page into the field's Arrow dictionary type; a plain page it would not. A page whose items
- * would not fit the index type is cut into several.
+ * that page into the field's Arrow dictionary type; a plain page it would not. The file's items must
+ * fit the index type ([[DictionaryLimit]]).
  */
 private[v2_0] final class DictionaryEncoder(field: LanceField, index: ArrowType.Int) extends FieldEncoder {
   private val column = new ColumnPages
@@ -21,6 +21,7 @@ private[v2_0] final class DictionaryEncoder(field: LanceField, index: ArrowType.
   private var values = new DictionaryValues
   private var ids = new Array[Int](1024)
   private var pending = 0
+  private val limit = new DictionaryLimit(field.name, index)
 
   def columns: Seq[ColumnPages] = Seq(column)
 
@@ -32,11 +33,7 @@ private[v2_0] final class DictionaryEncoder(field: LanceField, index: ArrowType.
   }
 
   def flushPage(out: ContainerWriter): Unit = {
-    var from = 0
-    DictionaryValues.runs(ids, pending, values.size, DictionaryValues.capacity(index), nullIsItem = true).foreach { end =>
-      writePage(out, from, end)
-      from = end
-    }
+    if (pending > 0) writePage(out, 0, pending)
     values = new DictionaryValues
     pending = 0
   }
@@ -48,6 +45,7 @@ private[v2_0] final class DictionaryEncoder(field: LanceField, index: ArrowType.
     val hasNull = local.contains(-1)
     val nullItem = order.length
     val numItems = order.length + (if (hasNull) 1 else 0)
+    limit.add(values, order, hasNull)
     val buffers = ArrayBuffer.empty[PageBuffer]
     val idx = new ByteBuilder
     idx.growTo(local.length * indexBytes)

@@ -6,7 +6,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import sparklance.format.Primitives
-import sparklance.format.file.{ContainerWriter, DictionaryValues, FixedWidth, TypedAny}
+import sparklance.format.file.{ContainerWriter, DictionaryLimit, DictionaryValues, FixedWidth, TypedAny}
 import sparklance.format.proto.Encodings21Protos.RepDefLayer
 import sparklance.format.proto.Encodings21Protos.RepDefLayer._
 import sparklance.format.proto.File2Protos.ColumnMetadata
@@ -31,9 +31,10 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   private val name = path.map(_.name).mkString(".")
   /** The index type of a dictionary field (top-level only: nested ones are not mapped, see LanceSchema). */
   private val dictionaryIndex: Option[ArrowType.Int] = if (depth == 1) leaf.dictionary else None
-  /** While a dictionary field flushes: its distinct values, and each slot's value id (-1: null). */
+  /** While a dictionary field flushes: its distinct values, and each slot's value id (-1: null); the slot of a row is its index. */
   private var dictionary: DictionaryValues = _
   private var slotIds: Array[Int] = _
+  private val dictionaryLimit = dictionaryIndex.map(new DictionaryLimit(name, _))
 
   // Raw codes: 0 = valid leaf; the layer at level k (layer index L = depth-1-k, innermost first)
   // has null = 2L+1 and empty = 2L+2. Pages map them to def codes once they know which occur.
@@ -149,15 +150,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
       } else r += 1
     }
     if (cuts.last != rows) cuts += rows
-    dictionaryIndex match {
-      // One slot per row (a top-level field): pages are cut where their dictionary would outgrow the index type.
-      case Some(index) =>
-        collectDictionary()
-        cuts.clear()
-        cuts += 0
-        cuts ++= DictionaryValues.runs(slotIds, rows, dictionary.size, DictionaryValues.capacity(index), nullIsItem = false)
-      case None =>
-    }
+    if (dictionaryIndex.isDefined) collectDictionary()
     (0 until cuts.size - 1).foreach(j => writePage(out, span(cuts(j), cuts(j + 1))))
     dictionary = null
     slotIds = null
@@ -190,6 +183,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
    */
   private def dictionaryPage(s: PageSpan, index: ArrowType.Int): EncodedPage = {
     val (local, order) = DictionaryValues.page(slotIds, s.slotFrom, s.slotFrom + s.numSlots, dictionary.size)
+    dictionaryLimit.foreach(_.add(dictionary, order, nullItem = false))
     val w = index.getBitWidth / 8
     val indices = new ValueSink.Fixed(w, integer = true)
     val bytes = new Array[Byte](w)
