@@ -157,21 +157,20 @@ final class FragmentScanner(
       else if (size > Int.MaxValue - 16) throw new UnsupportedFeatureException(
         s"Row $row of blob field '${field.name}' in $tablePath holds $size bytes, more than one value can")
       else file.read(position, size.toInt)
-    def underBase(uri: String, base: Int) = throw new UnsupportedFeatureException(
-      s"Row $row of blob field '${field.name}' in $tablePath is stored at '$uri' under the table's base path $base; " +
-        "sparklance reads blobs outside its data files by absolute URI or under the table's root only")
     location match {
       case BlobLocation.Inline(position, size) => read(src.input, position, size)
       case BlobLocation.Packed(id, position, size) => read(sidecar(src.file, id), position, size)
       case BlobLocation.Dedicated(id, position, size) => read(sidecar(src.file, id), position, size)
-      case BlobLocation.External(uri, 0, range) =>
-        val file = blobFile(uri)(storage.openExternal(uri))
+      // Blob id 0: an absolute URI (external) or one under the table's root (managed); any other
+      // blob id is a base path the manifest registers (feature flag 16), opened as the table's files are.
+      case BlobLocation.External(uri, base, range) =>
+        val file =
+          if (base == 0) blobFile(uri)(storage.openExternal(uri))
+          else { val path = files.blob(base, uri); blobFile(path)(storage.openInput(path)) }
         range.fold(read(file, 0, file.length))(r => read(file, r.position, r.size))
-      case BlobLocation.Managed(uri, 0, position, size) =>
-        val path = Storage.join(tablePath, uri)
+      case BlobLocation.Managed(uri, base, position, size) =>
+        val path = if (base == 0) Storage.join(tablePath, uri) else files.blob(base, uri)
         read(blobFile(path)(storage.openInput(path)), position, size)
-      case BlobLocation.External(uri, base, _) => underBase(uri, base)
-      case BlobLocation.Managed(uri, base, _, _) => underBase(uri, base)
     }
   }
 
