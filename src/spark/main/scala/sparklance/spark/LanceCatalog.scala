@@ -241,7 +241,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     // Not UnsupportedOperationException: Spark reads that as "this catalog has no change data".
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
-      s"('${TableProperties.EnableStableRowIds}'='true') AS SELECT * FROM ${quoted(ident)}")
+      s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
     val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
     new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
       context.computeUpdates(), settings)
@@ -275,11 +275,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val props = properties.asScala.toMap
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
-    ZoneMapMaintenance.check(quoted(ident), lance, stored.config)
+    TableProperties.checkAgainst(quoted(ident), lance, stored.config)
     sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
       sparklance.format.table.StorageVersion.forWriting(quoted(ident), stored.config(sparklance.format.commit.Committer.StorageVersionKey)),
       lance.fields)
-    (lance, stored, TableProperties.stableRowIds(props))
+    (lance, stored, TableProperties.stableRowIds(quoted(ident), props))
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],

@@ -31,8 +31,8 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
     retrying { snapshot =>
       if (properties.nonEmpty) {
-        val change = TableProperties.change(table, set, unset)
-        ZoneMapMaintenance.check(table, snapshot.schema, change.config)
+        val change = TableProperties.change(table, snapshot, set, unset)
+        TableProperties.checkAgainst(table, snapshot.schema, change.config)
         (change, Nil)
       }
       else {
@@ -55,10 +55,10 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       case (names, c: DeleteColumn) if c.fieldNames().length == 1 => names.filterNot(_ == c.fieldNames()(0))
       case (names, _) => names
     }
-    if (followed != listed) retrying { _ =>
+    if (followed != listed) retrying { snapshot =>
       val change =
-        if (followed.isEmpty) TableProperties.change(table, Map.empty, Set(ZoneMapMaintenance.Property))
-        else TableProperties.change(table, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty)
+        if (followed.isEmpty) TableProperties.change(table, snapshot, Map.empty, Set(ZoneMapMaintenance.Property))
+        else TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty)
       (change, Nil)
     }
   }

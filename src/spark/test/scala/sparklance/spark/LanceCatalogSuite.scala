@@ -174,7 +174,7 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     sql("CREATE TABLE lance.db.big (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967295')")
     sql("INSERT INTO lance.db.big SELECT /*+ COALESCE(1) */ id FROM range(10)")
     assert(rows("SELECT count(DISTINCT _fragid), count(*) FROM lance.db.big") == Seq(Row(1L, 10L)))
-    val e = intercept[IllegalArgumentException](
+    val e = intercept[InvalidTablePropertyException](
       sql("CREATE TABLE lance.db.huge (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967296')"))
     Seq("max_rows_per_file", "4294967296", "4294967295").foreach(s => assert(e.getMessage.contains(s), e.getMessage))
     assert(!Files.exists(warehouse.resolve("db/huge.lance")))

@@ -63,12 +63,7 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     }
     val taggedOld = manifests.filter(m => tags.exists(_.version == m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
       policy.selects(m.snapshot.version, m.committed, versions, now)).map(_.snapshot.version)
-    if (policy.errorIfTaggedOldVersions && taggedOld.nonEmpty) {
-      val names = tags.filter(t => taggedOld.contains(t.version)).map(t => s"'${t.name}' (version ${t.version})")
-      throw new LanceException(s"Cleanup of ${dataset.path}: ${taggedOld.size} tagged version(s) would be removed; " +
-        s"delete the tag(s) ${names.mkString(", ")} or clean up without failing on tagged versions " +
-        s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
-    }
+    val tagsInTheWay = tags.filter(t => taggedOld.contains(t.version)).map(t => s"${t.name} (version ${t.version})")
 
     // pylance keeps what a version a branch was made from names, except its transaction file.
     def keptOnlyForBranches(m: Cleanup.Manifest) = branchedFrom(m.snapshot.version) &&
@@ -130,15 +125,20 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     val oldManifests = removed.map(m => CleanupFile(s"_versions/${m.entry.name}", CleanupFileKind.Manifest,
       unverified = false, m.entry.size))
     Cleanup.Plan(latest.version, kept.map(_.snapshot.version).min, removed.map(_.snapshot.version),
-      oldManifests, temporary ++ transactions ++ deletions ++ data ++ blobs ++ indices)(
+      oldManifests, temporary ++ transactions ++ deletions ++ data ++ blobs ++ indices, tagsInTheWay)(
       removed.map(m => m.snapshot.version -> m).toMap)
   }
 
   /** Plans and, unless `dryRun`, deletes: old manifests first (oldest first), then the files, in parallel. */
   def run(policy: CleanupPolicy, dryRun: Boolean = false, now: Instant = Instant.now(), keepFrom: Long = Long.MaxValue): CleanupResult = {
     val plan = this.plan(policy, now, keepFrom)
+    // A dry run shows what the cleanup would do with the tagged versions kept, and which tags kept them.
     if (dryRun) return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
-      plan.manifests ++ plan.files, Nil, dryRun = true)
+      plan.manifests ++ plan.files, Nil, dryRun = true, plan.tagsInTheWay)
+    if (policy.errorIfTaggedOldVersions && plan.tagsInTheWay.nonEmpty)
+      throw new LanceException(s"Cleanup of ${dataset.path}: ${plan.tagsInTheWay.size} tagged version(s) would be removed; " +
+        s"delete the tag(s) ${plan.tagsInTheWay.mkString(", ")} or clean up without failing on tagged versions " +
+        s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
     val manifestOutcomes = plan.manifests.map(f => f -> attempt(f.path))
     // A manifest that cannot be deleted keeps its version, which still needs its files.
     if (manifestOutcomes.exists(_._2.isDefined)) {
@@ -219,7 +219,7 @@ object Cleanup {
    * file, by path inside the table (`removed`: the removed versions as read).
    */
   final case class Plan(readVersion: Long, oldestVersion: Long, removedVersions: Seq[Long],
-      manifests: Seq[CleanupFile], files: Seq[CleanupFile])(private[maintenance] val removed: Map[Long, Manifest] = Map.empty)
+      manifests: Seq[CleanupFile], files: Seq[CleanupFile], tagsInTheWay: Seq[String] = Nil)(private[maintenance] val removed: Map[Long, Manifest] = Map.empty)
 
   private[maintenance] final case class Manifest(snapshot: Snapshot, entry: FileEntry, references: References) {
     def committed: Instant = Instant.ofEpochSecond(snapshot.manifest.getTimestamp.getSeconds, snapshot.manifest.getTimestamp.getNanos)
