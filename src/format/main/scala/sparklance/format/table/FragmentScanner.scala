@@ -73,13 +73,17 @@ final class FragmentScanner(
   private val dataFiles = fragment.getFilesList.asScala.toSeq
   private var opened = Map.empty[String, Source]
 
-  private def sourceFor(field: LanceField): Option[Source] =
-    // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants.
-    dataFiles.find(f => field.preOrder.exists(sub => f.getFieldsList.contains(sub.id))).map { f =>
+  private def sourceFor(field: LanceField): Option[Source] = {
+    // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants,
+    // its leaves first: a struct rewritten in place (pylance's update_columns, an in-place UPDATE)
+    // gets a 2.1+ file of its leaves, while the fragment's 2.0 file goes on listing the struct's id.
+    def lists(ids: Seq[Int]) = dataFiles.find(f => ids.exists(id => f.getFieldsList.contains(id)))
+    lists(field.preOrder.filter(_.children.isEmpty).map(_.id)).orElse(lists(field.preOrder.map(_.id))).map { f =>
       opened.getOrElse(f.getPath, {
         val s = open(f); opened += f.getPath -> s; s
       })
     }
+  }
 
   private val read = new java.util.concurrent.atomic.AtomicLong()
 
