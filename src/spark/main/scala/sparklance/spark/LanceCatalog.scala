@@ -260,6 +260,15 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
         throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
       if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
     }
+    // The warehouse is the catalog's only record of its tables: a table elsewhere has no name here.
+    Option(properties.get(TableCatalog.PROP_LOCATION)).map(TablePath.fromOption)
+      .filterNot(location => TablePath.of(ident).contains(location) ||
+        TablePath.of(ident).isEmpty && warehouseOption.isDefined && location == tablePath(ident))
+      .foreach { location =>
+        throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} at LOCATION '$location': the tables of " +
+          s"catalog $catalogName live in its warehouse. Create the table by its location instead: " +
+          s"CREATE TABLE $catalogName.${TablePath.quoted(location)} ... (see docs/tables-by-location.md)")
+      }
     // CREATE TABLE ... USING delta in this catalog would otherwise make a Lance table all the same.
     Option(properties.get(TableCatalog.PROP_PROVIDER)).filterNot(LanceCatalog.isLanceProvider).foreach { provider =>
       throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +

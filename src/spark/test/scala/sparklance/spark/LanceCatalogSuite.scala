@@ -252,4 +252,21 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     sql("CREATE TABLE lance.db.using_lance (id INT) USING lance")
     assert(spark.catalog.tableExists("lance.db.using_lance"))
   }
+
+  test("SHOW CREATE TABLE replays: NOT NULL, comments and properties kept, the version not printed; LOCATION elsewhere refused") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.sct")
+    sql("""CREATE TABLE lance.sct.t (id BIGINT NOT NULL, s STRING COMMENT 'a note', d DECIMAL(10, 2))
+          TBLPROPERTIES ('enable_stable_row_ids' = 'true', 'max_rows_per_file' = '1000', 'owner.team' = 'x')""")
+    sql("INSERT INTO lance.sct.t VALUES (1, 'a', 1.50)")
+    val ddl = sql("SHOW CREATE TABLE lance.sct.t").collect().head.getString(0)
+    assert(!ddl.contains("'version'"), ddl)
+    val before = spark.table("lance.sct.t").schema
+    val props = sql("SHOW TBLPROPERTIES lance.sct.t").collect().map(r => r.getString(0) -> r.getString(1)).toMap
+    sql("DROP TABLE lance.sct.t PURGE")
+    sql(ddl)
+    assert(spark.table("lance.sct.t").schema == before && !before("id").nullable)
+    assert(sql("SHOW TBLPROPERTIES lance.sct.t").collect().map(r => r.getString(0) -> r.getString(1)).toMap == props)
+    val elsewhere = intercept[Exception](sql(s"CREATE TABLE lance.sct.u (id INT) LOCATION '${warehouse.resolve("elsewhere")}'"))
+    assert(elsewhere.getMessage.contains("Create the table by its location instead"), elsewhere.getMessage)
+  }
 }
