@@ -87,6 +87,12 @@ def test_zonemap_columns_empty_all_and_the_first_32(spark, warehouse, table_name
         assert_covering(path, expected)
         if not expected:
             assert lance.dataset(path).describe_indices() == []
+    # Widening a zone-mapped column drops its zone map with the old field id; the next write keeps the new one.
+    name = f"{table_name}_dflt"
+    spark.sql(f"ALTER TABLE {name} ALTER COLUMN c0 TYPE BIGINT")
+    assert "c0_idx" not in zone_maps(table_path(warehouse, name))
+    spark.sql(f"INSERT INTO {name} SELECT {values} FROM range(100, 200)")
+    assert zone_maps(table_path(warehouse, name))["c0_idx"] == (["c0"], [1])
     # Changed later: the next write keeps what the property now says.
     name = f"{table_name}_none"
     spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('zonemap_columns' = 'c5')")
