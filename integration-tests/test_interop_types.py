@@ -1,5 +1,7 @@
 """Issue 3 interop: every supported type, nested ones included, between Spark and pylance (2.0 files),
 plus randomized schemas in both directions and corrupted data files."""
+import json
+import math
 import os
 import random
 
@@ -10,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql.types import ArrayType, FloatType, StructField, StructType
+from pyspark.sql.types import ArrayType, FloatType, LongType, StringType, StructField, StructType
 
 from conftest import table_path
 
@@ -200,6 +202,58 @@ def test_random_schemas_spark_to_pylance_and_back(spark, warehouse, table_name, 
     assert again.slice(rows).drop(["id"]).equals(expected.drop(["id"]))
 
 
+# ---- JSON columns (lance.json, JSONB) ----
+
+JSON_STRINGS = ["", "plain", "ünïcødé", "日本語", "emoji 😀🎉", 'quote " and \\ back', "tab\tnew\nline\r",
+                "ctl \u0001\u001f", "slash /", "\u2028 sep", "null", "1"]
+JSON_NUMBERS = [0, 1, -1, 127, 128, 255, 256, -128, -129, 65535, 65536, -32769, 2**31, -2**31 - 1, 2**32,
+                2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, -2**63, 2**64, -2**63 - 1, 10**30, -(10**25),
+                0.5, -0.0, 1.0, 0.1, 1e300, -2.5e-310, 5e-324, 1e16, 1e15, 123456.789, 1e-5, 1e-7, 3.141592653589793]
+# Spellings json.dumps never writes: beyond a double's range (infinities, which read back as null;
+# zeros), exponents, escapes that need not be escaped, surrogate pairs, nesting with no space.
+JSON_ODD_TEXTS = ["1e400", "[-1E+400, 1e-400, -1e-400]", '{"n": -0, "e": 1E+2, "f": 123.456e-2}', '"\\/ \\ud83d\\ude00"',
+                  '[[[[[]]]],{"":{"":{}}}]', " \t\r\n null \n"]
+
+
+def _random_json(r, depth=0):
+    """A random JSON value: nested objects and arrays (empty ones too), numbers across JSONB's
+    integer widths, integers beyond 64 bits and doubles, unicode and escaped strings, nulls."""
+    k = r.random()
+    if depth < 3 and k < 0.25:
+        keys = r.sample(JSON_STRINGS + [f"k{n}" for n in range(8)], r.randint(0, 4))
+        return {key: _random_json(r, depth + 1) for key in keys}
+    if depth < 3 and k < 0.4:
+        return [_random_json(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return r.choice([None, True, False, r.choice(JSON_STRINGS), r.choice(JSON_NUMBERS), r.choice(JSON_NUMBERS),
+                     r.randint(-2**70, 2**70), r.uniform(-1e6, 1e6)])
+
+
+def _json_text(r, value):
+    """`value` as JSON text, spelled one of several ways (white space, escapes, key order)."""
+    return json.dumps(value, ensure_ascii=r.random() < 0.5, indent=r.choice([None, None, 2]),
+                      separators=r.choice([None, (",", ":"), (" , ", " : ")]), sort_keys=r.random() < 0.5)
+
+
+def _as_jsonb_holds(value):
+    """`value` as a JSON column gives it back: integers beyond 64 bits become doubles."""
+    if isinstance(value, dict):
+        return {k: _as_jsonb_holds(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_jsonb_holds(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
+        return float(value)
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    return value
+
+
+def _random_json_column(r, n, null_rate):
+    """The texts of n random JSON documents, None for a NULL row (some rows hold the JSON value null)."""
+    values = [None if r.random() < null_rate else _random_json(r) for _ in range(n)]
+    return [None if v is None and r.random() < 0.7 else r.choice(JSON_ODD_TEXTS) if r.random() < 0.05
+            else _json_text(r, v) for v in values]
+
+
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 @pytest.mark.parametrize("rows", [0, 1, 1023, 1024, 1025, 4097])
 def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows, version):
@@ -209,8 +263,12 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
     for k in range(8):
         t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
                       pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.list_(pa.float32(), 768),
-                      pa.timestamp("ns"), pa.date32(), pa.duration("ms"), pa.decimal256(24, 3)] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
+                      pa.timestamp("ns"), pa.date32(), pa.duration("ms"), pa.decimal256(24, 3), pa.json_()] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
         base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
+        null_rate = r.choice([0.0, 0.2, 1.0])
+        if t == pa.json_():  # random documents, NULL rows among them
+            cols[f"c{k}"] = pa.array(_random_json_column(r, rows, null_rate), t)
+            continue
         if pa.types.is_map(t):
             arr = pa.array([[(f"k{j}", None if (x + j) % 7 == 0 else x * j) for j in range(x % 4)] for x in base.to_pylist()], t)
         elif pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
@@ -225,7 +283,7 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
             arr = base.cast(pa.int32()).cast(t)
         else:
             arr = base.cast(t)
-        mask = rng.random(rows) < r.choice([0.0, 0.2, 1.0])
+        mask = rng.random(rows) < null_rate
         cols[f"c{k}"] = pc.if_else(pa.array(mask, pa.bool_()), pa.scalar(None, t), arr) if rows else arr
     path = table_path(warehouse, table_name)
     lance.write_dataset(pa.table(cols), path, data_storage_version=version, max_page_bytes=4096)
@@ -233,6 +291,85 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
     expected = lance.dataset(path).to_table().sort_by("id")
     assert got.num_rows == rows
     assert got.equals(_spark_view(expected, got.schema))
+
+
+JSON_COLUMN = {"ARROW:extension:name": "lance.json"}  # a Spark STRING column with it is a JSON column
+
+
+def _pylance_json_texts(tmp_path, texts):
+    """The texts pylance reads back after writing `texts` to a JSON column of its own: the oracle
+    for what sparklance's JSONB must read as, in pylance and in Spark."""
+    oracle = str(tmp_path / f"oracle-{len(os.listdir(tmp_path))}")
+    lance.write_dataset(pa.table({"j": pa.array(texts, pa.json_())}), oracle)
+    return lance.dataset(oracle).to_table().column("j").to_pylist()
+
+
+def _sql_string(text):
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@pytest.mark.parametrize("writer,version,seed", [("pylance", "2.0", 0), ("spark", "2.1", 1), ("spark", "2.2", 2)])
+def test_random_json_documents_both_ways_with_dml(spark, warehouse, table_name, tmp_path, writer, version, seed):
+    """Random JSON documents written by pylance or by Spark (a STRING column marked lance.json, also
+    as a struct's field), read by the other, then UPDATE (of the JSON columns and of another one),
+    MERGE and DELETE from Spark; pylance reads what its own JSONB of the same texts reads as, and
+    Spark reads the same text."""
+    r = random.Random(f"json-{seed}")
+    n = r.choice([24, 60])
+    texts, inner = _random_json_column(r, n, 0.15), _random_json_column(r, n, 0.15)
+    path = table_path(warehouse, table_name)
+    if writer == "pylance":
+        st = pa.StructArray.from_arrays([pa.array(inner, pa.json_()), pa.array(range(n), pa.int64())], names=["j", "x"])
+        lance.write_dataset(pa.table({"id": pa.array(range(n), pa.int64()), "n": pa.array([0] * n, pa.int64()),
+                                      "j": pa.array(texts, pa.json_()), "st": st}), path, data_storage_version=version,
+                            max_rows_per_file=n // 2)
+    else:
+        schema = StructType([StructField("id", LongType(), False), StructField("n", LongType()),
+                             StructField("j", StringType(), True, JSON_COLUMN),
+                             StructField("st", StructType([StructField("j", StringType(), True, JSON_COLUMN),
+                                                           StructField("x", LongType())]))])
+        spark.createDataFrame([(i, 0, t, (u, i)) for i, (t, u) in enumerate(zip(texts, inner))], schema) \
+            .repartition(2).writeTo(table_name).tableProperty("data_storage_version", version).create()
+    want = {i: (t, u) for i, (t, u) in enumerate(zip(texts, inner))}  # id: (j, st.j)
+
+    def check(step):
+        ds = lance.dataset(path)
+        assert str(ds.schema.field("j").type) == str(ds.schema.field("st").type.field("j").type) == \
+            "extension<arrow.json>", step
+        ids = sorted(want)
+        oracle = dict(zip(ids, zip(_pylance_json_texts(tmp_path, [want[i][0] for i in ids]),
+                                   _pylance_json_texts(tmp_path, [want[i][1] for i in ids]))))
+        got = {row["id"]: (row["j"], row["st"]["j"]) for row in ds.to_table(columns=["id", "j", "st"]).to_pylist()}
+        assert got == oracle, step
+        parsed = lambda texts, holds: tuple(None if t is None else holds(json.loads(t)) for t in texts)
+        assert {i: parsed(t, lambda v: v) for i, t in got.items()} == \
+            {i: parsed(t, _as_jsonb_holds) for i, t in want.items()}, step
+        assert {row.id: (row.j, row.sj) for row in spark.sql(f"SELECT id, j, st.j AS sj FROM {table_name}").collect()} \
+            == oracle, step
+        ds.validate()
+
+    check("written")
+
+    picked = r.sample(range(n), 5)
+    new = [(_json_text(r, _random_json(r)), _json_text(r, _random_json(r))) for _ in picked]
+    case = lambda k: " ".join(f"WHEN {i} THEN {_sql_string(t[k])}" for i, t in zip(picked, new))
+    spark.sql(f"UPDATE {table_name} SET j = CASE id {case(0)} END, st = named_struct('j', CASE id {case(1)} END, "
+              f"'x', id) WHERE id IN ({', '.join(map(str, picked))})")
+    want.update(zip(picked, new))
+    spark.sql(f"UPDATE {table_name} SET n = n + 1 WHERE id % 3 = 0")  # the JSON columns carried along
+    check("updated")
+
+    merged = r.sample(range(n), 4) + [n, n + 1]
+    src = [(i, -1, None if k == 1 else _json_text(r, _random_json(r)), (_json_text(r, _random_json(r)), i))
+           for k, i in enumerate(merged)]
+    spark.createDataFrame(src, "id BIGINT, n BIGINT, j STRING, st STRUCT<j: STRING, x: BIGINT>") \
+        .createOrReplaceTempView("json_merge_src")
+    spark.sql(f"MERGE INTO {table_name} t USING json_merge_src s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    want.update({i: (t, u) for i, _, t, (u, _) in src})
+    spark.sql(f"DELETE FROM {table_name} WHERE id % 7 = 2")
+    want = {i: t for i, t in want.items() if i % 7 != 2}
+    check("merged and deleted")
 
 
 def test_corrupt_data_file_is_named(spark, warehouse, table_name):

@@ -77,6 +77,79 @@ def test_update_and_merge_keep_external_blob_descriptors(spark, table_name, exte
     lance.dataset(path).validate()
 
 
+# ---- Blobs relative to a registered base path (feature flag 16) ----
+
+@pytest.fixture
+def based_blobs(tmp_path, warehouse, table_name):
+    """A 2.2 table registering base path 1 (`initial_bases`): external blobs under it stored relative
+    to it (kind 3, blob id 1), whole and ranged, beside an absolute one, inline bytes and NULL;
+    returns its path and {id: bytes or None}."""
+    store = tmp_path / "store"
+    (store / "sub").mkdir(parents=True)
+    for i in range(2):
+        (store / "sub" / f"x{i}.bin").write_bytes(bytes([65 + i]) * (300 + i))
+    (tmp_path / "outside.bin").write_bytes(b"Z" * 40)
+    values = [f"file://{store}/sub/x0.bin", str(store / "sub" / "x1.bin"),
+              lance.Blob.from_uri(f"file://{store}/sub/x1.bin", 10, 20), f"file://{tmp_path}/outside.bin",
+              b"inline", None]
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(pa.table({"id": list(range(6)), "n": [0] * 6, "b": lance.blob_array(values)}), path,
+                        data_storage_version="2.2", initial_bases=[lance.DatasetBasePath(str(store), name="store", id=1)],
+                        allow_external_blob_outside_bases=True)
+    descriptors = _descriptors(path)
+    assert [(d["kind"], d["blob_id"], d["blob_uri"]) for d in list(descriptors.values())[:3]] == \
+        [(3, 1, "sub/x0.bin"), (3, 1, "sub/x1.bin"), (3, 1, "sub/x1.bin")]
+    assert descriptors[3]["blob_id"] == 0  # outside every base: absolute
+    expected = {0: b"A" * 300, 1: b"B" * 301, 2: b"B" * 20, 3: b"Z" * 40, 4: b"inline", 5: None}
+    assert _take_blobs(path) == expected
+    return path, expected
+
+
+def test_external_blobs_relative_to_a_base_path_read_update_merge_delete(spark, table_name, based_blobs):
+    path, expected = based_blobs
+    assert _spark_bytes(spark, table_name) == expected
+    before = _descriptors(path)
+    spark.sql(f"UPDATE {table_name} SET n = n + 1 WHERE id IN (0, 2)")
+    spark.createDataFrame([(1, 7, None), (9, 9, b"new")], "id BIGINT, n BIGINT, b BINARY") \
+        .createOrReplaceTempView("based_src")
+    spark.sql(f"MERGE INTO {table_name} t USING based_src s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET n = s.n WHEN NOT MATCHED THEN INSERT *")
+    after = _descriptors(path)
+    assert {i: after[i] for i in before} == before
+    spark.sql(f"DELETE FROM {table_name} WHERE id = 3")
+    want = {i: v for i, v in {**expected, 9: b"new"}.items() if i != 3}
+    assert _take_blobs(path) == want and _spark_bytes(spark, table_name) == want
+    assert {r.id: r.n for r in spark.sql(f"SELECT id, n FROM {table_name}").collect()} == \
+        {0: 1, 1: 7, 2: 1, 4: 0, 5: 0, 9: 9}
+    lance.dataset(path).validate()
+
+
+def test_managed_blobs_relative_to_a_base_path_read(spark, tmp_path, warehouse, table_name):
+    """pylance 14 stores a managed blob given a `base_id` as descriptor kind 5 (not 4), its URI
+    relative to that base's own path, whether the base is a dataset root or not."""
+    from sparklance_testing import feature_flags
+    plain, root = tmp_path / "plain", tmp_path / "root"
+    for d, byte in ((plain, 1), (root, 2)):
+        d.mkdir()
+        (d / "m.blob").write_bytes(bytes(range(byte, byte + 100)))
+    builder = lance.BlobDescriptorArrayBuilder("b")
+    builder.append_managed("m.blob", 5, 10, base_id=1)
+    builder.append_managed("m.blob", 50, 3, base_id=2)
+    builder.append_managed("m.blob", 0, 0, base_id=1)
+    builder.append_null()
+    schema = pa.schema([pa.field("id", pa.int64()), builder.field], metadata={"lance.blob.managed": "true"})
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(pa.Table.from_arrays([pa.array([0, 1, 2, 3]), builder.finish()], schema=schema), path,
+                        data_storage_version="2.2",
+                        initial_bases=[lance.DatasetBasePath(str(plain), name="plain", id=1),
+                                       lance.DatasetBasePath(str(root), name="root", is_dataset_root=True, id=2)])
+    assert feature_flags(path) == (16384 | 16, 16384 | 16)
+    assert [d and (d["kind"], d["blob_id"]) for d in _descriptors(path).values()] == [(5, 1), (5, 2), (5, 1), None]
+    want = {0: bytes(range(6, 16)), 1: bytes(range(52, 55)), 2: b"", 3: None}
+    assert _take_blobs(path) == want
+    assert _spark_bytes(spark, table_name) == want
+
+
 # ---- Item 5: write what we read ----
 
 F16_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("h", pa.float16()),

@@ -87,6 +87,25 @@ def test_mixed_versions_read_and_changed_by_spark(spark, warehouse, table_name, 
     assert lance.dataset(path).count_rows() == len(want) + 10
 
 
+def test_struct_rewritten_in_place_over_a_2_0_file(spark, warehouse, table_name):
+    """A struct's values are where its leaves are: a 2.1 column file of a struct rewritten in place
+    lists only the leaves, and the fragment's 2.0 file keeps listing the struct's own id."""
+    path = table_path(warehouse, table_name)
+    lance.write_dataset(_rows(0, 20), path, data_storage_version="2.1")
+    lance.write_dataset(_rows(20, 40), path, mode="append", data_storage_version="2.0")
+    before = _spark_rows(spark, table_name)
+    spark.sql("SET spark.sparklance.rewrite_mode = columns")
+    try:
+        spark.sql(f"UPDATE {table_name} SET st.x = st.x + 1000, st.y = 'z' WHERE id % 2 = 0")
+    finally:
+        spark.sql("RESET spark.sparklance.rewrite_mode")
+    ds = lance.dataset(path)
+    ds.validate()
+    assert _file_versions(ds)[1] == ["2.0", "2.1"]  # updated in place, over the 2.0 file
+    want = {i: (s, d, arr, (st[0] + 1000, "z") if i % 2 == 0 else st) for i, (s, d, arr, st) in before.items()}
+    assert _lance_rows(ds) == want == _spark_rows(spark, table_name)
+
+
 def _legacy_table(path):
     """A table as older LanceDB wrote them: legacy (V1) files, two fragments of several batches."""
     lance.write_dataset(_rows(0, 60), path, data_storage_version="legacy", max_rows_per_group=16)

@@ -164,6 +164,15 @@ def test_tags_both_ways(spark, warehouse, table_name):
     assert [r.id for r in spark.sql(f"SELECT id FROM {t} VERSION AS OF 'py-three'").collect()] == [2]
     assert tuple(sparklance.restore(spark, t, tag="two")) == (2, 4)
     assert sorted(lance.dataset(path).to_table().column("id").to_pylist()) == [1, 2]
+    # A dry run names the tags in the way instead of failing, and lists what pylance's explanation
+    # lists when it keeps tagged versions.
+    dry = sparklance.vacuum(spark, t, older_than="0 seconds", dry_run=True)
+    assert sorted(dry.tags_in_the_way) == ["py-three (version 3)", "two (version 2)"]
+    explained = lance.dataset(path).explain_cleanup_old_versions(
+        older_than=datetime.timedelta(0), error_if_tagged_old_versions=False, include_files=True, max_files=10000)
+    assert sorted(dry.files) == sorted(os.path.relpath("/" + f.path, path) for f in explained.candidate_files)
+    with pytest.raises((Py4JJavaError, PySparkException), match="tagged version"):
+        sparklance.vacuum(spark, t, older_than="0 seconds")
     # A tag pylance made keeps its version from our vacuum, and ours from pylance's cleanup.
     sparklance.vacuum(spark, t, older_than="0 seconds", error_if_tagged_old_versions=False)
     lance.dataset(path).cleanup_old_versions(older_than=datetime.timedelta(0), error_if_tagged_old_versions=False)

@@ -98,3 +98,19 @@ def test_the_wheel_runs_the_quickstart_in_a_fresh_environment(tmp_path):
     ages = [36, 46] + [i % 80 for i in range(3, 100)] + [41]
     assert out["spark_rows"] == len(ids)
     assert out["pylance"] == [ids, names, ages]
+
+
+def test_the_connect_extra_pins_the_client_versions_the_tests_use():
+    import tomllib
+    extra = tomllib.loads((REPO / "python" / "pyproject.toml").read_text())["project"]["optional-dependencies"]["connect"]
+    tested = {}
+    for line in (REPO / "dev" / "requirements.txt").read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            tested[name.lower()] = version
+    pinned = {n.lower(): v for n, _, v in (r.partition("==") for r in extra) if v}
+    assert pinned and all(tested.get(n) == v for n, v in pinned.items()), (pinned, tested)
+    assert set(pinned) >= {"protobuf", "grpcio", "grpcio-status"}
+    # pandas: the tests run pandas 2; pyspark's own extra would take pandas 3.
+    assert "pandas>=2.2,<3" in extra and "pandas<3" in (REPO / "dev" / "requirements.txt").read_text()
+    assert any(r.startswith("pyspark[connect]") for r in extra)

@@ -3,12 +3,14 @@
 The catalog itself is a JVM plugin; this package ships its jar and configures a SparkSession.
 """
 import re
+import warnings
 from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS"]
+           "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS",
+           "JarNotLoadedError", "ExtensionMissingWarning"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 EXTENSIONS_CLASS = "sparklance.spark.LanceSparkSessionExtensions"
@@ -42,10 +44,18 @@ def configure(builder, warehouse, name="lance", hadoop=None):
     ``{"fs.s3a.endpoint": ..., "fs.s3a.access.key": ...}``; each is set as ``spark.hadoop.<key>``,
     which the driver and every executor apply (the connector's jars must be on the classpath: for
     ``s3a://``, hadoop-aws matching Spark's Hadoop and the AWS SDK v2; see the README).
+
+    If a classic Spark session (or its SparkContext) is already running in this process, as in a
+    notebook, the jar and the extension cannot be added to it: Spark reads them only when its JVM
+    starts. Then the catalog is registered on the running session at once (catalog settings apply
+    at run time, ``hadoop`` as the catalog's own ``hadoop.<key>`` settings) when its JVM has the jar,
+    with an :class:`ExtensionMissingWarning` if the session lacks the extension; if the JVM lacks
+    the jar, :class:`JarNotLoadedError` says what to do.
     """
     warehouse = str(warehouse)
     if not _SCHEME.match(warehouse):
         warehouse = str(Path(warehouse).expanduser().resolve())
+    _configure_running(name, warehouse, hadoop or {})
     options = getattr(builder, "_options", {})
     builder = (builder
                .config("spark.jars", _appended(options.get("spark.jars"), jar_path()))
@@ -55,6 +65,60 @@ def configure(builder, warehouse, name="lance", hadoop=None):
     for key, value in (hadoop or {}).items():
         builder = builder.config(f"spark.hadoop.{key}", str(value))
     return builder
+
+
+class JarNotLoadedError(RuntimeError):
+    """The Spark JVM running in this process was started without the sparklance jar.
+
+    Raised by :func:`configure` when a session already runs (a notebook created one): Spark puts
+    ``spark.jars`` on the classpath only when its JVM starts, so no setting of a running session,
+    nor stopping it and building another in the same process, can load the catalog.
+    """
+
+
+class ExtensionMissingWarning(UserWarning):
+    """The running session lacks sparklance's session extension (see :func:`configure`)."""
+
+
+def _configure_running(name, warehouse, hadoop):
+    """Registers catalog `name` on the classic session running in this process, if any (see configure)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    # The JVM outlives a stopped SparkContext, and a new one in the same process keeps its classpath.
+    jvm = SparkContext._jvm
+    if jvm is None:  # no JVM yet (or a Spark Connect client, whose server owns the catalogs)
+        return
+    try:
+        jvm.java.lang.Class.forName(CATALOG_CLASS, False, jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
+    except Exception as e:
+        if "ClassNotFoundException" not in str(e):
+            raise
+        raise JarNotLoadedError(
+            f"A Spark session is already running in this process without the sparklance jar, so catalog '{name}' "
+            f"cannot load {CATALOG_CLASS}: Spark adds spark.jars to the classpath only when its JVM starts (stopping "
+            "the session and building a new one in the same process does not help). Restart the Python process (the "
+            "notebook's kernel) and call sparklance.configure(SparkSession.builder, ...).getOrCreate() before anything "
+            f"creates a session, or start Spark with the jar: --jars {jar_path()} and --conf "
+            f"spark.sql.extensions={EXTENSIONS_CLASS} (spark-submit, PYSPARK_SUBMIT_ARGS, spark-defaults.conf)") from None
+    session = SparkSession._instantiatedSession
+    if session is not None and session._sc._jsc is not None:
+        # Runtime settings: the catalog is loaded from them on its first use.
+        session.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
+        session.conf.set(f"spark.sql.catalog.{name}.warehouse", warehouse)
+        for key, value in hadoop.items():
+            session.conf.set(f"spark.sql.catalog.{name}.hadoop.{key}", str(value))
+    # A session's extensions come from its SparkContext's settings when the session is built.
+    sc = SparkContext._active_spark_context
+    extensions = [e.strip() for e in sc._jsc.sc().conf().get("spark.sql.extensions", "").split(",")] if sc else None
+    if extensions is not None and EXTENSIONS_CLASS not in extensions:
+        warnings.warn(
+            f"The running Spark session has no sparklance session extension ({EXTENSIONS_CLASS} is not in "
+            "spark.sql.extensions, which Spark reads only when it starts): catalog '{name}' works, but UPDATE and "
+            "MERGE rewrite whole rows instead of the assigned columns (rewrite_mode = columns is an error), copy "
+            "blob columns by value, cannot touch tables with columns of unsupported types, and MERGE does not "
+            "prefilter the target by the source's keys. For those, restart the Python process and build the "
+            "session with sparklance.configure".replace("{name}", name), ExtensionMissingWarning, stacklevel=3)
 
 
 def _appended(items, item):
@@ -187,9 +251,10 @@ def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, de
     stay (a tagged version that would go fails the call unless `error_if_tagged_old_versions` is
     False). Files no version names are removed once 7 days old (orphans of failed writes), or at
     once with `delete_unverified` (only safe when nothing else writes the table). With `dry_run`
-    nothing is deleted. Returns the procedure's row: read_version, oldest_version, old_versions,
+    nothing is deleted, and tagged old versions do not fail the call: they stay, and their tags are
+    listed in tags_in_the_way. Returns the procedure's row: read_version, oldest_version, old_versions,
     data_files_removed, deletion_files_removed, transaction_files_removed, index_files_removed,
-    bytes_removed, failed_deletes, dry_run, files.
+    bytes_removed, failed_deletes, dry_run, files, tags_in_the_way.
     """
     if hasattr(older_than, "total_seconds"):
         older_than = f"{older_than.total_seconds()} seconds"

@@ -96,3 +96,11 @@ class BranchNotFoundException(val path: String, val branch: String, known: Seq[S
 /** Creating a branch whose name is taken. */
 class BranchAlreadyExistsException(val path: String, val branch: String)
   extends LanceException(s"Lance table $path already has branch '$branch'; delete it first (delete_branch) to create it anew")
+
+/**
+ * A branch name whose directory holds a table but no branch file names it: a creation that did not
+ * finish (pylance leaves these too), or one under way. Never removed for the caller: it may be live.
+ */
+class UnfinishedBranchException(val path: String, val branch: String, val directory: String)
+  extends LanceException(s"Lance table $path has no branch '$branch', but $directory holds versions of a table: an unfinished " +
+    s"branch creation (or one under way). Once no creation of '$branch' is running, remove that directory to use the name")

@@ -18,32 +18,37 @@ import sparklance.spark.procedures.LanceProcedures
 
 /**
  * A Spark catalog over a warehouse directory: namespaces are directories and a table `ns.t` is
- * the Lance dataset `<warehouse>/ns/t.lance`, which pylance opens as it is.
+ * the Lance dataset `<warehouse>/ns/t.lance`, which pylance opens as it is. Any table can also be
+ * named by its location, ``<catalog>.`/path/t.lance` `` (see [[TablePath]]).
  *
- * Options: `warehouse` (required), a local path or file: URI.
+ * Options: `warehouse`, a directory (local path or URI); without one, the catalog opens tables by
+ * location only.
  */
 class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with ProcedureCatalog {
   private var catalogName: String = _
-  private var warehouse: String = _
+  private var warehouseOption: Option[String] = None
   private var settings: CatalogSettings = _
-  private[spark] var storage: Storage = _
+  private var warehouseStorage: Option[Storage] = None
 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
-    val wh = Option(options.get("warehouse")).filter(_.nonEmpty).getOrElse(throw new IllegalArgumentException(
-      s"Catalog '$name' needs a warehouse: set spark.sql.catalog.$name.warehouse to a directory"))
-    warehouse = Storage.scheme(wh) match {
-      case None => java.nio.file.Paths.get(wh).toAbsolutePath.normalize().toString
-      case Some("file") => java.nio.file.Paths.get(java.net.URI.create(wh)).toAbsolutePath.normalize().toString
-      case Some(_) => wh.stripSuffix("/")
-    }
+    warehouseOption = Option(options.get("warehouse")).filter(_.nonEmpty).map(TablePath.fromOption)
     val sparkConf = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
       .map(_.sparkContext.getConf.getAll.toMap).getOrElse(Map.empty[String, String])
     // Hadoop keys are case-sensitive (sparklance.storage.<scheme>.putIfAbsent): keep them as written.
     settings = CatalogSettings(options.asCaseSensitiveMap().asScala.toMap, sparkConf)
-    storage = settings.storage(warehouse)
-    storage.mkdirs(warehouse)
+    warehouseStorage = warehouseOption.map { wh =>
+      val s = settings.storage(wh)
+      s.mkdirs(wh)
+      s
+    }
   }
+
+  private def warehouse: String = warehouseOption.getOrElse(throw noWarehouse)
+  private[spark] def storage: Storage = warehouseStorage.getOrElse(throw noWarehouse)
+  private def noWarehouse = new IllegalArgumentException(
+    s"Catalog '$catalogName' has no warehouse, so it has no namespaces: it opens tables by location " +
+      s"($catalogName.`/path/t.lance`). Set spark.sql.catalog.$catalogName.warehouse to a directory for named tables")
 
   override def name(): String = catalogName
 
@@ -63,9 +68,21 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   private[spark] def tablePath(ident: Identifier): String =
     Storage.join(namespacePath(ident.namespace()), checkPart(ident.name(), "table") + ".lance")
 
-  private def quoted(ident: Identifier): String = (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
+  private def quoted(ident: Identifier): String = TablePath.of(ident) match {
+    case Some(location) => s"$catalogName.${TablePath.quoted(location)}"
+    case None => (catalogName +: ident.namespace() :+ ident.name()).mkString(".")
+  }
 
-  private def dataset(ident: Identifier) = new Dataset(storage, tablePath(ident))
+  private def dataset(ident: Identifier) = TablePath.of(ident) match {
+    case Some(location) => new Dataset(settings.storage(location), location)
+    case None => new Dataset(storage, tablePath(ident))
+  }
+
+  /** The table `ident` is a part of (a branch or metadata table of it), if any: `ns.t` for `ns.t.x`, or a location. */
+  private def ownerOf(ident: Identifier): Option[Identifier] =
+    if (ident.namespace().isEmpty) None
+    else Some(Identifier.of(ident.namespace().init, ident.namespace().last))
+      .filter(owner => owner.namespace().nonEmpty || TablePath.of(owner).isDefined)
   private[spark] def datasetOf(ident: Identifier): Dataset = resolve(ident)
 
   /**
@@ -73,13 +90,17 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * of `ns.t` (as Iceberg names branches; a table of that name, if there is one, comes first), with
    * its own version line (see [[Branches]]). Quote a nested name: `ns.t.`branch_feature/x``.
    */
-  private def resolve(ident: Identifier): Dataset = branchOf(ident).getOrElse(dataset(ident))
+  private def resolve(ident: Identifier): Dataset = branchOf(ident).getOrElse {
+    // Under a location there are only branches and metadata tables (`lance.`/p/t.lance`.history`).
+    if (ident.namespace().headOption.exists(TablePath.absolute(_).isDefined)) throw new NoSuchTableException(ident)
+    dataset(ident)
+  }
 
   private def branchOf(ident: Identifier): Option[Dataset] =
-    if (ident.namespace().length < 2 || !ident.name().startsWith(LanceCatalog.BranchPrefix)) None
+    if (ownerOf(ident).isEmpty || !ident.name().startsWith(LanceCatalog.BranchPrefix)) None
     else {
       val name = ident.name().stripPrefix(LanceCatalog.BranchPrefix)
-      lazy val root = dataset(Identifier.of(ident.namespace().init, ident.namespace().last))
+      lazy val root = dataset(ownerOf(ident).get)
       if (!name.contains('/') && dataset(ident).exists) None
       else if (root.exists && new Branches(root).get(name).isDefined) Some(new Branches(root).dataset(name))
       else None
@@ -108,7 +129,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   override def namespaceExists(namespace: Array[String]): Boolean =
-    namespace.nonEmpty && storage.exists(namespacePath(namespace)) && !namespace.last.endsWith(".lance")
+    namespace.nonEmpty && warehouseOption.isDefined && storage.exists(namespacePath(namespace)) &&
+      !namespace.last.endsWith(".lance")
 
   override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
     if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
@@ -145,14 +167,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       .filter(id => dataset(id).exists).toArray
   }
 
-  override def tableExists(ident: Identifier): Boolean = resolve(ident).exists
+  override def tableExists(ident: Identifier): Boolean =
+    try resolve(ident).exists catch { case _: NoSuchTableException => false }
 
   override def loadTable(ident: Identifier): Table = {
-    val ds = resolve(ident)
-    ds.snapshotIfExists() match {
-      case Some(snapshot) => openTable(ident, ds, snapshot)
-      case None => metadataTableOf(ident).getOrElse(throw new NoSuchTableException(ident))
-    }
+    val ds = try Some(resolve(ident)) catch { case _: NoSuchTableException => None }
+    ds.flatMap(d => d.snapshotIfExists().map(openTable(ident, d, _)))
+      .orElse(metadataTableOf(ident)).getOrElse(throw new NoSuchTableException(ident))
   }
 
   private def openTable(ident: Identifier, ds: Dataset, snapshot: Snapshot, timeTravel: Boolean = false): LanceTable = {
@@ -164,10 +185,9 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * `ns.t.history`, `ns.t.tags`, `ns.t.branches` and `ns.t.indices` name metadata tables of table
    * `ns.t` (unless a real table has that name); `ns.t.branch_dev.history` those of a branch.
    */
-  private def metadataTableOf(ident: Identifier): Option[Table] =
-    if (ident.namespace().length < 2) None
-    else {
-      val owner = Identifier.of(ident.namespace().init, ident.namespace().last)
+  private def metadataTableOf(ident: Identifier): Option[Table] = ownerOf(ident) match {
+    case None => None
+    case Some(owner) =>
       lazy val ds = resolve(owner)
       val table: Option[Table] = ident.name() match {
         case HistoryTable.Name => Some(new HistoryTable(quoted(owner), ds))
@@ -177,7 +197,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
         case _ => None
       }
       table.filter(_ => ds.exists)
-    }
+  }
 
   /**
    * `VERSION AS OF v` or `VERSION AS OF 'tag'`: the table (or branch) as committed in version v,
@@ -221,7 +241,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     // Not UnsupportedOperationException: Spark reads that as "this catalog has no change data".
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
-      s"('${TableProperties.EnableStableRowIds}'='true') AS SELECT * FROM ${quoted(ident)}")
+      s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
     val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
     new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
       context.computeUpdates(), settings)
@@ -234,10 +254,17 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     loadTable(ident)
   }
 
-  private def checkCreate(ident: Identifier, partitions: Array[Transform]): Unit = {
-    if (ident.namespace().isEmpty)
-      throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
-    if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
+  private def checkCreate(ident: Identifier, partitions: Array[Transform], properties: util.Map[String, String]): Unit = {
+    if (TablePath.of(ident).isEmpty) {
+      if (ident.namespace().isEmpty)
+        throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
+      if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
+    }
+    // CREATE TABLE ... USING delta in this catalog would otherwise make a Lance table all the same.
+    Option(properties.get(TableCatalog.PROP_PROVIDER)).filterNot(LanceCatalog.isLanceProvider).foreach { provider =>
+      throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
+        s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
+    }
     if (partitions.nonEmpty)
       throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
   }
@@ -248,16 +275,16 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val props = properties.asScala.toMap
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
-    ZoneMapMaintenance.check(quoted(ident), lance, stored.config)
+    TableProperties.checkAgainst(quoted(ident), lance, stored.config)
     sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
       sparklance.format.table.StorageVersion.forWriting(quoted(ident), stored.config(sparklance.format.commit.Committer.StorageVersionKey)),
       lance.fields)
-    (lance, stored, TableProperties.stableRowIds(props))
+    (lance, stored, TableProperties.stableRowIds(quoted(ident), props))
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
-    checkCreate(ident, partitions)
+    checkCreate(ident, partitions, properties)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     checkNotDropped(ident)
     val (schema, stored, stable) = newTable(ident, columns, properties)
@@ -266,7 +293,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
-    checkCreate(ident, partitions)
+    checkCreate(ident, partitions, properties)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
     val (schema, stored, stable) = newTable(ident, columns, properties)
     new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, stored, stable, settings)
@@ -274,7 +301,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = {
-    checkCreate(ident, partitions)
+    checkCreate(ident, partitions, properties)
     val (schema, stored, stable) = newTable(ident, columns, properties)
     val current = dataset(ident).snapshotIfExists(forWrite = true)
     if (current.isEmpty) checkNotDropped(ident)
@@ -329,6 +356,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * `undrop_table` brings the table back or `purge_dropped_table` deletes its files.
    */
   override def dropTable(ident: Identifier): Boolean = {
+    refuseByLocation(ident, "DROP TABLE")
     val ds = dataset(ident)
     if (!ds.exists) return false
     if (storage.renamesAtomically(ds.path)) {
@@ -341,11 +369,21 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   /** DROP TABLE ... PURGE deletes the files. On object stores the table is dropped first, so a purge cut short leaves a dropped table that `purge_dropped_table` finishes, never a live table missing files. */
   override def purgeTable(ident: Identifier): Boolean = {
+    refuseByLocation(ident, "DROP TABLE ... PURGE")
     val ds = dataset(ident)
     if (!ds.exists) return false
     if (!storage.renamesAtomically(ds.path)) ds.markDropped()
     storage.deleteRecursively(ds.path)
     true
+  }
+
+  /**
+   * A table named by its location belongs to no catalog: dropping it would only delete files
+   * (which the user can do) and renaming it would move them under every reader's feet.
+   */
+  private def refuseByLocation(ident: Identifier, statement: String): Unit = TablePath.of(ident).foreach { location =>
+    throw new UnsupportedFeatureException(s"$statement is for tables of the catalog, not for a table named by its " +
+      s"location ($location): delete or move its directory instead, or name it in a catalog with a warehouse")
   }
 
   /** Fails, naming what to do, if `ident` names a table dropped with its files kept. */
@@ -360,6 +398,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * DROP TABLE old PURGE do it there, with a new table history.
    */
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+    Seq(oldIdent, newIdent).foreach(refuseByLocation(_, "ALTER TABLE ... RENAME"))
     if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
     if (tableExists(newIdent)) throw new TableAlreadyExistsException(newIdent)
     checkNotDropped(newIdent)
@@ -375,6 +414,10 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 object LanceCatalog {
   /** `ns.t.branch_<name>` names branch <name> of `ns.t`. */
   val BranchPrefix = "branch_"
+
+  /** USING values that mean a Lance table: the short name and the data source's class. */
+  def isLanceProvider(provider: String): Boolean =
+    provider.equalsIgnoreCase(LanceDataSource.ShortName) || provider == classOf[LanceDataSource].getName
 
   /**
    * Whether Spark's automatic schema evolution is calling (its analyzer rule, which alters the

@@ -31,8 +31,8 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
     retrying { snapshot =>
       if (properties.nonEmpty) {
-        val change = TableProperties.change(table, set, unset)
-        ZoneMapMaintenance.check(table, snapshot.schema, change.config)
+        val change = TableProperties.change(table, snapshot, set, unset)
+        TableProperties.checkAgainst(table, snapshot.schema, change.config)
         (change, Nil)
       }
       else {
@@ -57,8 +57,8 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       case (names, _) => names
     }
     // A list emptied by drops becomes '' (none), not unset, which would mean the default columns.
-    if (followed != listed) retrying { _ =>
-      (TableProperties.change(table, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty), Nil)
+    if (followed != listed) retrying { snapshot =>
+      (TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty), Nil)
     }
   }
 

@@ -2,142 +2,197 @@ package sparklance.spark
 
 import sparklance.format.commit.{Committer, Isolation, Operation}
 import sparklance.format.maintenance.{CleanupPolicy, CompactionOptions}
-import sparklance.format.table.{FragmentWriter, Snapshot, StorageVersion}
+import sparklance.format.table.{FragmentWriter, LanceSchema, Snapshot, StorageVersion}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.maintenance.AutoCompaction
 import sparklance.spark.rowlevel.RewriteMode
-import sparklance.spark.write.OptimizedWrite
 
 /**
- * The TBLPROPERTIES of a sparklance table, and where each kind lives in the Lance manifest:
- *  - sparklance's own settings (named like pylance's write_dataset arguments), kept in the table
- *    config under `sparklance.<name>`; `data_storage_version` and `enable_stable_row_ids` are
- *    fixed when the table is created (they are the data format and a feature flag, not config);
+ * The TBLPROPERTIES of a sparklance table: the registry of the properties sparklance understands
+ * (each a typed [[TableProperty]], read through it by the code that uses it), and where each key
+ * of a statement goes in the Lance manifest:
+ *  - sparklance's own properties (named like pylance's write_dataset arguments), kept in the table
+ *    config under `sparklance.<name>`; `data_storage_version` and `enable_stable_row_ids` are the
+ *    table's format, fixed when the table is created;
  *  - `lance.*` keys, kept in the config as they are, where Lance reads its own (compaction,
  *    automatic cleanup); those sparklance also reads are checked;
- *  - any other key (a user's, or Spark's `comment`), kept in the table metadata, which pylance
- *    shows as `ds.metadata`.
- * Spark adds its own reserved keys at CREATE (owner, provider, location, ...), which are ignored.
+ *  - any other key with a dot (a user's `owner.team`), and Spark's `comment` and `collation`,
+ *    kept in the table metadata, which pylance shows as `ds.metadata`.
+ * A key without a dot that is none of these, or an unknown one under `sparklance.` or under a
+ * property's name (`auto_compact.`), is refused with the nearest known name: a typo must not be
+ * stored as metadata and leave the table without what it asked for. Spark adds its own reserved
+ * keys at CREATE (owner, provider, location, ...), which are ignored.
  */
 object TableProperties {
-  val DataStorageVersion = "data_storage_version"
-  val EnableStableRowIds = "enable_stable_row_ids"
-  val MaxRowsPerFile = "max_rows_per_file"
-  val IsolationLevel: String = Isolation.Key
-  private val IsolationKey = "sparklance.isolation_level"
+  private def setting(name: String) = Some(s"sparklance.$name")
 
-  /** A sparklance setting: its property name, its config key, and the check that normalizes a value. */
-  private final case class Setting(property: String, configKey: String, check: String => String)
+  val DataStorageVersion: TableProperty[StorageVersion] = TableProperty("data_storage_version",
+    PropertyKind.Choice[StorageVersion](StorageVersion.Written, _.name, Map("legacy" -> StorageVersion.Legacy, "stable" -> StorageVersion.V2_2)),
+    StorageVersion.Default, None, "Lance data file format of the table's files; chosen at CREATE / REPLACE only")
+  val EnableStableRowIds: TableProperty[Boolean] = TableProperty("enable_stable_row_ids", PropertyKind.Bool, false, None,
+    "stable row ids, row lineage and change data; chosen at CREATE / REPLACE only")
+  val MaxRowsPerFile: TableProperty[Long] = TableProperty("max_rows_per_file",
+    PropertyKind.Count(1, FragmentWriter.MaxRowsPerFile), FragmentWriter.DefaultMaxRowsPerFile, Some(Committer.MaxRowsPerFileKey),
+    "new data files (fragments) are cut at this many rows")
+  val IsolationLevel: TableProperty[Isolation] = TableProperty(Isolation.Key,
+    PropertyKind.Choice[Isolation](Seq(Isolation.Serializable, Isolation.Snapshot), _.name), Isolation.Serializable,
+    setting(Isolation.Key), "what statements that read the table guarantee against concurrent writers")
+  val RewriteModeProperty: TableProperty[RewriteMode] = TableProperty("rewrite_mode",
+    PropertyKind.Choice[RewriteMode](RewriteMode.all, _.name), RewriteMode.Auto, setting("rewrite_mode"),
+    "how UPDATE and MERGE write updated rows")
+  val OptimizeWrite: TableProperty[Boolean] = TableProperty("optimize_write", PropertyKind.Bool, true, setting("optimize_write"),
+    "appends rebalance their input into about one fragment per max_rows_per_file")
+  val AutoCompact: TableProperty[Boolean] = TableProperty("auto_compact", PropertyKind.Bool, false, setting("auto_compact"),
+    "compact after a write once enough fragments would be rewritten")
+  val AutoCompactMinFragments: TableProperty[Long] = TableProperty("auto_compact.min_fragments",
+    PropertyKind.Count(2, Long.MaxValue), 8L, setting("auto_compact.min_fragments"),
+    "how many fragments a compaction must rewrite for auto_compact to run it")
+  val ZoneMapColumns: TableProperty[String] = TableProperty(ZoneMapMaintenance.Property,
+    PropertyKind.Columns("top-level column names separated by commas, '*' (all) or '' (none)", ZoneMapMaintenance.validate),
+    ZoneMapMaintenance.Default, Some(ZoneMapMaintenance.ConfigKey),
+    "columns whose zone maps every write keeps up to date; unset: the first 32 top-level columns of types with zone maps")
 
-  private def positiveRows(v: String): String = {
-    if (v.toLongOption.forall(_ <= 0)) throw new IllegalArgumentException(s"$MaxRowsPerFile must be a positive integer, got '$v'")
-    if (v.toLong > FragmentWriter.MaxRowsPerFile) throw new IllegalArgumentException(
-      s"$MaxRowsPerFile '$v' is above Lance's limit of ${FragmentWriter.MaxRowsPerFile} rows per data file " +
-        s"(a fragment's row count and row offsets are unsigned 32-bit numbers); use at most ${FragmentWriter.MaxRowsPerFile}")
-    v
-  }
+  /** Every property sparklance understands, in the order the docs list them. */
+  val all: Seq[TableProperty[_]] = Seq(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel,
+    RewriteModeProperty, OptimizeWrite, AutoCompact, AutoCompactMinFragments, ZoneMapColumns)
+  private val byName: Map[String, TableProperty[_]] = all.map(p => p.name -> p).toMap
+  private val settings = all.filterNot(_.fixedAtCreation)
 
-  private def trueOrFalse(name: String)(v: String): String = v.toLowerCase match {
-    case b @ ("true" | "false") => b
-    case _ => throw new IllegalArgumentException(s"$name must be true or false, got '$v'")
-  }
-
-  private val settings: Seq[Setting] = Seq(
-    Setting(MaxRowsPerFile, Committer.MaxRowsPerFileKey, positiveRows),
-    Setting(IsolationLevel, IsolationKey, v => Isolation.parse(v).name),
-    Setting(AutoCompaction.Enabled, AutoCompaction.EnabledKey, trueOrFalse(AutoCompaction.Enabled)),
-    Setting(AutoCompaction.MinFragments, AutoCompaction.MinFragmentsKey, v =>
-      if (v.toLongOption.forall(_ < 2)) throw new IllegalArgumentException(
-        s"${AutoCompaction.MinFragments} must be an integer of 2 or more, got '$v'") else v),
-    Setting(OptimizedWrite.Property, OptimizedWrite.ConfigKey, OptimizedWrite.validate),
-    Setting(RewriteMode.Property, RewriteMode.ConfigKey, v => RewriteMode.parse(v).name),
-    Setting(ZoneMapMaintenance.Property, ZoneMapMaintenance.ConfigKey, ZoneMapMaintenance.validate))
-
-  /** Properties only CREATE / REPLACE can set. */
-  private val fixed = Seq(DataStorageVersion, EnableStableRowIds)
-  private val sparkReserved = Set("owner", "provider", "location", "external", "is_managed_location")
+  /** Spark's reserved properties it adds at CREATE on its own, which the table does not store. */
+  private val sparkAdded = Set("owner", "provider", "location", "external", "is_managed_location")
+  /** Spark's reserved properties a user gives (COMMENT, DEFAULT COLLATION), kept in the table metadata. */
+  private val sparkKept = Set("comment", "collation", "table_type")
+  /** Spark passes a CREATE's OPTIONS (and writeTo's options) as properties under this prefix. */
+  private val OptionPrefix = "option."
 
   /** What a table stores of its properties: config entries and table metadata entries. */
   final case class Stored(config: Map[String, String], metadata: Map[String, String])
 
   /** Validates CREATE TABLE properties and returns what to store in the manifest. */
   def validate(table: String, props: Map[String, String]): Stored = {
-    val given = props.filterNot { case (k, _) => sparkReserved.contains(k) || k.startsWith("option.") || fixed.contains(k) }
-    val version = props.get(DataStorageVersion).fold(StorageVersion.Default)(v => StorageVersion.parse(v).getOrElse(
-      throw new IllegalArgumentException(s"Unsupported $DataStorageVersion '$v' for $table: sparklance writes and reads " +
-        s"${StorageVersion.Written.map(_.name).mkString(", ")} (and pylance's aliases legacy = 0.1, stable = 2.2)")))
-    stableRowIds(props)
-    val stored = store(table, given)
+    val settable = props.filterNot { case (k, _) =>
+      sparkAdded.contains(k) || k.startsWith(OptionPrefix) || byName.get(k).exists(_.fixedAtCreation)
+    }
+    val version = props.get(DataStorageVersion.name).fold(StorageVersion.Default)(DataStorageVersion.parse(table, _))
+    stableRowIds(table, props)
+    val stored = store(table, settable)
     stored.copy(config = stored.config + (Committer.StorageVersionKey -> version.name))
   }
+
+  /** Refuses, as a property error, `zonemap_columns` naming columns `schema` lacks or that have no zone map. */
+  def checkAgainst(table: String, schema: LanceSchema, config: Map[String, String]): Unit =
+    try ZoneMapMaintenance.check(table, schema, config) catch {
+      case e: IllegalArgumentException => throw new InvalidTablePropertyException(table, ZoneMapColumns.name, e.getMessage)
+    }
+
+  /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
+  def stableRowIds(table: String, props: Map[String, String]): Boolean =
+    props.get(EnableStableRowIds.name).exists(EnableStableRowIds.parse(table, _))
 
   /** Classifies and checks properties (none of them fixed) into config and table metadata. */
   private def store(table: String, props: Map[String, String]): Stored = {
     val config = Map.newBuilder[String, String]
     val metadata = Map.newBuilder[String, String]
-    for ((k, v) <- props) settings.find(_.property == k) match {
-      case Some(s) => config += s.configKey -> withTable(table)(s.check(v))
-      case None if k.startsWith("sparklance.") => throw new IllegalArgumentException(
-        s"Table property '$k' of $table is reserved for sparklance's own config; its settings are " +
-          settings.map(_.property).mkString(", "))
+    for ((k, v) <- props) byName.get(k) match {
+      case Some(p) => config += p.configKey.get -> p.normalize(table, v)
       case None if k.startsWith("lance.") => config += k -> v
-      case None => metadata += k -> v
+      case None if sparkKept.contains(k) || !inOurNamespace(k) => metadata += k -> v
+      case None => throw unknown(table, k)
     }
     val stored = Stored(config.result(), metadata.result())
     // Refuse what Lance could not parse either (its compaction and cleanup read these keys).
-    CompactionOptions.resolve(Map.empty, stored.config)
-    CleanupPolicy.automatic(stored.config.filter(_._1.startsWith(CleanupPolicy.AutoPrefix)), 0)
+    withTable(table)(CompactionOptions.resolve(Map.empty, stored.config))
+    withTable(table)(CleanupPolicy.automatic(stored.config.filter(_._1.startsWith(CleanupPolicy.AutoPrefix)), 0))
     stored
   }
 
+  /** Keys sparklance answers for: no dot, under `sparklance.`, or under a property's own name. */
+  private def inOurNamespace(key: String): Boolean =
+    !key.contains('.') || key.startsWith("sparklance.") || all.exists(p => key.startsWith(p.name + "."))
+
+  private def unknown(table: String, key: String): InvalidTablePropertyException = {
+    val bare = key.stripPrefix("sparklance.")
+    val nearest = all.map(p => p.name -> editDistance(bare.toLowerCase, p.name)).minBy(_._2)
+    val hint = if (nearest._2 <= math.max(2, nearest._1.length / 3)) s"did you mean '${nearest._1}'? " else ""
+    val where = if (key.startsWith("sparklance.")) "the table config keys under sparklance. are its own and set through its properties; "
+      else ""
+    new InvalidTablePropertyException(table, key, s"sparklance has no such property; $hint$where" +
+      s"its properties are ${all.map(_.name).mkString(", ")}. Keys with a dot are kept as they are: " +
+      "'lance.*' in the table config for Lance, others (e.g. 'owner.team') as table metadata (docs/configuration.md)")
+  }
+
+  /** Levenshtein distance, for the nearest known name to a mistyped one. */
+  private def editDistance(a: String, b: String): Int = {
+    var prev = Array.tabulate(b.length + 1)(identity)
+    for (i <- 1 to a.length) {
+      val cur = new Array[Int](b.length + 1)
+      cur(0) = i
+      for (j <- 1 to b.length)
+        cur(j) = math.min(math.min(cur(j - 1) + 1, prev(j) + 1), prev(j - 1) + (if (a(i - 1) == b(j - 1)) 0 else 1))
+      prev = cur
+    }
+    prev(b.length)
+  }
+
   private def withTable[T](table: String)(body: => T): T =
-    try body catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"${e.getMessage} (table $table)", e) }
+    try body catch {
+      case e: InvalidTablePropertyException => throw e
+      case e: IllegalArgumentException => throw new IllegalArgumentException(s"${e.getMessage} (table $table)", e)
+    }
 
   /**
-   * ALTER TABLE SET / UNSET TBLPROPERTIES as one UpdateConfig. The fixed properties are refused by
-   * name; unsetting a sparklance setting restores its default.
+   * ALTER TABLE SET / UNSET TBLPROPERTIES on `snapshot` as one UpdateConfig; unsetting a setting
+   * restores its default. A format property set to the value the table has is no change; another
+   * value is refused by name, with how to get a table that has it.
    */
-  def change(table: String, set: Map[String, String], unset: Set[String]): Operation.UpdateConfig = {
-    (set.keySet ++ unset).find(fixed.contains).foreach(refuseChange(table, _))
-    val stored = store(table, set)
-    val (unsetConfig, unsetMetadata) = unset.map(k => settings.find(_.property == k).map(_.configKey).getOrElse(k))
-      .partition(k => k.startsWith("sparklance.") || k.startsWith("lance."))
+  def change(table: String, snapshot: Snapshot, set: Map[String, String], unset: Set[String]): Operation.UpdateConfig = {
+    val (format, rest) = set.partition { case (k, _) => byName.get(k).exists(_.fixedAtCreation) }
+    for ((k, v) <- format if !hasAlready(table, snapshot, k, v)) refuseChange(table, k)
+    unset.filter(k => byName.get(k).exists(_.fixedAtCreation)).foreach(refuseChange(table, _))
+    val stored = store(table, rest)
+    val unsetKeys = unset.map { k =>
+      byName.get(k).map(_.configKey.get).getOrElse {
+        // A key stored before names were checked (or by pylance) may still be removed.
+        if (k.startsWith("sparklance.") || (inOurNamespace(k) && !sparkKept.contains(k) && !snapshot.tableMetadata.contains(k)))
+          throw unknown(table, k)
+        k
+      }
+    }
+    val (unsetConfig, unsetMetadata) = unsetKeys.partition(k => k.startsWith("sparklance.") || k.startsWith("lance."))
     Operation.UpdateConfig(stored.config, unsetConfig, stored.metadata, unsetMetadata)
   }
 
-  /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
-  def stableRowIds(props: Map[String, String]): Boolean = props.get(EnableStableRowIds).map(_.toLowerCase) match {
-    case None | Some("false") => false
-    case Some("true") => true
-    case Some(v) => throw new IllegalArgumentException(s"$EnableStableRowIds must be true or false, got '$v'")
+  private def hasAlready(table: String, snapshot: Snapshot, key: String, value: String): Boolean = key match {
+    case DataStorageVersion.name => StorageVersion.parse(snapshot.dataStorageVersion).contains(DataStorageVersion.parse(table, value))
+    case EnableStableRowIds.name => EnableStableRowIds.parse(table, value) == snapshot.stableRowIds
+    case _ => false
   }
 
   /** The properties fixed at creation cannot change: they are the table's data format. */
   def refuseChange(table: String, key: String): Nothing =
-    if (key == EnableStableRowIds) throw new UnsupportedOperationException(
-      s"$EnableStableRowIds cannot be changed on the existing table $table: Lance assigns stable row ids only to tables " +
-        s"created with them. Create a new table with TBLPROPERTIES ('$EnableStableRowIds'='true') AS SELECT from this one")
-    else throw new UnsupportedOperationException(
-      s"$key cannot be changed on the existing table $table: it is the format of its data files, chosen at creation. " +
-        s"Create a new table with TBLPROPERTIES ('$key'=...) AS SELECT from this one")
+    if (key == EnableStableRowIds.name) throw new InvalidTablePropertyException(table, key,
+      s"cannot be changed on an existing table: Lance (pylance 14 too) assigns stable row ids only to tables created with " +
+        s"them. Copy the table into one that has them: CREATE TABLE <new name> TBLPROPERTIES ('${EnableStableRowIds.name}' = " +
+        s"'true') AS SELECT * FROM $table (then, if the name matters, DROP TABLE $table and ALTER TABLE <new name> RENAME TO it)")
+    else throw new InvalidTablePropertyException(table, key,
+      s"cannot be changed on an existing table: it is the format of its data files, chosen at creation. " +
+        s"Copy the table: CREATE TABLE <new name> TBLPROPERTIES ('$key' = ...) AS SELECT * FROM $table")
 
   /** The properties Spark shows (DESCRIBE TABLE EXTENDED, SHOW TBLPROPERTIES) for a snapshot. */
   def describe(snapshot: Snapshot): Map[String, String] = {
     val config = snapshot.config
     Map(
-      DataStorageVersion -> snapshot.dataStorageVersion,
-      EnableStableRowIds -> snapshot.stableRowIds.toString,
+      DataStorageVersion.name -> snapshot.dataStorageVersion,
+      EnableStableRowIds.name -> snapshot.stableRowIds.toString,
       "version" -> snapshot.version.toString,
       "provider" -> "lance",
-      IsolationLevel -> isolation(snapshot, Map.empty).name) ++
-      settings.flatMap(s => config.get(s.configKey).map(s.property -> _)) ++
+      IsolationLevel.name -> isolation(snapshot, Map.empty).name) ++
+      settings.flatMap(s => config.get(s.configKey.get).map(s.name -> _)) ++
       config.filter(_._1.startsWith("lance.")) ++ snapshot.tableMetadata
   }
 
   /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */
-  def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation =
-    options.get(IsolationLevel).orElse(snapshot.config.get(IsolationKey)).map(Isolation.parse).getOrElse(Isolation.Serializable)
+  def isolation(snapshot: Snapshot, options: Map[String, String]): Isolation = IsolationLevel.of(options, snapshot.config)
 
-  /** The table's rows per data file (see FragmentWriter.maxRowsPerFile). */
+  /** The table's rows per data file (see FragmentWriter.maxRowsPerFile, which clamps what other writers stored). */
   def maxRowsPerFile(config: Map[String, String]): Long = FragmentWriter.maxRowsPerFile(config)
 }

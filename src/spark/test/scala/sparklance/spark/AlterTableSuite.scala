@@ -103,16 +103,16 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
   test("SET and UNSET TBLPROPERTIES: settings, Lance config and user metadata, one UpdateConfig each") {
     newTable("props")
     sql("ALTER TABLE lance.alt.props SET TBLPROPERTIES ('max_rows_per_file' = '2', 'lance.compaction.target_rows_per_fragment' = '50', " +
-      "'team' = 'search')")
+      "'owner.team' = 'search')")
     assert(txn("props").hasUpdateConfig)
     val snap = dataset("props").snapshot()
     assert(snap.config("sparklance.max_rows_per_file") == "2" && snap.config("lance.compaction.target_rows_per_fragment") == "50")
-    assert(snap.tableMetadata == Map("team" -> "search"))
+    assert(snap.tableMetadata == Map("owner.team" -> "search"))
     sql("INSERT INTO lance.alt.props SELECT id, NULL, 'x' FROM range(10, 15)")
     assert(dataset("props").snapshot().fragments.last.getPhysicalRows <= 2, "the new max_rows_per_file applies")
     val shown = rows("SHOW TBLPROPERTIES lance.alt.props").map(r => r.getString(0) -> r.getString(1)).toMap
-    assert(shown("max_rows_per_file") == "2" && shown("team") == "search")
-    sql("ALTER TABLE lance.alt.props UNSET TBLPROPERTIES ('max_rows_per_file', 'team')")
+    assert(shown("max_rows_per_file") == "2" && shown("owner.team") == "search")
+    sql("ALTER TABLE lance.alt.props UNSET TBLPROPERTIES ('max_rows_per_file', 'owner.team')")
     assert(!dataset("props").snapshot().config.contains("sparklance.max_rows_per_file") && dataset("props").snapshot().tableMetadata.isEmpty)
     assert(pylance("props", "print(ds.config().get('lance.compaction.target_rows_per_fragment'), dict(ds.metadata))") == "50 {}")
     for (fixed <- Seq("data_storage_version", "enable_stable_row_ids")) {

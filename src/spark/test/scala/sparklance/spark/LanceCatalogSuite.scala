@@ -174,7 +174,7 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     sql("CREATE TABLE lance.db.big (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967295')")
     sql("INSERT INTO lance.db.big SELECT /*+ COALESCE(1) */ id FROM range(10)")
     assert(rows("SELECT count(DISTINCT _fragid), count(*) FROM lance.db.big") == Seq(Row(1L, 10L)))
-    val e = intercept[IllegalArgumentException](
+    val e = intercept[InvalidTablePropertyException](
       sql("CREATE TABLE lance.db.huge (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '4294967296')"))
     Seq("max_rows_per_file", "4294967296", "4294967295").foreach(s => assert(e.getMessage.contains(s), e.getMessage))
     assert(!Files.exists(warehouse.resolve("db/huge.lance")))
@@ -210,5 +210,41 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(Files.list(warehouse.resolve(".trash/db")).iterator().hasNext)
     intercept[AnalysisException](sql("DROP TABLE lance.db.d1"))
     sql("DROP TABLE IF EXISTS lance.db.d1")
+  }
+
+  test("tables by location: every save mode of format(\"lance\"), reads with versionAsOf and tag, SQL and DML on lance.`path`") {
+    val path = warehouse.resolve("by-location/t.lance").toString
+    val session = spark
+    import session.implicits._
+    def saved(mode: String, rows: Seq[Long]): Unit = rows.toDF("id").write.format("lance").mode(mode).save(path)
+    def read(options: (String, String)*): Seq[Long] =
+      spark.read.format("lance").options(options.toMap).load(path).as[Long].collect().toSeq.sorted
+    val missing = intercept[AnalysisException](spark.read.format("lance").load(path))
+    assert(missing.getCondition == "PATH_NOT_FOUND", missing.getMessage)
+    saved("errorifexists", Seq(1, 2))
+    assert(intercept[AnalysisException](saved("errorifexists", Seq(9))).getCondition == "PATH_ALREADY_EXISTS")
+    saved("ignore", Seq(9))
+    saved("append", Seq(3))
+    sql(s"CALL lance.system.create_tag(table => '`$path`', tag => 'two', version => 2)")
+    saved("overwrite", Seq(7, 8))
+    assert(read() == Seq(7, 8) && read("versionAsOf" -> "1") == Seq(1, 2) && read("tag" -> "two") == Seq(1, 2, 3))
+    assert(new Dataset(LocalStorage, path).versions == Seq(1L, 2L, 3L))
+    sql(s"DELETE FROM lance.`$path` WHERE id = 7")
+    sql(s"UPDATE lance.`$path` SET id = id + 1")
+    Seq(9L, 10L).toDF("id").createOrReplaceTempView("by_location_src")
+    sql(s"MERGE INTO lance.`$path` t USING by_location_src s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *")
+    assert(rows(s"SELECT id FROM lance.`$path`").map(_.getLong(0)).sorted == Seq(10L))
+    assert(rows(s"SELECT count(*) FROM lance.`$path`.history").head.getLong(0) == 6)
+  }
+
+  test("CREATE TABLE USING another format is refused in a Lance catalog") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    for (provider <- Seq("delta", "parquet")) {
+      val e = intercept[Exception](sql(s"CREATE TABLE lance.db.using_other (id INT) USING $provider"))
+      assert(e.getMessage.contains(s"USING $provider"), e.getMessage)
+      assert(!spark.catalog.tableExists("lance.db.using_other"))
+    }
+    sql("CREATE TABLE lance.db.using_lance (id INT) USING lance")
+    assert(spark.catalog.tableExists("lance.db.using_lance"))
   }
 }

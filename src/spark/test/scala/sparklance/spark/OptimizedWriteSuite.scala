@@ -26,7 +26,7 @@ class OptimizedWriteSuite extends AnyFunSuite with LocalSpark {  private def fra
     sql("CREATE TABLE lance.ow.cut (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '50000')")
     spark.range(0, 200000, 1, 20).writeTo("lance.ow.cut").append()
     assert(fragments("cut") == 4)
-    val e = intercept[IllegalArgumentException](sql("CREATE TABLE lance.ow.bad (id BIGINT) TBLPROPERTIES ('optimize_write' = 'yes')"))
+    val e = intercept[InvalidTablePropertyException](sql("CREATE TABLE lance.ow.bad (id BIGINT) TBLPROPERTIES ('optimize_write' = 'yes')"))
     assert(e.getMessage.contains("optimize_write") && e.getMessage.contains("yes"))
   }
 }

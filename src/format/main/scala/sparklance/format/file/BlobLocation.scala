@@ -35,8 +35,8 @@ object BlobLocation {
 
   /**
    * `size` bytes at `position` of an object the table manages apart from its data files (feature
-   * flag 16384): `uri` is relative to the table's root when `baseId` is 0, else to its registered
-   * base path `baseId`. Size 0 is an empty value.
+   * flag 16384): `uri` is relative to the table's root when `baseId` is 0 (kind 4), else to its
+   * registered base path `baseId` (kind 5). Size 0 is an empty value.
    */
   final case class Managed(uri: String, baseId: Int, position: Long, size: Long) extends BlobLocation {
     def knownSize: Option[Long] = Some(size)
@@ -51,6 +51,8 @@ object BlobLocation {
     val Dedicated: Byte = 2
     val External: Byte = 3
     val Managed: Byte = 4
+    /** Managed, under a registered base path: pylance 14 writes this kind when given a `base_id`. */
+    val ManagedUnderBase: Byte = 5
   }
 
   /**
@@ -63,7 +65,7 @@ object BlobLocation {
     case Kind.Dedicated => Dedicated(blobId, position, size)
     // pylance stores a whole external object as position 0, size 0 (Lance refuses a 0-byte range).
     case Kind.External => External(uri, blobId, if (size == 0) None else Some(ByteRange(position, size)))
-    case Kind.Managed => Managed(uri, blobId, position, size)
+    case Kind.Managed | Kind.ManagedUnderBase => Managed(uri, blobId, position, size)
     case k => throw new UnsupportedFeatureException(s"$what uses blob kind ${k & 0xff}, which sparklance does not read")
   }
 }

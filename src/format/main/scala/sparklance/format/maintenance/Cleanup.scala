@@ -8,7 +8,7 @@ import sparklance.format.LanceException
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
 import sparklance.format.io.{FileEntry, Storage}
-import sparklance.format.table.{Branches, Dataset, FeatureFlags, Snapshot, Tags, VersionNaming}
+import sparklance.format.table.{Branches, Dataset, FeatureFlags, ManifestFile, Snapshot, Tags, VersionNaming}
 
 /**
  * Removes old versions of a table and the files only they need, with the semantics of pylance's
@@ -47,7 +47,11 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     // while a tag of this line names it or a branch was made from it (the branch's versions name
     // its files); files of other bases (a branch's parent, a clone's source) are never examined.
     val tags = new Tags(dataset).list.filter(_.branch == dataset.branch)
-    val branchedFrom = new Branches(dataset).list.filter(_.parentBranch == dataset.branch).map(_.parentVersion).toSet
+    val branches = new Branches(dataset).list
+    val branchedFrom = branches.filter(_.parentBranch == dataset.branch).map(_.parentVersion).toSet
+    // A branch "dev/_indices/x" (pylance allows the name) has its table inside dev's _indices/: not an index of dev's.
+    val branchTables = dataset.branch.toSeq.flatMap(b => branches.map(_.name).filter(Branches.insideOwnDirectory(b, _)))
+      .map(Branches.location(dataset.root.path, _))
     val tagged = tags.map(_.version).toSet ++ branchedFrom
 
     val manifests = inParallel(listing.sortBy(_._1)) { case (v, naming, entry) =>
@@ -59,12 +63,7 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     }
     val taggedOld = manifests.filter(m => tags.exists(_.version == m.snapshot.version) && m.snapshot.version < math.min(latest.version, keepFrom) &&
       policy.selects(m.snapshot.version, m.committed, versions, now)).map(_.snapshot.version)
-    if (policy.errorIfTaggedOldVersions && taggedOld.nonEmpty) {
-      val names = tags.filter(t => taggedOld.contains(t.version)).map(t => s"'${t.name}' (version ${t.version})")
-      throw new LanceException(s"Cleanup of ${dataset.path}: ${taggedOld.size} tagged version(s) would be removed; " +
-        s"delete the tag(s) ${names.mkString(", ")} or clean up without failing on tagged versions " +
-        s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
-    }
+    val tagsInTheWay = tags.filter(t => taggedOld.contains(t.version)).map(t => s"${t.name} (version ${t.version})")
 
     // pylance keeps what a version a branch was made from names, except its transaction file.
     def keptOnlyForBranches(m: Cleanup.Manifest) = branchedFrom(m.snapshot.version) &&
@@ -114,7 +113,11 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
       listed(s"data/$key", dataCutoff).filter(_.name.endsWith(".blob"))
         .flatMap(e => decide(s"data/$key/${e.name}", e, CleanupFileKind.Data, referenced.files(owner), verified.files(owner)))
     }
-    val indices = storage.listDirectories(at("_indices")).flatMap { uuid =>
+    val indices = storage.listDirectories(at("_indices"))
+      .filterNot { uuid =>
+        val d = at(s"_indices/$uuid")
+        branchTables.exists(t => t == d || t.startsWith(d + "/") || d.startsWith(t + "/"))
+      }.flatMap { uuid =>
       walk(s"_indices/$uuid").flatMap { case (p, e) =>
         decide(p, e, CleanupFileKind.Index, referenced.indexUuids(uuid), verified.indexUuids(uuid))
       }
@@ -122,14 +125,20 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     val oldManifests = removed.map(m => CleanupFile(s"_versions/${m.entry.name}", CleanupFileKind.Manifest,
       unverified = false, m.entry.size))
     Cleanup.Plan(latest.version, kept.map(_.snapshot.version).min, removed.map(_.snapshot.version),
-      oldManifests, temporary ++ transactions ++ deletions ++ data ++ blobs ++ indices)
+      oldManifests, temporary ++ transactions ++ deletions ++ data ++ blobs ++ indices, tagsInTheWay)(
+      removed.map(m => m.snapshot.version -> m).toMap)
   }
 
   /** Plans and, unless `dryRun`, deletes: old manifests first (oldest first), then the files, in parallel. */
   def run(policy: CleanupPolicy, dryRun: Boolean = false, now: Instant = Instant.now(), keepFrom: Long = Long.MaxValue): CleanupResult = {
     val plan = this.plan(policy, now, keepFrom)
+    // A dry run shows what the cleanup would do with the tagged versions kept, and which tags kept them.
     if (dryRun) return CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
-      plan.manifests ++ plan.files, Nil, dryRun = true)
+      plan.manifests ++ plan.files, Nil, dryRun = true, plan.tagsInTheWay)
+    if (policy.errorIfTaggedOldVersions && plan.tagsInTheWay.nonEmpty)
+      throw new LanceException(s"Cleanup of ${dataset.path}: ${plan.tagsInTheWay.size} tagged version(s) would be removed; " +
+        s"delete the tag(s) ${plan.tagsInTheWay.mkString(", ")} or clean up without failing on tagged versions " +
+        s"(${CleanupPolicy.ErrorIfTaggedOldVersions} = false), which keeps them")
     val manifestOutcomes = plan.manifests.map(f => f -> attempt(f.path))
     // A manifest that cannot be deleted keeps its version, which still needs its files.
     if (manifestOutcomes.exists(_._2.isDefined)) {
@@ -140,7 +149,15 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     // A commit since the plan may name files only removed versions named (a RESTORE of one of
     // them): those stay. Looked at after the manifests went, so that a restore that still finds
     // its version once it committed knows this cleanup will see it (see Restore).
-    val since = referencedSince(plan.readVersion)
+    // Likewise a branch made since the plan from a removed version needs that version, as a tag
+    // would: its manifest is put back (this line's later cleanups keep it, and its files, for the
+    // branch) and its files stay. Looked at after the manifests went, as for a restore (see
+    // Branches.create, which takes a branch back when its version's manifest is gone once it is made).
+    val rescued = new Branches(dataset).list.filter(_.parentBranch == dataset.branch).map(_.parentVersion).distinct
+      .flatMap(plan.removed.get)
+    rescued.foreach(m => storage.putIfAbsent(at(s"_versions/${m.entry.name}"),
+      ManifestFile.encode(m.snapshot.manifest, m.snapshot.file.indexSection, None)))
+    val since = Cleanup.References.union(referencedSince(plan.readVersion) +: rescued.map(_.references))
     val files = plan.files.filterNot(f => since.files(f.path) ||
       (f.kind == CleanupFileKind.Index && since.indexUuids(f.path.split('/')(1))))
     val fileOutcomes = inParallel(files)(f => f -> attempt(f.path))
@@ -148,8 +165,9 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     val emptied = fileOutcomes.collect { case (f, None) if f.kind == CleanupFileKind.Index => f.path.split('/').take(2).mkString("/") }
       .distinct.filter(dir => walk(dir).isEmpty)
     emptied.foreach(dir => attempt(dir))
-    CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions,
-      plan.manifests ++ fileOutcomes.collect { case (f, None) => f },
+    val back = rescued.map(m => s"_versions/${m.entry.name}").toSet
+    CleanupResult(plan.readVersion, plan.oldestVersion, plan.removedVersions.filterNot(v => rescued.exists(_.snapshot.version == v)),
+      plan.manifests.filterNot(f => back(f.path)) ++ fileOutcomes.collect { case (f, None) => f },
       fileOutcomes.collect { case (f, Some(e)) => f.path -> e }, dryRun = false)
   }
 
@@ -198,12 +216,12 @@ object Cleanup {
 
   /**
    * What a cleanup will do: the versions whose manifests go, those manifests, then every other
-   * file, by path inside the table.
+   * file, by path inside the table (`removed`: the removed versions as read).
    */
   final case class Plan(readVersion: Long, oldestVersion: Long, removedVersions: Seq[Long],
-      manifests: Seq[CleanupFile], files: Seq[CleanupFile])
+      manifests: Seq[CleanupFile], files: Seq[CleanupFile], tagsInTheWay: Seq[String] = Nil)(private[maintenance] val removed: Map[Long, Manifest] = Map.empty)
 
-  private final case class Manifest(snapshot: Snapshot, entry: FileEntry, references: References) {
+  private[maintenance] final case class Manifest(snapshot: Snapshot, entry: FileEntry, references: References) {
     def committed: Instant = Instant.ofEpochSecond(snapshot.manifest.getTimestamp.getSeconds, snapshot.manifest.getTimestamp.getNanos)
   }
 

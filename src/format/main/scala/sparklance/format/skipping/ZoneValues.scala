@@ -7,16 +7,16 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 /** Values of the Arrow types data skipping compares, read from vectors as [[ZoneValue]]s. */
 object ZoneValues {
   /**
-   * Whether values of `t` can be compared: signed integers, dates in days, timestamps in
-   * microseconds, floating point, strings, binary, booleans and 128-bit decimals.
-   */
-  /**
    * Whether the values of a field are of a type zones hold. Not a JSON column's (JSONB bytes do not
    * order as the text a predicate compares) nor a dictionary column's (its pages hold indices).
    */
   def supports(f: sparklance.format.table.LanceField): Boolean =
     !f.json && f.dictionary.isEmpty && !f.opaque && supports(f.arrowType)
 
+  /**
+   * Whether values of `t` can be compared: signed integers, dates in days, timestamps in
+   * microseconds, floating point, strings, binary, booleans and 128-bit decimals.
+   */
   def supports(t: ArrowType): Boolean = t match {
     case i: ArrowType.Int => i.getIsSigned
     case d: ArrowType.Date => d.getUnit == DateUnit.DAY

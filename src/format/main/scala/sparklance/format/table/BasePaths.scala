@@ -35,13 +35,22 @@ final case class BasePaths(tablePath: String, bases: Map[Int, BasePaths.Base]) {
   def indexDir(index: IndexMetadata): String =
     Storage.join(dir(if (index.hasBaseId) Some(index.getBaseId) else None, "_indices"), Indices.directory(index))
 
+  /**
+   * The path of a blob stored by a URI relative to base path `id` (an external or managed blob
+   * whose descriptor's blob id is that base): the URI under the base's own path, whether or not
+   * the base is a dataset root, as pylance 14 resolves it.
+   */
+  def blob(id: Int, relative: String): String = Storage.join(base(id).path, relative)
+
   private def dir(id: Option[Int], sub: String): String = id match {
     case None => Storage.join(tablePath, sub)
     case Some(i) =>
-      val base = bases.getOrElse(i, throw new CorruptFileException(tablePath,
-        s"a file names base path $i, which the manifest does not list (it lists ${bases.keys.toSeq.sorted.mkString(", ")})"))
-      if (base.isDatasetRoot) Storage.join(base.path, sub) else base.path
+      val b = base(i)
+      if (b.isDatasetRoot) Storage.join(b.path, sub) else b.path
   }
+
+  private def base(id: Int): BasePaths.Base = bases.getOrElse(id, throw new CorruptFileException(tablePath,
+    s"a file names base path $id, which the manifest does not list (it lists ${bases.keys.toSeq.sorted.mkString(", ")})"))
 }
 
 object BasePaths {

@@ -4,7 +4,8 @@ import java.time.Instant
 import java.util.UUID
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.{BranchAlreadyExistsException, BranchNotFoundException, InvalidOptionException, LanceException}
+import sparklance.format.{BranchAlreadyExistsException, BranchNotFoundException, InvalidOptionException, LanceException,
+  UnfinishedBranchException, VersionRemovedException}
 import sparklance.format.io.Storage
 
 /**
@@ -42,28 +43,57 @@ final class Branches(table: Dataset) {
   /**
    * Makes branch `name` from `version` of `source` (this table's main line or one of its branches),
    * as pylance does: first the branch's table, a shallow clone of that version (its first version
-   * has the same number), then the branch's file. Fails if the name is taken.
+   * has the same number), then the branch's file, which makes it a branch. Fails if the name is
+   * taken, and takes the clone back if the branch file cannot be written: a version left in the
+   * branch's directory would be the newest of the next branch of that name.
    */
   def create(name: String, source: Dataset, version: Long): Branch = {
     Branches.checkName(name)
     if (get(name).isDefined) throw new BranchAlreadyExistsException(root.path, name)
+    val existing = list.map(_.name)
+    existing.find(o => Branches.insideOwnDirectory(o, name) || Branches.insideOwnDirectory(name, o)).foreach { o =>
+      val (outer, inner) = if (name.startsWith(o + "/")) (o, name) else (name, o)
+      throw new InvalidOptionException("branch", s"'$name' is not a valid branch name for Lance table ${root.path}: the " +
+        s"table of branch '$inner' would be inside Lance's directory '${inner.drop(outer.length + 1).takeWhile(_ != '/')}' " +
+        s"of branch '$outer', whose cleanup and deletion would take it for files of its own")
+    }
+    val target = dataset(name)
+    // No branch file, but versions: a creation that did not finish (pylance leaves them behind too) or one under way.
+    if (target.listing().versions.nonEmpty) throw new UnfinishedBranchException(root.path, name, target.path)
     val listing = source.listing()
     val snapshot = listing.snapshot(version, forWrite = true)
-    val target = dataset(name)
-    if (!ShallowClone.create(storage, snapshot, source.branch, target, Some(name)))
-      throw new BranchAlreadyExistsException(root.path, name)
-    val lineage = source.branch.map(b => apply(b).lineage).getOrElse(Nil) :+
-      (version -> UUID.randomUUID().toString.replace("-", ""))
-    val branch = Branch(name, source.branch, version, Instant.ofEpochSecond(Instant.now().getEpochSecond),
-      listing.manifestSize(version).getOrElse(0L), lineage, Map.empty)
-    if (!storage.putIfAbsent(file(name), Branches.encode(branch))) throw new BranchAlreadyExistsException(root.path, name)
+    val written = ShallowClone.create(storage, snapshot, source.branch, target, Some(name))
+      .getOrElse(throw new BranchAlreadyExistsException(root.path, name))
+    def takeBack(): Unit = written.reverse.foreach(p => try storage.delete(p) catch { case NonFatal(_) => })
+    val branch = try {
+      val lineage = source.branch.map(b => apply(b).lineage).getOrElse(Nil) :+
+        (version -> UUID.randomUUID().toString.replace("-", ""))
+      Branch(name, source.branch, version, Instant.ofEpochSecond(Instant.now().getEpochSecond),
+        listing.manifestSize(version).getOrElse(0L), lineage, Map.empty)
+    } catch { case NonFatal(e) => takeBack(); throw e }
+    val stored = try storage.putIfAbsent(file(name), Branches.encode(branch)) catch {
+      // A write that failed may still have landed (an object store's timeout): then the branch is ours.
+      case NonFatal(e) if !get(name).exists(_.lineage == branch.lineage) => takeBack(); throw e
+      case NonFatal(_) => true
+    }
+    if (!stored) { takeBack(); throw new BranchAlreadyExistsException(root.path, name) }
+    // As for a restore: a cleanup deletes old manifests before their files, then keeps the files of
+    // versions branches were made from meanwhile. The version's manifest still there now means any
+    // cleanup removing it sees this branch; gone means its files may go, so the branch is taken back.
+    if (!storage.exists(Storage.join(source.path, s"_versions/${snapshot.naming.fileName(version)}"))) {
+      storage.delete(file(name))
+      takeBack()
+      throw new VersionRemovedException(source.path, version, source.versions.headOption.getOrElse(version),
+        s"; a cleanup removed it while branch '$name' was being made from it, so the branch was not made")
+    }
     branch
   }
 
   /**
-   * Deletes branch `name`: its file, then its directory (and parent directories of a nested name
-   * that no other branch uses), as pylance does. A branch other branches were made from is refused:
-   * their versions name its files.
+   * Deletes branch `name`: its file, then its table (and parent directories of a nested name that
+   * no other branch uses), as pylance does. A branch other branches were made from is refused:
+   * their versions name its files. Unlike pylance, no other branch's table is removed with it,
+   * whether it lies inside this one's directory or this one inside its (a '/' in a name nests them).
    */
   def delete(name: String): Branch = {
     val branch = apply(name)
@@ -72,16 +102,26 @@ final class Branches(table: Dataset) {
       s"branch(es) ${children.map(c => s"'$c'").mkString(", ")} were made from it and use its files; delete them first")
     storage.delete(file(name))
     val others = list.map(_.name)
-    // A branch "a/b" has its table inside "a"'s directory: then only "a"'s own files go.
+    val tables = others.map(Branches.location(root.path, _))
     val here = Branches.location(root.path, name)
-    if (others.exists(_.startsWith(name + "/"))) Branches.OwnDirectories.foreach(d => storage.deleteRecursively(Storage.join(here, d)))
-    else storage.deleteRecursively(here)
-    // "a/b/c" leaves "tree/a/b" and "tree/a" behind when no other branch is below them.
+    // Inside another branch's own directory ("x/data" in x's data/), only this table's directories are its own.
+    if (others.exists(Branches.insideOwnDirectory(_, name))) Branches.OwnDirectories.foreach(d => deleteBut(Storage.join(here, d), tables))
+    else deleteBut(here, tables)
+    // "a/b/c" leaves "tree/a/b" and "tree/a" behind when they hold no other branch and are no part of one.
     name.split('/').inits.toSeq.drop(1).filter(_.nonEmpty).map(_.mkString("/"))
-      .takeWhile(prefix => !others.exists(o => o == prefix || o.startsWith(prefix + "/")))
+      .takeWhile(prefix => !others.exists(o => o == prefix || o.startsWith(prefix + "/") || Branches.insideOwnDirectory(o, prefix)))
       .foreach(prefix => try storage.deleteRecursively(Branches.location(root.path, prefix)) catch { case NonFatal(_) => })
     branch
   }
+
+  /** Deletes directory `dir` with everything in it but the directories `keep` and what they hold. */
+  private def deleteBut(dir: String, keep: Seq[String]): Unit =
+    if (keep.contains(dir)) ()
+    else if (!keep.exists(_.startsWith(dir + "/"))) storage.deleteRecursively(dir)
+    else {
+      storage.list(dir).foreach(e => storage.delete(Storage.join(dir, e.name)))
+      storage.listDirectories(dir).foreach(d => deleteBut(Storage.join(dir, d), keep))
+    }
 
   private def read(name: String): Option[Branch] = {
     val path = file(name)
@@ -94,7 +134,15 @@ object Branches {
   val TreeDir = "tree"
 
   /** What a branch's table holds of its own (Lance's directories). */
-  private val OwnDirectories = Seq("_versions", "_transactions", "_deletions", "_indices", "data")
+  val OwnDirectories: Seq[String] = Seq("_versions", "_transactions", "_deletions", "_indices", "data")
+
+  /**
+   * Whether branch `inner`'s table lies inside one of branch `outer`'s own directories ("x/data"
+   * in x's `data/`, "x/_indices/u" in its `_indices/`), where x's cleanup and deletion would take it
+   * for x's files.
+   */
+  def insideOwnDirectory(outer: String, inner: String): Boolean =
+    inner.startsWith(outer + "/") && OwnDirectories.contains(inner.drop(outer.length + 1).takeWhile(_ != '/'))
 
   def location(rootPath: String, name: String): String = Storage.join(Storage.join(rootPath, TreeDir), name)
 

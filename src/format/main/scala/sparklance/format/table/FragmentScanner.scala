@@ -73,13 +73,17 @@ final class FragmentScanner(
   private val dataFiles = fragment.getFilesList.asScala.toSeq
   private var opened = Map.empty[String, Source]
 
-  private def sourceFor(field: LanceField): Option[Source] =
-    // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants.
-    dataFiles.find(f => field.preOrder.exists(sub => f.getFieldsList.contains(sub.id))).map { f =>
+  private def sourceFor(field: LanceField): Option[Source] = {
+    // 2.1+ data files may list only leaf ids, so a nested field is found through its descendants,
+    // its leaves first: a struct rewritten in place (pylance's update_columns, an in-place UPDATE)
+    // gets a 2.1+ file of its leaves, while the fragment's 2.0 file goes on listing the struct's id.
+    def lists(ids: Seq[Int]) = dataFiles.find(f => ids.exists(id => f.getFieldsList.contains(id)))
+    lists(field.preOrder.filter(_.children.isEmpty).map(_.id)).orElse(lists(field.preOrder.map(_.id))).map { f =>
       opened.getOrElse(f.getPath, {
         val s = open(f); opened += f.getPath -> s; s
       })
     }
+  }
 
   private val read = new java.util.concurrent.atomic.AtomicLong()
 
@@ -157,21 +161,20 @@ final class FragmentScanner(
       else if (size > Int.MaxValue - 16) throw new UnsupportedFeatureException(
         s"Row $row of blob field '${field.name}' in $tablePath holds $size bytes, more than one value can")
       else file.read(position, size.toInt)
-    def underBase(uri: String, base: Int) = throw new UnsupportedFeatureException(
-      s"Row $row of blob field '${field.name}' in $tablePath is stored at '$uri' under the table's base path $base; " +
-        "sparklance reads blobs outside its data files by absolute URI or under the table's root only")
     location match {
       case BlobLocation.Inline(position, size) => read(src.input, position, size)
       case BlobLocation.Packed(id, position, size) => read(sidecar(src.file, id), position, size)
       case BlobLocation.Dedicated(id, position, size) => read(sidecar(src.file, id), position, size)
-      case BlobLocation.External(uri, 0, range) =>
-        val file = blobFile(uri)(storage.openExternal(uri))
+      // Blob id 0: an absolute URI (external) or one under the table's root (managed); any other
+      // blob id is a base path the manifest registers (feature flag 16), opened as the table's files are.
+      case BlobLocation.External(uri, base, range) =>
+        val file =
+          if (base == 0) blobFile(uri)(storage.openExternal(uri))
+          else { val path = files.blob(base, uri); blobFile(path)(storage.openInput(path)) }
         range.fold(read(file, 0, file.length))(r => read(file, r.position, r.size))
-      case BlobLocation.Managed(uri, 0, position, size) =>
-        val path = Storage.join(tablePath, uri)
+      case BlobLocation.Managed(uri, base, position, size) =>
+        val path = if (base == 0) Storage.join(tablePath, uri) else files.blob(base, uri)
         read(blobFile(path)(storage.openInput(path)), position, size)
-      case BlobLocation.External(uri, base, _) => underBase(uri, base)
-      case BlobLocation.Managed(uri, base, _, _) => underBase(uri, base)
     }
   }
 

@@ -17,10 +17,12 @@ import sparklance.format.proto.TransactionProtos.Transaction
 object ShallowClone {
   /**
    * Writes the clone's transaction file and first manifest at `target` (whose `branch` the
-   * manifest records, None for a clone that is a table of its own). False if `target` has that
-   * version already.
+   * manifest records, None for a clone that is a table of its own): the paths written, manifest
+   * last, so that a caller whose next step fails can take them back. None (and nothing left
+   * behind) if `target` has that version already.
    */
-  def create(storage: Storage, source: Snapshot, sourceBranch: Option[String], target: Dataset, branch: Option[String]): Boolean = {
+  def create(storage: Storage, source: Snapshot, sourceBranch: Option[String], target: Dataset,
+      branch: Option[String]): Option[Seq[String]] = {
     val m = source.manifest
     val baseId = if (m.getBasePathsCount == 0) 0 else m.getBasePathsList.asScala.map(_.getId).max + 1
     val base = BasePath.newBuilder().setId(baseId).setIsDatasetRoot(true).setPath(source.tablePath)
@@ -47,8 +49,10 @@ object ShallowClone {
       Indices.encode(Indices.parse(Some(bytes), s"${source.tablePath} version ${source.version}")
         .map(i => if (i.hasBaseId) i else i.toBuilder.setBaseId(baseId).build()))
     }
-    Using.resource(storage.create(Storage.join(target.path, s"_transactions/$txnName")))(_.write(txn.toByteArray))
-    storage.putIfAbsent(Storage.join(target.path, s"_versions/${source.naming.fileName(source.version)}"),
-      ManifestFile.encode(b.build(), index, Some(txn)))
+    val txnPath = Storage.join(target.path, s"_transactions/$txnName")
+    val manifestPath = Storage.join(target.path, s"_versions/${source.naming.fileName(source.version)}")
+    Using.resource(storage.create(txnPath))(_.write(txn.toByteArray))
+    if (storage.putIfAbsent(manifestPath, ManifestFile.encode(b.build(), index, Some(txn)))) Some(Seq(txnPath, manifestPath))
+    else { storage.delete(txnPath); None }
   }
 }

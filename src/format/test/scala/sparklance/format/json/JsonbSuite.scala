@@ -68,6 +68,15 @@ class JsonbSuite extends AnyFunSuite {
     }
   }
 
+  test("numbers beyond a double's range: infinities (read back as null) and signed zeros, as pylance stores them") {
+    Seq(("1e400", "200000002000000120", "null"), ("-1E+400", "200000002000000130", "null"),
+      ("[1e400]", "800000012000000120", "[null]"), ("1e-400", "2000000020000009600000000000000000", "0.0"),
+      ("-1e-400", "2000000020000009608000000000000000", "-0.0")).foreach { case (text, bytes, back) =>
+      assert(hex(Jsonb.encode(text)) == bytes, text)
+      assert(Jsonb.decode(bytes.grouped(2).map(Integer.parseInt(_, 16).toByte).toArray) == back, text)
+    }
+  }
+
   test("text that is not standard JSON is refused by name") {
     Seq("", "{\"a\":1,\"a\":2}", "+1", "NaN", "[1,]", "'x'", "01", ".5", "1.", "[1", "{\"a\" 1}", "\"\\x\"", "\"\\ud800\"",
       "tru", "1 2", "\"a\u0001\"").foreach { bad =>

@@ -100,11 +100,15 @@ class CleanupSuite extends AnyFunSuite {
     t.overwrite("c.lance") // v5
     new Tags(t.ds).create("keep", 3)
     val before = (t.files("data"), t.files("_versions"), t.files("_transactions"))
+    // A dry run does not fail: it lists what would go with the tagged version kept, and the tag in the way.
+    val dry = new Cleanup(t.ds).run(olderThan(Duration.ZERO), dryRun = true, now = later)
+    assert(dry.tagsInTheWay == Seq("keep (version 3)") && dry.removedVersions == Seq(1L, 2L, 4L))
     val refused = intercept[LanceException](new Cleanup(t.ds).run(olderThan(Duration.ZERO), now = later))
-    assert(refused.getMessage.contains("'keep' (version 3)"), refused.getMessage)
+    assert(refused.getMessage.contains("keep (version 3)"), refused.getMessage)
     assert((t.files("data"), t.files("_versions"), t.files("_transactions")) == before)
     val result = new Cleanup(t.ds).run(olderThan(Duration.ZERO).copy(errorIfTaggedOldVersions = false), now = later)
     assert(result.removedVersions == Seq(1L, 2L, 4L) && t.ds.versions == Seq(3L, 5L))
+    assert(result.files.map(_.path).toSet == dry.files.map(_.path).toSet)
     // Version 4 is newer than the oldest kept one (3): the listing is not cut at 3's time, so b goes.
     assert(t.files("data") == Set("a.lance", "c.lance"))
     assert(t.ds.snapshot(Some(3)).fragments.size == 1)

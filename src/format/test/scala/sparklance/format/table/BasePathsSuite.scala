@@ -32,6 +32,13 @@ class BasePathsSuite extends AnyFunSuite {
     assert(files.indexDir(index.clearBaseId().build()) == "/wh/db/c.lance/_indices/11111111-1111-1111-1111-111111111111")
   }
 
+  test("blobs relative to a base: under the base's own path, dataset root or not (as pylance 14 reads them)") {
+    assert(files.blob(2, "sub/x0.bin") == "/cold/files/sub/x0.bin")
+    assert(files.blob(1, "m.blob") == "/src/t.lance/tree/dev/m.blob")
+    val e = intercept[CorruptFileException](files.blob(9, "x.bin"))
+    assert(e.getMessage.contains("base path 9"))
+  }
+
   test("a base id the manifest does not list is a corrupt table, named") {
     val e = intercept[CorruptFileException](files.dataFile(DataFile.newBuilder().setPath("a.lance").setBaseId(9).build()))
     assert(e.getMessage.contains("base path 9") && e.getMessage.contains("0, 1, 2"))

@@ -29,6 +29,8 @@ object ZoneMapMaintenance {
   /** Columns kept without `zonemap_columns`. */
   val DefaultColumns = 32
   private val All = "*"
+  /** What a table without the property has, as the registry shows it (the columns follow the schema). */
+  val Default = s"(first $DefaultColumns)"
 
   def validate(value: String): String = value.trim match {
     case "" => ""

@@ -5,7 +5,7 @@ import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
 import sparklance.format.maintenance.{Compaction, CompactionOptions, CompactionResult}
 import sparklance.format.table.{Dataset, Snapshot}
-import sparklance.spark.CatalogSettings
+import sparklance.spark.{CatalogSettings, TableProperties}
 import sparklance.spark.indexing.ZoneMapMaintenance
 
 /**
@@ -16,16 +16,9 @@ import sparklance.spark.indexing.ZoneMapMaintenance
  * compaction that fails or loses a race is logged and never fails it.
  */
 object AutoCompaction {
-  val Enabled = "auto_compact"
-  val MinFragments = "auto_compact.min_fragments"
-  val DefaultMinFragments = 8L
-  /** The table config keys that hold the two properties. */
-  val EnabledKey = "sparklance.auto_compact"
-  val MinFragmentsKey = "sparklance.auto_compact.min_fragments"
-
   private val log = LoggerFactory.getLogger(getClass)
 
-  def enabled(config: Map[String, String]): Boolean = config.get(EnabledKey).contains("true")
+  def enabled(config: Map[String, String]): Boolean = TableProperties.AutoCompact.of(config)
 
   /** After a commit, `latest` being the table's newest version. */
   def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, latest: Snapshot): Option[CompactionResult] =
@@ -37,7 +30,7 @@ object AutoCompaction {
         val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings),
           indexing = ZoneMapMaintenance.forCompaction(tableName, dataset))
         val rewritten = compaction.plan(options).tasks.map(_.fragments.size).sum
-        val threshold = latest.config.get(MinFragmentsKey).flatMap(_.toLongOption).getOrElse(DefaultMinFragments)
+        val threshold = TableProperties.AutoCompactMinFragments.of(latest.config)
         if (rewritten < threshold) None
         else {
           val result = compaction.run(options)

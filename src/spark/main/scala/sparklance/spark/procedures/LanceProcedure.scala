@@ -1,5 +1,7 @@
 package sparklance.spark.procedures
 
+import sparklance.spark.TablePath
+
 import java.util.Collections
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -9,7 +11,7 @@ import org.apache.spark.sql.connector.catalog.procedures.{BoundProcedure, Proced
 import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.types.{DataType, StructType}
 import sparklance.format.table.Dataset
-import sparklance.spark.LanceCatalog
+import sparklance.spark.{LanceCatalog, TablePath}
 
 /**
  * A procedure of a [[LanceCatalog]], called as `CALL <catalog>.system.<name>(table => 'db.t', ...)`:
@@ -38,9 +40,12 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
   protected def table(args: InternalRow, position: Int, dropped: Boolean = false): LanceProcedure.Target = {
     val name = args.getUTF8String(position).toString
     val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(name)
-    val inCatalog = if (parts.size > 2 && parts.head.equalsIgnoreCase(catalog.name())) parts.tail else parts
-    if (inCatalog.size < 2) throw new IllegalArgumentException(
-      s"Procedure ${this.name()}: table '$name' must name a namespace and a table of catalog ${catalog.name()}, as in 'db.t'")
+    def byLocation(part: String) = TablePath.absolute(part).isDefined
+    val inCatalog = if ((parts.size > 2 || parts.size == 2 && byLocation(parts.last)) && parts.head.equalsIgnoreCase(catalog.name())) parts.tail
+      else parts
+    if (inCatalog.size < 2 && !inCatalog.headOption.exists(byLocation)) throw new IllegalArgumentException(
+      s"Procedure ${this.name()}: table '$name' must name a namespace and a table of catalog ${catalog.name()}, as in 'db.t', " +
+        "or a table's location, as in '`/data/t.lance`'")
     val ident = Identifier.of(inCatalog.init.toArray, inCatalog.last)
     val dataset = catalog.datasetOf(ident)
     if (dropped && !dataset.isDropped) throw new IllegalArgumentException(

@@ -12,7 +12,8 @@ import sparklance.spark.LanceCatalog
  * `CALL lance.system.vacuum(table => 'db.t', older_than => '7 days', retain_versions => 5,
  * dry_run => true, delete_unverified, error_if_tagged_old_versions)`: pylance's
  * `cleanup_old_versions` (see [[Cleanup]]). With neither `older_than` nor `retain_versions`,
- * versions older than 14 days go, as in Lance. `dry_run` lists what would go and deletes nothing.
+ * versions older than 14 days go, as in Lance. `dry_run` lists what would go and deletes nothing;
+ * it does not fail on tagged old versions but lists their tags (`tags_in_the_way`).
  */
 final class VacuumProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = VacuumProcedure.Name
@@ -40,7 +41,8 @@ final class VacuumProcedure(catalog: LanceCatalog) extends LanceProcedure(catalo
     def count(kind: CleanupFileKind) = r.count(kind).toLong
     InternalRow(r.readVersion, r.oldestVersion, r.removedVersions.size.toLong, count(CleanupFileKind.Data),
       count(CleanupFileKind.Deletion), count(CleanupFileKind.Transaction), count(CleanupFileKind.Index), r.bytesRemoved,
-      r.failedDeletes.size.toLong, dryRun, new GenericArrayData(r.files.map(f => UTF8String.fromString(f.path)).toArray))
+      r.failedDeletes.size.toLong, dryRun, new GenericArrayData(r.files.map(f => UTF8String.fromString(f.path)).toArray),
+      new GenericArrayData(r.tagsInTheWay.map(UTF8String.fromString).toArray))
   }
 }
 
@@ -53,5 +55,8 @@ object VacuumProcedure {
     StructField("transaction_files_removed", LongType, nullable = false),
     StructField("index_files_removed", LongType, nullable = false), StructField("bytes_removed", LongType, nullable = false),
     StructField("failed_deletes", LongType, nullable = false), StructField("dry_run", BooleanType, nullable = false),
-    StructField("files", ArrayType(StringType, containsNull = false), nullable = false)))
+    StructField("files", ArrayType(StringType, containsNull = false), nullable = false),
+    // Tags of old versions the policy selects, which stay ("name (version v)"); a real run with
+    // error_if_tagged_old_versions (the default) fails on them, a dry run lists them here.
+    StructField("tags_in_the_way", ArrayType(StringType, containsNull = false), nullable = false)))
 }

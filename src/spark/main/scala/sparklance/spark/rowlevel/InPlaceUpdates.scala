@@ -6,7 +6,7 @@ import org.apache.spark.sql.types.StructType
 import sparklance.format.proto.FileProtos
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnShare, LanceSchema, StorageVersion}
-import sparklance.spark.{LanceSparkSessionExtensions, LanceTable, SparkTypes, UnsupportedColumnException}
+import sparklance.spark.{LanceSparkSessionExtensions, LanceTable, SparkTypes, TableProperties, UnsupportedColumnException}
 
 /**
  * How an UPDATE or MERGE may update rows in place (see [[RewriteMode]]), planned on the driver
@@ -66,7 +66,7 @@ object InPlaceUpdates {
     val assigned = known.getOrElse {
       val extensions = SparkSession.getActiveSession.flatMap(_.conf.getOption("spark.sql.extensions")).getOrElse("")
       if (mode == RewriteMode.Columns && !extensions.contains(classOf[LanceSparkSessionExtensions].getName))
-        throw new IllegalStateException(s"${RewriteMode.Property} = columns on ${table.tableName} needs to know which " +
+        throw new IllegalStateException(s"${TableProperties.RewriteModeProperty.name} = columns on ${table.tableName} needs to know which " +
           s"columns the statement assigns: add ${classOf[LanceSparkSessionExtensions].getName} to spark.sql.extensions " +
           "(sparklance.configure does)")
       return None

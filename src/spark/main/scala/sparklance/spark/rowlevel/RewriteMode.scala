@@ -1,6 +1,6 @@
 package sparklance.spark.rowlevel
 
-import java.util.Locale
+import sparklance.spark.TableProperties
 
 /**
  * How an UPDATE or MERGE writes the rows it updates: `rows` tombstones them and writes them whole
@@ -17,17 +17,17 @@ object RewriteMode {
 
   val all: Seq[RewriteMode] = Seq(Auto, Rows, Columns)
 
-  /** The table property. */
-  val Property = "rewrite_mode"
-  /** Where the table config keeps it. */
-  val ConfigKey = "sparklance.rewrite_mode"
   /** The session setting that chooses it for the statements that follow (SQL has no DML options). */
   val SessionKey = "spark.sparklance.rewrite_mode"
 
-  def parse(value: String): RewriteMode = all.find(_.name == value.trim.toLowerCase(Locale.ROOT)).getOrElse(
-    throw new IllegalArgumentException(s"$Property must be one of ${all.map(_.name).mkString(", ")}, got '$value'"))
-
-  /** The statement's option, else the session's setting, else the table's property, else auto. */
-  def of(options: Map[String, String], session: Option[String], config: Map[String, String]): RewriteMode =
-    options.get(Property).orElse(session).orElse(config.get(ConfigKey)).map(parse).getOrElse(Auto)
+  /**
+   * The statement's option, else the session's setting, else the table's property
+   * ([[TableProperties.RewriteModeProperty]]), else auto.
+   */
+  def of(options: Map[String, String], session: Option[String], config: Map[String, String]): RewriteMode = {
+    val property = TableProperties.RewriteModeProperty
+    options.get(property.name).map(property.parse("this statement's options", _))
+      .orElse(session.map(property.parse(s"the session setting $SessionKey", _)))
+      .getOrElse(property.of(config))
+  }
 }

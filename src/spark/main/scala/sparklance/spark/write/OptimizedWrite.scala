@@ -3,6 +3,7 @@ package sparklance.spark.write
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 import sparklance.format.table.FragmentWriter
+import sparklance.spark.TableProperties
 
 /**
  * Fewer, larger fragments from an append: without it each write task makes its own fragments, so
@@ -18,24 +19,16 @@ import sparklance.format.table.FragmentWriter
 final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long)
 
 object OptimizedWrite {
-  val Property = "optimize_write"
-  val ConfigKey = "sparklance.optimize_write"
   private val MaxColumns = 4
   private val MinBytes = 16L << 20
   private val MaxBytes = 1L << 30
-
-  def validate(value: String): String = value.toLowerCase match {
-    case v @ ("true" | "false") => v
-    case _ => throw new IllegalArgumentException(s"$Property must be true or false, got '$value'")
-  }
 
   /**
    * The shape of an append of `input` rows into a table with `config`; `bytesPerRow` is what a
    * row of the table takes on disk, when the table has rows to tell.
    */
   def plan(input: StructType, config: Map[String, String], options: Map[String, String], bytesPerRow: Option[Double]): Option[OptimizedWrite] = {
-    val wanted = options.get(Property).orElse(config.get(ConfigKey)).forall(validate(_) == "true") &&
-      !options.contains(OrderedInputRule.Kept)
+    val wanted = TableProperties.OptimizeWrite.of(options, config) && !options.contains(OrderedInputRule.Kept)
     val spreading = input.fields.filter(f => hashable(f.dataType)).take(MaxColumns).map(_.name).toSeq
     if (!wanted || spreading.isEmpty || !SQLConf.get.adaptiveExecutionEnabled) None
     else {

@@ -42,7 +42,8 @@ class BlobLocationSuite extends AnyFunSuite {
       descriptor(3, 0, 0, 0, "file:///data/x0.bin"),
       descriptor(3, 10, 25, 0, "s3://bucket/x1.bin"),
       descriptor(3, 0, 0, 1, "x0.bin"),
-      descriptor(4, 150, 20, 0, "_blobs/shared.blob"))
+      descriptor(4, 150, 20, 0, "_blobs/shared.blob"),
+      descriptor(5, 5, 10, 2, "m.blob"))
     assert(got == Seq(
       Some(Inline(128, 12)),
       Some(Inline(0, 0)),
@@ -52,6 +53,7 @@ class BlobLocationSuite extends AnyFunSuite {
       Some(External("s3://bucket/x1.bin", 0, Some(ByteRange(10, 25)))),
       Some(External("x0.bin", 1, None)),
       Some(Managed("_blobs/shared.blob", 0, 150, 20)),
+      Some(Managed("m.blob", 2, 5, 10)),
       None))
   }
 
