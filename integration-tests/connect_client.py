@@ -57,7 +57,25 @@ def lineage(spark):
     }
 
 
+def properties(spark):
+    """Table property errors as a Connect client gets them: the class PySpark raises and its message."""
+    from pyspark.errors import PySparkException
+
+    def error(statement):
+        try:
+            spark.sql(statement).collect()
+            return None
+        except PySparkException as e:
+            return [type(e).__name__, str(e)]
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
+    spark.sql("CREATE TABLE lance.db.props (id BIGINT)")
+    return {
+        "typo": error("CREATE TABLE lance.db.typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')"),
+        "alter": error("ALTER TABLE lance.db.props SET TBLPROPERTIES ('optimize_write' = 'yes')"),
+    }
+
+
 if __name__ == "__main__":
     url, scenario = sys.argv[1:]
     session = SparkSession.builder.remote(url).getOrCreate()
-    print(json.dumps({"people": people, "lineage": lineage}[scenario](session)))
+    print(json.dumps({"people": people, "lineage": lineage, "properties": properties}[scenario](session)))

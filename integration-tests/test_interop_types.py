@@ -263,7 +263,8 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
     for k in range(8):
         t = r.choice([pa.int16(), pa.uint32(), pa.float64(), pa.string(), pa.large_binary(), pa.bool_(),
                       pa.list_(pa.int64()), pa.list_(pa.float32(), 3), pa.list_(pa.float32(), 768),
-                      pa.timestamp("ns"), pa.date32(), pa.duration("ms"), pa.decimal256(24, 3), pa.json_()] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
+                      pa.timestamp("ns"), pa.date32(), pa.duration("ms"), pa.decimal256(24, 3), pa.json_(),
+                      pa.dictionary(pa.int16(), pa.string())] + ([pa.map_(pa.string(), pa.int64())] if version == "2.2" else []))
         base = pa.array(rng.integers(0, 1000, rows)).cast(pa.int64())
         null_rate = r.choice([0.0, 0.2, 1.0])
         if t == pa.json_():  # random documents, NULL rows among them
@@ -275,6 +276,8 @@ def test_random_pylance_tables_read_by_spark(spark, warehouse, table_name, rows,
             size = t.list_size if pa.types.is_fixed_size_list(t) else None
             vals = [[float(x)] * (size or int(x % 4)) for x in base.to_pylist()]
             arr = pa.array(vals, t if size else pa.list_(pa.float64())).cast(t)
+        elif pa.types.is_dictionary(t):
+            arr = pa.array([f"d{x % 37}" for x in base.to_pylist()], pa.string()).dictionary_encode().cast(t)
         elif t in (pa.string(), pa.large_binary()):
             arr = pa.array([str(x) * (x % 5) for x in base.to_pylist()]).cast(t)
         elif t == pa.bool_():

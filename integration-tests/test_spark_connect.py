@@ -117,3 +117,10 @@ def test_history_and_changes(server):
     assert users.version == 4
     assert users.to_table().sort_by("id").to_pylist() == [{"id": 1, "name": "a"}, {"id": 2, "name": "B"}]
     assert users.checkout_version(3).to_table().num_rows == 3
+
+
+def test_table_property_errors_are_analysis_exceptions(server):
+    url, _ = server
+    out = _client(url, "properties")
+    assert out["typo"][0] == "AnalysisException" and "did you mean 'enable_stable_row_ids'?" in out["typo"][1], out
+    assert out["alter"][0] == "AnalysisException" and "'optimize_write'" in out["alter"][1] and "'yes'" in out["alter"][1], out

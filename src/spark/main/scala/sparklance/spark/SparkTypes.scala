@@ -138,7 +138,8 @@ object SparkTypes {
       .toOption.exists(_.trim.equalsIgnoreCase("true"))
 
   def readType(f: LanceField, table: String): DataType = f.arrowType match {
-    case _ if f.storedLogicalType.isDefined || f.dictionary.isDefined => throw new UnsupportedTypeException(table, f.name, f.logicalType)
+    // A dictionary field (one LanceSchema maps) reads as its values.
+    case _ if f.storedLogicalType.isDefined => throw new UnsupportedTypeException(table, f.name, f.logicalType)
     // pylance's blob columns read as their bytes (fetched only when the column is read).
     case _ if f.blobEncoding.isDefined => BinaryType
     // JSON columns read as their text (see docs/format-types.md for why not VARIANT).

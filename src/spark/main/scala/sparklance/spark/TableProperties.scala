@@ -57,6 +57,8 @@ object TableProperties {
   private val byName: Map[String, TableProperty[_]] = all.map(p => p.name -> p).toMap
   private val settings = all.filterNot(_.fixedAtCreation)
 
+  /** Shown by SHOW TBLPROPERTIES (see [[describe]]), but no property. */
+  private val ShownVersion = "version"
   /** Spark's reserved properties it adds at CREATE on its own, which the table does not store. */
   private val sparkAdded = Set("owner", "provider", "location", "external", "is_managed_location")
   /** Spark's reserved properties a user gives (COMMENT, DEFAULT COLLATION), kept in the table metadata. */
@@ -110,6 +112,8 @@ object TableProperties {
     !key.contains('.') || key.startsWith("sparklance.") || all.exists(p => key.startsWith(p.name + "."))
 
   private def unknown(table: String, key: String): InvalidTablePropertyException = {
+    if (key == ShownVersion) return new InvalidTablePropertyException(table, key, "is the version a statement reads, which " +
+      "SHOW TBLPROPERTIES shows beside the properties; it cannot be set (leave it out of the statement)")
     val bare = key.stripPrefix("sparklance.")
     val nearest = all.map(p => p.name -> editDistance(bare.toLowerCase, p.name)).minBy(_._2)
     val hint = if (nearest._2 <= math.max(2, nearest._1.length / 3)) s"did you mean '${nearest._1}'? " else ""
@@ -183,7 +187,7 @@ object TableProperties {
     Map(
       DataStorageVersion.name -> snapshot.dataStorageVersion,
       EnableStableRowIds.name -> snapshot.stableRowIds.toString,
-      "version" -> snapshot.version.toString,
+      ShownVersion -> snapshot.version.toString,
       "provider" -> "lance",
       IsolationLevel.name -> isolation(snapshot, Map.empty).name) ++
       settings.flatMap(s => config.get(s.configKey.get).map(s.name -> _)) ++

@@ -33,6 +33,7 @@ class TablePropertiesSuite extends AnyFunSuite {
       val e = refused(typo -> "true")
       assert(e.property == typo && e.getMessage.contains(s"did you mean '$meant'?"), e.getMessage)
     }
+    assert(refused("version" -> "3").getMessage.contains("cannot be set"))
     val far = refused("team" -> "search")
     assert(!far.getMessage.contains("did you mean") && far.getMessage.contains("owner.team"), far.getMessage)
   }

@@ -33,7 +33,7 @@ object CompactionPlanner {
 
   def plan(snapshot: Snapshot, storage: Storage, options: CompactionOptions): CompactionPlan = {
     // Rewriting rows rewrites every column: not one sparklance cannot decode and encode again.
-    snapshot.schema.fields.find(f => f.opaque || f.preOrder.exists(_.dictionary.isDefined)).foreach { f =>
+    snapshot.schema.fields.find(_.opaque).foreach { f =>
       return CompactionPlan(snapshot.version, Nil, snapshot.fragments.map(fragment =>
         LeftAlone(fragment.getId, s"column '${f.name}' has Lance type ${f.logicalType}, which sparklance cannot rewrite")))
     }

@@ -6,6 +6,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import scala.jdk.CollectionConverters._
 import sparklance.format.proto.FileProtos
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
+import sparklance.format.file.DictionaryValues
 import sparklance.format.json.Jsonb
 
 /**
@@ -14,7 +15,9 @@ import sparklance.format.json.Jsonb
  * `dictionary`: the index type of a dictionary-encoded field, whose `arrowType` is its value type.
  * `storedLogicalType`: the logical type as the table stores it, for a type sparklance has no Arrow
  * form of (`arrowType` is then Null, a placeholder): kept so that commits write the field back
- * unchanged, while statements that read or write the column are refused.
+ * unchanged, while statements that read or write the column are refused. `storedDictionary`: the
+ * dictionary message of such a field that is a dictionary sparklance does not map (legacy files keep
+ * the items' place in it), written back as it was.
  */
 final case class LanceField(
     id: Int,
@@ -25,7 +28,8 @@ final case class LanceField(
     metadata: Map[String, String] = Map.empty,
     arrowItemType: Option[ArrowType] = None,
     dictionary: Option[ArrowType.Int] = None,
-    storedLogicalType: Option[String] = None) {
+    storedLogicalType: Option[String] = None,
+    storedDictionary: Option[FileProtos.Dictionary] = None) {
 
   /** This field and its descendants in pre-order, the order of Lance's flattened schema. */
   def preOrder: Seq[LanceField] = this +: children.flatMap(_.preOrder)
@@ -99,6 +103,7 @@ final case class LanceSchema(fields: Seq[LanceField], metadata: Map[String, Arra
         .setLogicalType(f.logicalType).setNullable(f.nullable)
       f.arrowType match {
         case _ if f.storedLogicalType.isDefined =>
+          f.storedDictionary.foreach(d => b.setEncoding(FileProtos.Field.Encoding.DICTIONARY).setDictionary(d))
         // As pylance records a dictionary field of a 2.x file: its values live in the data files.
         case _ if f.dictionary.isDefined =>
           b.setEncoding(FileProtos.Field.Encoding.DICTIONARY).setDictionary(FileProtos.Dictionary.getDefaultInstance)
@@ -130,6 +135,11 @@ object LanceSchema {
         try {
           val (valueType, index) = LogicalTypes.dictionaryOf(f.getLogicalType)
           val (arrow, item) = LogicalTypes.fromLogical(valueType)
+          // Dictionaries sparklance reads and writes: top-level ones of plain values whose items live
+          // in the data files (2.x; legacy files keep them in the schema: offset and length).
+          if (index.isDefined && (f.getParentId != -1 || !DictionaryValues.supports(arrow) ||
+              f.getDictionary.getLength != 0 || f.getMetadataMap.containsKey(BlobEncoding.ExtensionKey)))
+            throw new UnsupportedFeatureException(s"dictionary type ${f.getLogicalType}")
           (arrow, item, index, None)
         } catch { case _: UnsupportedFeatureException => (ArrowType.Null.INSTANCE, None, None, Some(f.getLogicalType)) }
       val kids = arrow match {
@@ -137,7 +147,8 @@ object LanceSchema {
         case _ => byParent.getOrElse(f.getId, Nil).filter(_.getId != f.getId).map(build(_, seen + f.getId))
       }
       LanceField(f.getId, f.getName, arrow, f.getNullable, kids,
-        f.getMetadataMap.asScala.map { case (k, v) => k -> v.toStringUtf8 }.toMap, item, dictionary, stored)
+        f.getMetadataMap.asScala.map { case (k, v) => k -> v.toStringUtf8 }.toMap, item, dictionary, stored,
+        if (stored.isDefined && f.hasDictionary) Some(f.getDictionary) else None)
     }
     val top = fields.filter(_.getParentId == -1).map(build(_, Set.empty))
     LanceSchema(top, metadata.asScala.map { case (k, v) => k -> v.toByteArray }.toMap)

@@ -1,13 +1,12 @@
 package sparklance.format.commit
 
-import java.io.OutputStream
 import java.nio.file.Files
 import java.time.Duration
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CommitConflictException, Pylance, VersionRemovedException}
-import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
+import sparklance.format.io.{ForwardingStorage, LocalStorage, Storage}
 import sparklance.format.maintenance.{Cleanup, CleanupPolicy, Restore}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{Dataset, LanceSchema, PendingSchema, SchemaChange, SchemaEvolution}
@@ -22,25 +21,14 @@ class CommitSafetySuite extends AnyFunSuite {
     new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null)).asJava))
 
   /** Local storage that runs `beforeManifestPut` (once armed) before the next manifest put, and `beforeDelete` before deletes. */
-  private final class HookedStorage extends Storage {
+  private final class HookedStorage extends ForwardingStorage {
     @volatile var beforeManifestPut: Option[() => Unit] = None
     @volatile var beforeDelete: String => Unit = _ => ()
-    private val d = LocalStorage
-    def openInput(path: String): InputFile = d.openInput(path)
-    def create(path: String): OutputStream = d.create(path)
-    def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+    override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
       if (path.endsWith(".manifest")) beforeManifestPut.foreach { hook => beforeManifestPut = None; hook() }
-      d.putIfAbsent(path, bytes)
+      super.putIfAbsent(path, bytes)
     }
-    def overwrite(path: String, bytes: Array[Byte]): Unit = d.overwrite(path, bytes)
-    def exists(path: String): Boolean = d.exists(path)
-    def list(dir: String): Seq[FileEntry] = d.list(dir)
-    def listDirectories(dir: String): Seq[String] = d.listDirectories(dir)
-    def mkdirs(dir: String): Unit = d.mkdirs(dir)
-    def delete(path: String): Unit = { beforeDelete(path); d.delete(path) }
-    def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
-    def rename(from: String, to: String): Unit = d.rename(from, to)
-    def renamesAtomically(path: String): Boolean = true
+    override def delete(path: String): Unit = { beforeDelete(path); super.delete(path) }
   }
 
   /** A fragment of `rows` rows of ids from `start` (other columns NULL), in a real data file (pylance reads it). */

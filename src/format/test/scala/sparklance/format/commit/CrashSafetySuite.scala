@@ -10,7 +10,7 @@ import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import scala.util.Using
-import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
+import sparklance.format.io.{ForwardingStorage, LocalStorage, Storage}
 import sparklance.format.table.{Dataset, FragmentScanner, FragmentWriter, LanceSchema, StorageVersion}
 import sparklance.format.table.BasePaths
 
@@ -23,22 +23,15 @@ class CrashSafetySuite extends AnyFunSuite {
     new Field("v", FieldType.notNullable(new ArrowType.Int(64, true)), null)).asJava))
 
   /** Local storage whose `failAt`-th mutation (counting from 0) throws instead of happening. */
-  private final class CrashingStorage(failAt: Int) extends Storage {
+  private final class CrashingStorage(failAt: Int) extends ForwardingStorage {
     val mutations = new AtomicInteger()
     private def step(what: String): Unit =
       if (mutations.getAndIncrement() == failAt) throw new IOException(s"simulated crash at $what")
-    def openInput(path: String): InputFile = LocalStorage.openInput(path)
-    def create(path: String): OutputStream = { step(s"create $path"); LocalStorage.create(path) }
-    def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = { step(s"put $path"); LocalStorage.putIfAbsent(path, bytes) }
-    def overwrite(path: String, bytes: Array[Byte]): Unit = { step(s"overwrite $path"); LocalStorage.overwrite(path, bytes) }
-    def exists(path: String): Boolean = LocalStorage.exists(path)
-    def list(dir: String): Seq[FileEntry] = LocalStorage.list(dir)
-    def listDirectories(dir: String): Seq[String] = LocalStorage.listDirectories(dir)
-    def mkdirs(dir: String): Unit = LocalStorage.mkdirs(dir)
-    def delete(path: String): Unit = { step(s"delete $path"); LocalStorage.delete(path) }
-    def deleteRecursively(path: String): Unit = LocalStorage.deleteRecursively(path)
-    def rename(from: String, to: String): Unit = { step(s"rename $from"); LocalStorage.rename(from, to) }
-    def renamesAtomically(path: String): Boolean = true
+    override def create(path: String): OutputStream = { step(s"create $path"); super.create(path) }
+    override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = { step(s"put $path"); super.putIfAbsent(path, bytes) }
+    override def overwrite(path: String, bytes: Array[Byte]): Unit = { step(s"overwrite $path"); super.overwrite(path, bytes) }
+    override def delete(path: String): Unit = { step(s"delete $path"); super.delete(path) }
+    override def rename(from: String, to: String): Unit = { step(s"rename $from"); super.rename(from, to) }
   }
 
   private def fragment(storage: Storage, path: String, values: Seq[Long], allocator: RootAllocator) = {

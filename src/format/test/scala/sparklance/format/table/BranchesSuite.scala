@@ -1,6 +1,5 @@
 package sparklance.format.table
 
-import java.io.OutputStream
 import java.nio.file.{Files, Paths}
 import java.time.{Duration, Instant}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
@@ -8,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.{BranchNotFoundException, InvalidOptionException, LanceException, VersionRemovedException}
 import sparklance.format.commit.{Committer, Operation}
-import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
+import sparklance.format.io.{ForwardingStorage, LocalStorage, Storage}
 import sparklance.format.maintenance.{Cleanup, CleanupPolicy}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -50,22 +49,11 @@ class BranchesSuite extends AnyFunSuite {
   }
 
   /** Local storage running `before` (once) ahead of the first delete or put of a path it accepts. */
-  private final class HookedStorage(when: String => Boolean, before: () => Unit) extends Storage {
+  private final class HookedStorage(when: String => Boolean, before: () => Unit) extends ForwardingStorage {
     private var armed = true
     private def hook(path: String): Unit = if (armed && when(path)) { armed = false; before() }
-    private val d = LocalStorage
-    def openInput(path: String): InputFile = d.openInput(path)
-    def create(path: String): OutputStream = d.create(path)
-    def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = { hook(path); d.putIfAbsent(path, bytes) }
-    def overwrite(path: String, bytes: Array[Byte]): Unit = d.overwrite(path, bytes)
-    def exists(path: String): Boolean = d.exists(path)
-    def list(dir: String): Seq[FileEntry] = d.list(dir)
-    def listDirectories(dir: String): Seq[String] = d.listDirectories(dir)
-    def mkdirs(dir: String): Unit = d.mkdirs(dir)
-    def delete(path: String): Unit = { hook(path); d.delete(path) }
-    def deleteRecursively(path: String): Unit = d.deleteRecursively(path)
-    def rename(from: String, to: String): Unit = d.rename(from, to)
-    def renamesAtomically(path: String): Boolean = true
+    override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = { hook(path); super.putIfAbsent(path, bytes) }
+    override def delete(path: String): Unit = { hook(path); super.delete(path) }
   }
 
   private val cleanAll = CleanupPolicy(olderThan = Some(Duration.ZERO))

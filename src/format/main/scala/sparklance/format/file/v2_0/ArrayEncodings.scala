@@ -31,6 +31,10 @@ private[v2_0] object ArrayEncodings {
   def list(offsets: ArrayEncoding, nullAdjustment: Long, numItems: Long): ArrayEncoding = ArrayEncoding.newBuilder()
     .setList(List.newBuilder().setOffsets(offsets).setNullOffsetAdjustment(nullAdjustment).setNumItems(numItems)).build()
 
+  /** `dictionary{indices, items, num_dictionary_items}` (§2.6a). */
+  def dictionary(indices: ArrayEncoding, items: ArrayEncoding, numItems: Int): ArrayEncoding = ArrayEncoding.newBuilder()
+    .setDictionary(Dictionary.newBuilder().setIndices(indices).setItems(items).setNumDictionaryItems(numItems)).build()
+
   val struct: ArrayEncoding = ArrayEncoding.newBuilder().setStruct(SimpleStruct.getDefaultInstance).build()
 
   val columnValues: ColumnEncoding =

@@ -27,6 +27,7 @@ private[v2_0] object FieldEncoder {
   def apply(field: LanceField): FieldEncoder = field.arrowType match {
     case _ if field.blobEncoding.isDefined => throw new UnsupportedFeatureException(
       s"Column '${field.name}' is a blob column (lance-encoding:blob), which sparklance reads but does not write yet")
+    case _ if field.dictionary.isDefined => new DictionaryEncoder(field, field.dictionary.get)
     case _: ArrowType.Struct => new StructEncoder(field, field.children.map(apply))
     case _: ArrowType.Map => throw new UnsupportedFeatureException(s"Column '${field.name}' is a map: Lance stores maps " +
       "from file format 2.2 on; this table's data files are 2.0 (create the table with data_storage_version 2.2)")

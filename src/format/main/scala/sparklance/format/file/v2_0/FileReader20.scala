@@ -139,7 +139,9 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         n
 
       case t =>
-        val segments = col.segments(start, n, Shape.of(field.name, t, field.arrowItemType), maxBytes)
+        val values = Shape.of(field.name, t, field.arrowItemType)
+        val shape = field.dictionary.fold(values)(index => Shape.DictionaryField(index.getBitWidth, values))
+        val segments = col.segments(start, n, shape, maxBytes)
         val rows = segments.map(_.count).sum
         VectorLoader.loadLeaf(v, segments, rows)
         rows

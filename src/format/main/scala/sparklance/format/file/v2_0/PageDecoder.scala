@@ -15,6 +15,9 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
   private def corrupt(detail: String) = new CorruptFileException(path, s"$where: $detail")
 
   def decode(e: ArrayEncoding, n: Int, shape: Shape): Decoded = (e.getArrayEncodingCase, shape) match {
+    case (DICTIONARY, Shape.DictionaryField(indexBits, values)) => dictionaryField(e, n, indexBits, values)
+    // pylance writes only dictionary pages for such fields; any other page holds the values themselves.
+    case (_, Shape.DictionaryField(_, values)) => decode(e, n, values)
     case (FLAT, Shape.Fixed(bits)) => flat(e, n, bits)
     case (NULLABLE, _) => nullable(e.getNullable, n, shape)
     case (FIXED_SIZE_LIST, s: Shape.FixedSizeList) =>
@@ -157,54 +160,108 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
   }
 
   /**
-   * A string dictionary page (§2.6a): index 0 is null, k >= 1 is item k - 1. The strings are
-   * materialised so the page is cached and copied like a plain binary page.
+   * A string dictionary page (§2.6a) of a plain string field: index 0 is null, k >= 1 is item k - 1.
+   * The strings are materialised so the page is cached and copied like a plain binary page.
    */
   private def dictionary(e: ArrayEncoding, n: Int): Decoded = {
     val d = e.getDictionary
-    val numItems = d.getNumDictionaryItems
-    if (numItems < 0) throw corrupt(s"dictionary claims ${d.getNumDictionaryItems & 0xffffffffL} items")
+    val numItems = dictionaryItems(e)
     val bits = innerFlatBits(d.getIndices, 8)
-    if (bits != 8 && bits != 16 && bits != 32) throw corrupt(s"dictionary indices of $bits bits")
     val (items, idx) = (decode(d.getItems, numItems, Shape.Variable), decode(d.getIndices, n, Shape.Fixed(bits))) match {
       case (items: VariableValues, idx: FixedValues) => (items, idx)
       case _ => return AllNull(n, Shape.Variable) // no index or no item is present
     }
-    def index(i: Int): Long =
-      if (idx.validity != null && !Bits.get(idx.validity, i)) 0L
-      else bits match {
-        case 8 => idx.data(idx.base + i) & 0xffL
-        case 16 => (idx.data(idx.base + 2 * i) & 0xffL) | (idx.data(idx.base + 2 * i + 1) & 0xffL) << 8
-        case _ => java.lang.Integer.toUnsignedLong(
-          (idx.data(idx.base + 4 * i) & 0xff) | (idx.data(idx.base + 4 * i + 1) & 0xff) << 8 |
-            (idx.data(idx.base + 4 * i + 2) & 0xff) << 16 | (idx.data(idx.base + 4 * i + 3) & 0xff) << 24)
-      }
-    def present(k: Long): Boolean = k != 0 && (items.validity == null || Bits.get(items.validity, k - 1))
-    val offsets = new Array[Long](n + 1)
+    gather(items, n, i => {
+      val k = indexAt(idx, i)
+      if (k > numItems) throw corrupt(s"dictionary index $k at row $i, but there are $numItems items")
+      k - 1
+    })
+  }
+
+  /**
+   * A dictionary page of a dictionary field (pylance's Arrow dictionary columns): indices of the
+   * field's index type, row i being item `index(i)`; nulls are null items (or null indices).
+   */
+  private def dictionaryField(e: ArrayEncoding, n: Int, indexBits: Int, values: Shape): Decoded = {
+    val d = e.getDictionary
+    val numItems = dictionaryItems(e)
+    val bits = innerFlatBits(d.getIndices, indexBits)
+    val idx = decode(d.getIndices, n, Shape.Fixed(bits)) match {
+      case f: FixedValues => f
+      case _ => return AllNull(n, values)
+    }
+    val items = decode(d.getItems, numItems, values)
+    if (items.isInstanceOf[AllNull]) return AllNull(n, values)
+    gather(items, n, i => {
+      val k = indexAt(idx, i)
+      if (k >= numItems && k >= 0) throw corrupt(s"dictionary index $k at row $i, but there are $numItems items")
+      k
+    })
+  }
+
+  private def dictionaryItems(e: ArrayEncoding): Int = {
+    val d = e.getDictionary
+    if (d.getNumDictionaryItems < 0) throw corrupt(s"dictionary claims ${d.getNumDictionaryItems & 0xffffffffL} items")
+    d.getNumDictionaryItems
+  }
+
+  /** Index i of a dictionary page (unsigned, little-endian), -1 where the index itself is null. */
+  private def indexAt(idx: FixedValues, i: Int): Long =
+    if (idx.validity != null && !Bits.get(idx.validity, i)) -1L
+    else idx.bits match {
+      case 8 | 16 | 32 | 64 =>
+        var k = 0L
+        var b = idx.bits / 8 - 1
+        while (b >= 0) { k = k << 8 | (idx.data(idx.base + i * (idx.bits / 8) + b) & 0xffL); b -= 1 }
+        if (k < 0) throw corrupt(s"dictionary index ${java.lang.Long.toUnsignedString(k)} at row $i")
+        k
+      case other => throw corrupt(s"dictionary indices of $other bits")
+    }
+
+  /** The n values whose row i is item `item(i)` of `items` (-1: a null row), materialised. */
+  private def gather(items: Decoded, n: Int, item: Int => Long): Decoded = {
+    val ks = new Array[Int](n)
     var validity: Array[Byte] = null
     var i = 0
     while (i < n) {
-      val k = index(i)
-      if (k > numItems) throw corrupt(s"dictionary index $k at row $i, but there are $numItems items")
-      val len = if (present(k)) items.offsets(k.toInt) - items.offsets(k.toInt - 1) else 0L
-      if (!present(k)) {
+      val k = item(i)
+      val present = k >= 0 && (items.validity == null || Bits.get(items.validity, k))
+      if (!present) {
         if (validity == null) { validity = new Array[Byte](Bits.bytesFor(n)); Bits.setOnes(validity, 0, n) }
         validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
-      }
-      offsets(i + 1) = offsets(i) + len
+        ks(i) = -1
+      } else ks(i) = k.toInt
       i += 1
     }
-    val data = new Array[Byte](Math.toIntExact(offsets(n)))
-    i = 0
-    while (i < n) {
-      val len = (offsets(i + 1) - offsets(i)).toInt
-      if (len > 0) {
-        val k = index(i).toInt
-        System.arraycopy(items.data, items.base + items.offsets(k - 1).toInt, data, offsets(i).toInt, len)
-      }
-      i += 1
+    items match {
+      case v: VariableValues =>
+        val offsets = new Array[Long](n + 1)
+        i = 0
+        while (i < n) {
+          val k = ks(i)
+          offsets(i + 1) = offsets(i) + (if (k < 0) 0L else v.offsets(k + 1) - v.offsets(k))
+          i += 1
+        }
+        val data = new Array[Byte](Math.toIntExact(offsets(n)))
+        i = 0
+        while (i < n) {
+          val len = (offsets(i + 1) - offsets(i)).toInt
+          if (len > 0) System.arraycopy(v.data, v.base + v.offsets(ks(i)).toInt, data, offsets(i).toInt, len)
+          i += 1
+        }
+        VariableValues(n, validity, offsets, data, 0)
+      case f: FixedValues if f.bits % 8 == 0 =>
+        val w = f.bits / 8
+        val data = new Array[Byte](Math.multiplyExact(n, w))
+        i = 0
+        while (i < n) {
+          if (ks(i) >= 0) System.arraycopy(f.data, f.base + ks(i) * w, data, i * w, w)
+          i += 1
+        }
+        FixedValues(n, validity, f.bits, data, 0)
+      case other => throw new UnsupportedFeatureException(
+        s"$where of $path holds a dictionary of ${other.getClass.getSimpleName}, which sparklance does not read")
     }
-    VariableValues(n, validity, offsets, data, 0)
   }
 
   /** `fixed_size_binary{bytes, byte_width}` (§2.13) on a string/binary field: n values of w bytes. */

@@ -13,6 +13,12 @@ private[v2_0] object Shape {
   /** Variable-length bytes: string and binary of either offset width. */
   case object Variable extends Shape
   final case class FixedSizeList(dimension: Int, item: Shape) extends Shape
+  /**
+   * The values of a dictionary field (`dict:...`) with indices of `indexBits`: its dictionary pages
+   * map index k to item k, where a plain string column's 0 is a null and k item k - 1 (§2.6a).
+   * Decoded pages have the `values` shape.
+   */
+  final case class DictionaryField(indexBits: Int, values: Shape) extends Shape
   /** The offsets of a list column. */
   case object ListOffsets extends Shape
 

@@ -6,7 +6,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import sparklance.format.Primitives
-import sparklance.format.file.{ContainerWriter, FixedWidth, TypedAny}
+import sparklance.format.file.{ContainerWriter, DictionaryLimit, DictionaryValues, FixedWidth, TypedAny}
 import sparklance.format.proto.Encodings21Protos.RepDefLayer
 import sparklance.format.proto.Encodings21Protos.RepDefLayer._
 import sparklance.format.proto.File2Protos.ColumnMetadata
@@ -29,6 +29,12 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   /** Nulls at levels below the deepest list take a value slot; those at or above it do not. */
   private val deepestList = isList.lastIndexOf(true)
   private val name = path.map(_.name).mkString(".")
+  /** The index type of a dictionary field (top-level only: nested ones are not mapped, see LanceSchema). */
+  private val dictionaryIndex: Option[ArrowType.Int] = if (depth == 1) leaf.dictionary else None
+  /** While a dictionary field flushes: its distinct values, and each slot's value id (-1: null); the slot of a row is its index. */
+  private var dictionary: DictionaryValues = _
+  private var slotIds: Array[Int] = _
+  private val dictionaryLimit = dictionaryIndex.map(new DictionaryLimit(name, _))
 
   // Raw codes: 0 = valid leaf; the layer at level k (layer index L = depth-1-k, innermost first)
   // has null = 2L+1 and empty = 2L+2. Pages map them to def codes once they know which occur.
@@ -144,8 +150,72 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
       } else r += 1
     }
     if (cuts.last != rows) cuts += rows
+    if (dictionaryIndex.isDefined) collectDictionary()
     (0 until cuts.size - 1).foreach(j => writePage(out, span(cuts(j), cuts(j + 1))))
+    dictionary = null
+    slotIds = null
     reset()
+  }
+
+  private def collectDictionary(): Unit = {
+    dictionary = new DictionaryValues
+    slotIds = new Array[Int](values.count)
+    var i = 0
+    while (i < values.count) {
+      slotIds(i) =
+        if (raw.array(i) != 0) -1
+        else values match {
+          case f: ValueSink.Fixed => dictionary.id(f.data.array, i * f.width, f.width)
+          case v: ValueSink.Variable =>
+            dictionary.id(v.data.array, v.offsets.array(i).toInt, (v.offsets.array(i + 1) - v.offsets.array(i)).toInt)
+          case other => throw new IllegalStateException(s"Column '$name': no dictionary of ${other.getClass.getSimpleName}")
+        }
+      i += 1
+    }
+  }
+
+  /**
+   * A page of a dictionary field as pylance writes it in 2.1 and 2.2: a mini-block page of the
+   * indices (of the field's index type; nulls in the def levels, their index 0) with the page's
+   * distinct values as its dictionary (flat or variable; pylance 2.2 wraps it in LZ4, which is
+   * optional). Its reader decodes that page into the field's Arrow dictionary type; a plain page it
+   * would not.
+   */
+  private def dictionaryPage(s: PageSpan, index: ArrowType.Int): EncodedPage = {
+    val (local, order) = DictionaryValues.page(slotIds, s.slotFrom, s.slotFrom + s.numSlots, dictionary.size)
+    dictionaryLimit.foreach(_.add(dictionary, order, nullItem = false))
+    val w = index.getBitWidth / 8
+    val indices = new ValueSink.Fixed(w, integer = true)
+    val bytes = new Array[Byte](w)
+    local.foreach { k =>
+      var b = 0
+      while (b < w) { bytes(b) = (math.max(k, 0) >>> (8 * b)).toByte; b += 1 }
+      indices.appendBytes(bytes)
+    }
+    val span = new PageSpan(s.rows, s.rep, s.defs, s.numEntries, s.layers, s.maxRep, s.maxDef, s.maxVisibleDef,
+      indices, 0, s.numSlots)
+    val page = MiniBlockEncoder.encode(span, minor).getOrElse(
+      throw new IllegalStateException(s"Column '$name': dictionary indices do not fit mini-block chunks"))
+    val items = new ByteSink(64)
+    val encoding = values match {
+      case f: ValueSink.Fixed =>
+        order.foreach(id => items.append(dictionary.bytes, dictionary.start(id), f.width))
+        PageEncoding.flat(f.width * 8)
+      case v: ValueSink.Variable =>
+        // A variable block: offset width, where the data starts, the n + 1 offsets, the data.
+        val ob = if (v.large) 8 else 4
+        LE.uN(items, ob * 8L, ob)
+        LE.uN(items, ob * (order.length + 3L), ob)
+        var end = 0L
+        LE.uN(items, 0L, ob)
+        order.foreach { id => end += dictionary.end(id) - dictionary.start(id); LE.uN(items, end, ob) }
+        order.foreach(id => items.append(dictionary.bytes, dictionary.start(id), dictionary.end(id) - dictionary.start(id)))
+        PageEncoding.variable(ob * 8)
+      case other => throw new IllegalStateException(s"Column '$name': no dictionary of ${other.getClass.getSimpleName}")
+    }
+    val layout = page.layout.toBuilder
+    layout.getMiniBlockLayoutBuilder.setDictionary(encoding).setNumDictionaryItems(order.length.toLong)
+    EncodedPage(layout.build(), page.buffers.take(2) ++ Seq(items) ++ page.buffers.drop(2))
   }
 
   private def span(r0: Int, r1: Int): PageSpan = {
@@ -192,6 +262,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   private def writePage(out: ContainerWriter, s: PageSpan): Unit = {
     val page =
       if (!s.hasValidValue) ConstantEncoder.allNull(s)
+      else if (dictionaryIndex.isDefined) dictionaryPage(s, dictionaryIndex.get)
       else if (minor >= 2 && s.numSlots > 1 && ConstantEncoder.commonValue(s).isDefined)
         ConstantEncoder.inline(s, ConstantEncoder.commonValue(s).get)
       else {
