@@ -92,6 +92,10 @@ def test_drop_keeps_files_in_place_and_rename_is_refused_on_s3a(spark, s3, s3_ca
     assert spark.sql(f"CALL {s3_catalog}.system.undrop_table(table => '{inner}')").first().version == 1
     assert spark.table(t).count() == 10 and _keys(s3, prefix) == before
     spark.sql(f"DROP TABLE {t}")
+    # The trash's retention applies to tables dropped in place too: young ones stay.
+    assert spark.sql(f"CALL {s3_catalog}.system.empty_trash()").first().deleted == []
+    assert spark.sql(f"CALL {s3_catalog}.system.undrop_table(table => '{inner}')").first().version == 1
+    spark.sql(f"DROP TABLE {t}")
     spark.sql(f"CALL {s3_catalog}.system.purge_dropped_table(table => '{inner}')")
     assert _keys(s3, prefix) == []
     spark.sql(f"CREATE TABLE {t} AS SELECT id FROM range(3)")

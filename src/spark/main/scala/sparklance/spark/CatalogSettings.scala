@@ -12,7 +12,8 @@ import sparklance.hadoop.Storages
  * concurrent writers, in number and in time.
  */
 final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: CommitRetries = CommitRetries(),
-    readBatchBytes: Long = sparklance.format.table.FragmentScanner.DefaultBatchBytes) {
+    readBatchBytes: Long = sparklance.format.table.FragmentScanner.DefaultBatchBytes,
+    trashRetention: Duration = CatalogSettings.DefaultTrashRetention) {
   def storage(path: String): Storage = Storages.forPath(path, storageConf)
 
   override def toString: String =
@@ -23,6 +24,9 @@ object CatalogSettings {
   val CommitRetriesKey = "commit_retries"
   /** How long a commit keeps retrying against concurrent writers, at least (see CommitRetries). */
   val CommitRetryTime = "commit_retry_time"
+  /** How long dropped tables stay recoverable (undrop_table) before DROP TABLE or empty_trash deletes them. */
+  val TrashRetention = "trash_retention"
+  val DefaultTrashRetention: Duration = Duration.ofDays(7)
   /** Decoded bytes a scan's batch aims at (a row larger than this is a batch of its own). */
   val ReadBatchBytes = "read_batch_bytes"
 
@@ -40,17 +44,18 @@ object CatalogSettings {
     val retries = catalogOptions.get(CommitRetriesKey).map { v =>
       v.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"$CommitRetriesKey must be a non-negative integer, got '$v'"))
     }.getOrElse(CommitRetries.DefaultCount)
-    val retryTime = catalogOptions.get(CommitRetryTime).map { v =>
+    def duration(key: String, default: Duration): Duration = catalogOptions.get(key).map { v =>
       val seconds = try org.apache.spark.network.util.JavaUtils.timeStringAsSec(v) catch { case _: NumberFormatException => -1L }
-      if (seconds < 0) throw new IllegalArgumentException(s"$CommitRetryTime must be a duration such as '120s' or '2min', got '$v'")
+      if (seconds < 0) throw new IllegalArgumentException(s"$key must be a duration such as '120s', '2min' or '7d', got '$v'")
       Duration.ofSeconds(seconds)
-    }.getOrElse(CommitRetries.DefaultTime)
+    }.getOrElse(default)
+    val retryTime = duration(CommitRetryTime, CommitRetries.DefaultTime)
     val batchBytes = catalogOptions.get(ReadBatchBytes).map { v =>
       org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v) match {
         case b if b > 0 => b
         case _ => throw new IllegalArgumentException(s"$ReadBatchBytes must be a positive size such as '32m', got '$v'")
       }
     }.getOrElse(sparklance.format.table.FragmentScanner.DefaultBatchBytes)
-    CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes)
+    CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes, duration(TrashRetention, DefaultTrashRetention))
   }
 }

@@ -360,11 +360,69 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val ds = dataset(ident)
     if (!ds.exists) return false
     if (storage.renamesAtomically(ds.path)) {
-      val trash = Storage.join(Storage.join(warehouse, ".trash"),
-        (ident.namespace() :+ s"${ident.name()}-${System.currentTimeMillis()}.lance").mkString("/"))
+      val trash = Storage.join(trashDir(ident.namespace()), s"${ident.name()}-${System.currentTimeMillis()}.lance")
       storage.rename(ds.path, trash)
     } else ds.markDropped()
+    // The trash keeps tables for trash_retention; this namespace's older ones go now. The drop
+    // stands whatever happens here: the next drop or empty_trash finds what is left.
+    try emptyTrash(settings.trashRetention, Some(ident.namespace())) catch {
+      case scala.util.control.NonFatal(e) => LanceCatalog.log.warn(s"Emptying the trash after dropping ${quoted(ident)} failed", e)
+    }
     true
+  }
+
+  // ---- the trash: tables DROP TABLE dropped with their files kept ----
+
+  private def trashDir(namespace: Array[String]): String =
+    namespace.foldLeft(Storage.join(warehouse, LanceCatalog.TrashDir))(Storage.join)
+
+  /** The copies of `ident` that DROP TABLE moved to the trash, newest first, with when they were dropped. */
+  private def trashed(ident: Identifier): Seq[(String, Long)] = {
+    val dir = trashDir(ident.namespace())
+    storage.listDirectories(dir).flatMap { name =>
+      LanceCatalog.trashedName(name).collect { case (table, millis) if table == ident.name() => Storage.join(dir, name) -> millis }
+    }.sortBy(-_._2)
+  }
+
+  /**
+   * `undrop_table`: the table DROP TABLE dropped with its files kept, back under its name, on
+   * every store: the newest copy in the trash (local disks, HDFS), or the table dropped in place
+   * (object stores).
+   */
+  private[spark] def undrop(ident: Identifier): Dataset = {
+    refuseByLocation(ident, "undrop_table")
+    val ds = dataset(ident)
+    if (ds.isDropped) ds.unmarkDropped()
+    else trashed(ident).headOption match {
+      case Some(_) if ds.exists => throw new TableAlreadyExistsException(ident)
+      case Some((copy, _)) => storage.rename(copy, ds.path)
+      case None => throw new IllegalArgumentException(s"${quoted(ident)} is not a dropped table: nothing of that name " +
+        s"is in the trash (${LanceCatalog.TrashDir}) or dropped with its files kept; the trash keeps tables for " +
+        s"${settings.trashRetention.toHours} hours (catalog option ${CatalogSettings.TrashRetention})")
+    }
+    ds
+  }
+
+  /**
+   * Deletes the dropped tables (in the trash, or dropped in place on object stores) dropped more
+   * than `olderThan` ago, in `namespace` only or in the whole warehouse. Returns their paths.
+   */
+  private[spark] def emptyTrash(olderThan: java.time.Duration, namespace: Option[Array[String]] = None): Seq[String] = {
+    val before = System.currentTimeMillis() - olderThan.toMillis
+    def namespaces(under: Array[String]): Seq[Array[String]] =
+      listNamespaces(under).toSeq.flatMap(ns => ns +: namespaces(ns))
+    val scope = namespace.fold(namespaces(Array.empty))(Seq(_))
+    val trashedOld = scope.flatMap { ns =>
+      val dir = trashDir(ns)
+      storage.listDirectories(dir).flatMap(name => LanceCatalog.trashedName(name).collect {
+        case (_, millis) if millis < before => Storage.join(dir, name)
+      })
+    }
+    val droppedOld = scope.flatMap { ns =>
+      storage.listDirectories(namespacePath(ns)).filter(_.endsWith(".lance")).map(Storage.join(namespacePath(ns), _))
+        .filter(path => new Dataset(storage, path).droppedAtMillis.exists(_ < before))
+    }
+    (trashedOld ++ droppedOld).map { path => storage.deleteRecursively(path); path }
   }
 
   /** DROP TABLE ... PURGE deletes the files. On object stores the table is dropped first, so a purge cut short leaves a dropped table that `purge_dropped_table` finishes, never a live table missing files. */
@@ -414,6 +472,15 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 object LanceCatalog {
   /** `ns.t.branch_<name>` names branch <name> of `ns.t`. */
   val BranchPrefix = "branch_"
+  /** Where DROP TABLE moves tables on stores that move directories atomically: `<warehouse>/.trash/<namespace>/<name>-<millis>.lance`. */
+  val TrashDir = ".trash"
+  private val TrashedName = "(.+)-(\\d+)\\.lance".r
+  /** The table name and drop time (epoch millis) of a directory in the trash. */
+  def trashedName(directory: String): Option[(String, Long)] = directory match {
+    case TrashedName(table, millis) => millis.toLongOption.map(table -> _)
+    case _ => None
+  }
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[LanceCatalog])
 
   /** USING values that mean a Lance table: the short name and the data source's class. */
   def isLanceProvider(provider: String): Boolean =

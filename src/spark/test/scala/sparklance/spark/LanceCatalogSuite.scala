@@ -210,6 +210,11 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(Files.list(warehouse.resolve(".trash/db")).iterator().hasNext)
     intercept[AnalysisException](sql("DROP TABLE lance.db.d1"))
     sql("DROP TABLE IF EXISTS lance.db.d1")
+    assert(sql("CALL lance.system.undrop_table(table => 'db.d1')").collect().head.getLong(1) == 1)
+    assert(spark.catalog.tableExists("lance.db.d1") && !Files.list(warehouse.resolve(".trash/db")).iterator().hasNext)
+    sql("DROP TABLE lance.db.d1")
+    assert(sql("CALL lance.system.empty_trash(older_than => '0 seconds')").collect().head.getSeq[String](0).size == 1)
+    assert(!Files.list(warehouse.resolve(".trash/db")).iterator().hasNext)
   }
 
   test("tables by location: every save mode of format(\"lance\"), reads with versionAsOf and tag, SQL and DML on lance.`path`") {

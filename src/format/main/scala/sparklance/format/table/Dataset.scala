@@ -33,6 +33,10 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
     storage.putIfAbsent(Storage.join(versionsDir, Dataset.DroppedMarker),
       s"""{"dropped_at_millis": ${System.currentTimeMillis()}}""".getBytes(java.nio.charset.StandardCharsets.UTF_8))
 
+  /** When [[markDropped]] dropped the table (the marker's modification time), if it did. */
+  def droppedAtMillis: Option[Long] =
+    storage.list(versionsDir).find(_.name == Dataset.DroppedMarker).map(_.modifiedMillis)
+
   /** Undoes [[markDropped]]. */
   def unmarkDropped(): Unit = storage.delete(Storage.join(versionsDir, Dataset.DroppedMarker))
 

@@ -38,6 +38,17 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
    * with `dropped`, a table dropped with its files kept (see [[LanceCatalog.dropTable]]) instead.
    */
   protected def table(args: InternalRow, position: Int, dropped: Boolean = false): LanceProcedure.Target = {
+    val (ident, quotedName) = identifier(args, position)
+    val dataset = catalog.datasetOf(ident)
+    if (dropped && !dataset.isDropped) throw new IllegalArgumentException(
+      s"Procedure ${this.name()}: $quotedName is not a table dropped with its files kept" +
+        (if (dataset.exists) " (it exists)" else ""))
+    if (!dropped && !dataset.exists) throw new NoSuchTableException(ident)
+    LanceProcedure.Target(ident, quotedName, dataset)
+  }
+
+  /** The identifier in this catalog the `table` argument (at `position`) gives, and its display name. */
+  protected def identifier(args: InternalRow, position: Int): (Identifier, String) = {
     val name = args.getUTF8String(position).toString
     val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(name)
     def byLocation(part: String) = TablePath.absolute(part).isDefined
@@ -46,13 +57,7 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
     if (inCatalog.size < 2 && !inCatalog.headOption.exists(byLocation)) throw new IllegalArgumentException(
       s"Procedure ${this.name()}: table '$name' must name a namespace and a table of catalog ${catalog.name()}, as in 'db.t', " +
         "or a table's location, as in '`/data/t.lance`'")
-    val ident = Identifier.of(inCatalog.init.toArray, inCatalog.last)
-    val dataset = catalog.datasetOf(ident)
-    if (dropped && !dataset.isDropped) throw new IllegalArgumentException(
-      s"Procedure ${this.name()}: ${(catalog.name() +: inCatalog).mkString(".")} is not a table dropped with its files kept" +
-        (if (dataset.exists) " (it exists)" else ""))
-    if (!dropped && !dataset.exists) throw new NoSuchTableException(ident)
-    LanceProcedure.Target(ident, (catalog.name() +: inCatalog).mkString("."), dataset)
+    Identifier.of(inCatalog.init.toArray, inCatalog.last) -> (catalog.name() +: inCatalog).mkString(".")
   }
 
   protected def optional[T](args: InternalRow, position: Int)(get: Int => T): Option[T] =

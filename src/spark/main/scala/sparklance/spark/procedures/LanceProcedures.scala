@@ -19,7 +19,8 @@ object LanceProcedures {
     CreateBranchProcedure.Name -> (new CreateBranchProcedure(_)),
     DeleteBranchProcedure.Name -> (new DeleteBranchProcedure(_)),
     UndropTableProcedure.Name -> (new UndropTableProcedure(_)),
-    PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)))
+    PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)),
+    EmptyTrashProcedure.Name -> (new EmptyTrashProcedure(_)))
 
   def names: Seq[String] = builders.keys.toSeq.sorted
 

@@ -8,8 +8,8 @@ import sparklance.spark.LanceCatalog
 
 /**
  * `CALL lance.system.undrop_table(table => 'db.t')`: brings back a table that DROP TABLE (without
- * PURGE) dropped on an object store, where its files stayed in place. Returns the table and its
- * latest version.
+ * PURGE) dropped, on every store: from the trash (local disks, HDFS; the newest copy), or dropped
+ * in place (object stores). Returns the table and its latest version.
  */
 final class UndropTableProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = UndropTableProcedure.Name
@@ -21,9 +21,9 @@ final class UndropTableProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     StructType(Seq(StructField("table", StringType, nullable = false), StructField("version", LongType, nullable = false)))
 
   override protected def run(args: InternalRow): InternalRow = {
-    val target = table(args, 0, dropped = true)
-    target.dataset.unmarkDropped()
-    InternalRow(UTF8String.fromString(target.quotedName), target.dataset.latestVersion)
+    val (ident, quotedName) = identifier(args, 0)
+    val dataset = catalog.undrop(ident)
+    InternalRow(UTF8String.fromString(quotedName), dataset.latestVersion)
   }
 }
 

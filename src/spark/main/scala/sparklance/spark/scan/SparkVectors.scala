@@ -7,6 +7,7 @@ import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
 import org.apache.spark.sql.types._
 import java.nio.charset.StandardCharsets.UTF_8
+import sparklance.format.LanceException
 import sparklance.format.json.Jsonb
 
 /**
@@ -30,7 +31,7 @@ object SparkVectors {
       val dest: TimeStampVector =
         if (target == TimestampType) new TimeStampMicroTZVector(t.getName, allocator, "UTC")
         else new TimeStampMicroVector(t.getName, allocator)
-      convert(t, dest)((d, i) => d.set(i, toMicros(t.get(i), unit)))
+      convert(t, dest)((d, i) => d.set(i, toMicros(t.get(i), unit, t.getName)))
     case (t: TimeStampMicroVector, TimestampType) =>
       convert(t, new TimeStampMicroTZVector(t.getName, allocator, "UTC"))((d, i) => d.set(i, t.get(i)))
     case (t: TimeStampMicroTZVector, TimestampNTZType) =>
@@ -41,7 +42,7 @@ object SparkVectors {
     // Spark reads durations as microseconds and TIME as nanoseconds; decimals from 128-bit vectors.
     case (d: DurationVector, _: DayTimeIntervalType) if d.getUnit != TimeUnit.MICROSECOND =>
       val dest = new DurationVector(d.getName, FieldType.nullable(new ArrowType.Duration(TimeUnit.MICROSECOND)), allocator)
-      convert(d, dest)((out, i) => out.set(i, toMicros(DurationVector.get(d.getDataBuffer, i), d.getUnit)))
+      convert(d, dest)((out, i) => out.set(i, toMicros(DurationVector.get(d.getDataBuffer, i), d.getUnit, d.getName)))
     case (t: TimeSecVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000000000L))
     case (t: TimeMilliVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000000L))
     case (t: TimeMicroVector, _: TimeType) => convert(t, new TimeNanoVector(t.getName, allocator))((d, i) => d.set(i, t.get(i) * 1000L))
@@ -134,23 +135,32 @@ object SparkVectors {
 
   private def isMicros(t: TimeStampVector): Boolean = t.isInstanceOf[TimeStampMicroVector] || t.isInstanceOf[TimeStampMicroTZVector]
 
-  private def toMicros(value: Long, unit: TimeUnit): Long = unit match {
-    case TimeUnit.SECOND => value * 1000000L
-    case TimeUnit.MILLISECOND => value * 1000L
-    case TimeUnit.MICROSECOND => value
-    case TimeUnit.NANOSECOND => Math.floorDiv(value, 1000L)
+  /** A value of `unit` in microseconds; one Spark's microseconds cannot hold fails, where it would wrap around. */
+  private def toMicros(value: Long, unit: TimeUnit, column: String): Long = {
+    def times(n: Long) = try Math.multiplyExact(value, n) catch {
+      case _: ArithmeticException => throw new LanceException(
+        s"Value $value (${unit.name.toLowerCase}) of column '$column' is beyond what Spark's microsecond values hold")
+    }
+    unit match {
+      case TimeUnit.SECOND => times(1000000L)
+      case TimeUnit.MILLISECOND => times(1000L)
+      case TimeUnit.MICROSECOND => value
+      case TimeUnit.NANOSECOND => Math.floorDiv(value, 1000L)
+    }
   }
 
   private def convert[S <: FieldVector, D <: FieldVector](src: S, dest: D)(copy: (D, Int) => Unit): D = {
     val n = src.getValueCount
-    dest.setInitialCapacity(n)
-    dest.allocateNew()
-    var i = 0
-    while (i < n) {
-      if (src.isNull(i)) dest.setNull(i) else copy(dest, i)
-      i += 1
-    }
-    dest.setValueCount(n)
-    dest
+    try {
+      dest.setInitialCapacity(n)
+      dest.allocateNew()
+      var i = 0
+      while (i < n) {
+        if (src.isNull(i)) dest.setNull(i) else copy(dest, i)
+        i += 1
+      }
+      dest.setValueCount(n)
+      dest
+    } catch { case e: Throwable => dest.close(); throw e }
   }
 }
