@@ -90,3 +90,10 @@ def test_the_docs_examples_run(spark):
     props = _props(spark, "lance.db.conf_events")
     assert props["optimize_write"] == "false" and "rewrite_mode" not in props and "owner.team" not in props
     assert _props(spark, "lance.db.conf_copy")["max_rows_per_file"] == "2"
+
+
+def test_create_options_are_checked_as_properties(spark, table_name):
+    _refused(lambda: spark.sql(f"CREATE TABLE {table_name} (id BIGINT) USING lance OPTIONS ('optimise_write' = 'false')"),
+             "did you mean 'optimize_write'?")
+    spark.sql(f"CREATE TABLE {table_name} (id BIGINT) USING lance OPTIONS ('optimize_write' = 'false')")
+    assert _props(spark, table_name)["optimize_write"] == "false"

@@ -62,7 +62,7 @@ object TableProperties {
   private val sparkAdded = Set("owner", "provider", "location", "external", "is_managed_location")
   /** Spark's reserved properties a user gives (COMMENT, DEFAULT COLLATION), kept in the table metadata. */
   private val sparkKept = Set("comment", "collation", "table_type")
-  /** Spark passes a CREATE's OPTIONS (and writeTo's options) as properties under this prefix. */
+  /** Spark passes a CREATE's OPTIONS as properties twice: as they are (checked) and under this prefix (skipped). */
   private val OptionPrefix = "option."
 
   /** What a table stores of its properties: config entries and table metadata entries. */
