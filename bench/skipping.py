@@ -1,10 +1,10 @@
 """Data skipping benchmark: filters on a table clustered by its key, as Lance (with a ZONEMAP index
 on the key), Parquet and Delta Lake, written from the same DataFrame.
 
-ROWS rows in 10 files / fragments, sorted by `k`: k BIGINT, day DATE (100,000 rows a day), v DOUBLE,
-s STRING (short), payload STRING (64 bytes). The Lance table is written by sparklance, its zone maps
-on k and day (8,192 rows a zone) built by `CALL lance.system.create_index` (pylance's
-create_scalar_index builds the same files).
+ROWS rows in 10 partitions / files, range partitioned and sorted by `k`: k BIGINT, day DATE (100,000
+rows a day), v DOUBLE, s STRING (short), payload STRING (64 bytes). The Lance table is a default one
+(no table properties): its zone maps (every column, 8,192 rows a zone) are those its append commits,
+gathered by the write tasks, and its optimized write keeps the input's range partitions.
 Queries, 1 warm-up + 5 timed runs, median, and the ratio sparklance / each other system:
   point   SELECT * WHERE k = <one key>
   range   count and sums over a 1% range of k
@@ -16,9 +16,10 @@ Then a MERGE of 1% clustered keys (UPDATE SET v where matched, INSERT where not;
 new on the first run) into the Lance and Delta tables, 1 warm-up + 5 timed runs each on the table the previous run
 left: sparklance with its target scan skipping by the source's keys, and with dynamic pruning off
 (spark.sql.optimizer.dynamicPartitionPruning.enabled = false), against Delta's MERGE; the Lance
-table keeps its zone maps current (zonemap_columns), so rewritten rows stay skippable.
+table keeps its zone maps current (by default), so rewritten rows stay skippable.
 
-Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]"""
+Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]
+(or, without Delta Lake: .venv/bin/python bench/skipping.py --no-delta)"""
 import argparse
 from pathlib import Path
 
@@ -60,24 +61,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-delta", action="store_true", help="compare with Parquet only")
     args = ap.parse_args()
+    with_delta = not args.no_delta
     rows = args.rows
     root = scratch_dir("sparklance-bench-")
-    spark = spark_session(root / "warehouse", with_delta=True)
+    spark = spark_session(root / "warehouse", with_delta=with_delta)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
     df = spark.range(rows).selectExpr(
         "id AS k", "date_add(DATE'2020-01-01', CAST(id DIV 100000 AS INT)) AS day", "id * 0.5 AS v",
         "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
     clustered = df.repartitionByRange(10, "k").sortWithinPartitions("k")
-    spark.sql(f"CREATE TABLE lance.bench.t (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) "
-              f"TBLPROPERTIES ('max_rows_per_file' = '{rows // 10 + 1}', 'optimize_write' = 'false', "
-              f"'zonemap_columns' = 'k,day')")
+    spark.sql("CREATE TABLE lance.bench.t (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING)")
     clustered.writeTo("lance.bench.t").append()
-    for column in ("k", "day"):
-        spark.sql(f"CALL lance.system.create_index(table => 'bench.t', column => '{column}', rows_per_zone => 8192)")
     parquet, delta = root / "parquet", root / "delta"
     clustered.write.parquet(str(parquet))
-    clustered.write.format("delta").save(str(delta))
+    if with_delta:
+        clustered.write.format("delta").save(str(delta))
 
     key = rows // 2 + 12345
     low = rows // 3
@@ -89,6 +89,8 @@ def main():
     }
     tables = {"sparklance": "lance.bench.t", "no skipping": "lance.bench.t WITH ('data_skipping' = 'false')",
               "parquet": f"parquet.`{parquet}`", "delta": f"delta.`{delta}`"}
+    if not with_delta:
+        del tables["delta"]
     results = []
     for name, query in queries.items():
         answers, medians, read = {}, {}, {}
@@ -111,25 +113,29 @@ def main():
              "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
     pruning = "spark.sql.optimizer.dynamicPartitionPruning.enabled"
     merges, merge_read = {}, {}
-    for system, table, dpp in (("sparklance", "lance.bench.t", "true"), ("no skipping", "lance.bench.t", "false"),
-                               ("delta", f"delta.`{delta}`", "true")):
+    merged = [("sparklance", "lance.bench.t", "true"), ("no skipping", "lance.bench.t", "false")]
+    if with_delta:
+        merged.append(("delta", f"delta.`{delta}`", "true"))
+    for system, table, dpp in merged:
         spark.conf.set(pruning, dpp)
         sql = merge.format(t=table)
         merges[system], _ = timed(lambda sql=sql: spark.sql(sql).collect(), runs=args.runs)
         # Bytes of one more run, like the timed ones (the first moved the matched rows).
         merge_read[system] = scan_bytes(spark.sql(sql))
     spark.conf.unset(pruning)
-    counts = [spark.sql(f"SELECT count(*), sum(v) FROM {t}").collect() for t in ("lance.bench.t", f"delta.`{delta}`")]
-    assert counts[0] == counts[1], counts
+    if with_delta:
+        counts = [spark.sql(f"SELECT count(*), sum(v) FROM {t}").collect() for t in ("lance.bench.t", f"delta.`{delta}`")]
+        assert counts[0] == counts[1], counts
     merges["parquet"], merge_read["parquet"] = float("nan"), None
     results.append(("merge 1%", merges, merge_read))
     print("merge", {k: round(v, 3) for k, v in merges.items()}, merge_read, flush=True)
 
     systems = list(tables)
-    header = ["query"] + [f"{s} s" for s in systems] + ["vs no skipping", "vs parquet", "vs delta"] + \
+    others = [o for o in ("no skipping", "parquet", "delta") if o in systems]
+    header = ["query"] + [f"{s} s" for s in systems] + [f"vs {o}" for o in others] + \
         [f"{s} MB read" for s in systems]
     table = [[name] + ["-" if m[s] != m[s] else f"{m[s]:.3f}" for s in systems] +
-             ["-" if m[o] != m[o] else f"{m['sparklance'] / m[o]:.2f}" for o in ("no skipping", "parquet", "delta")] +
+             ["-" if m[o] != m[o] else f"{m['sparklance'] / m[o]:.2f}" for o in others] +
              ["-" if r[s] is None else f"{r[s] / 1e6:.1f}" for s in systems]
              for name, m, r in results]
     print_table(f"Filters on {rows:,} rows clustered by k (median of {args.runs})", header, table)

@@ -316,8 +316,9 @@ def test_null_tests_on_fields_of_null_structs_find_every_row(spark, warehouse, t
 def test_point_and_range_filters_read_only_the_zones_that_may_match(spark, warehouse, table_name):
     path = table_path(warehouse, table_name)
     # Without the optimized write's shuffle the rows stay in key order, so zones of k are narrow.
+    # No zone maps of its writes: the test is about the index pylance builds later.
     spark.sql(f"CREATE TABLE {table_name} (k BIGINT, v STRING) "
-              "TBLPROPERTIES ('max_rows_per_file' = '10000', 'optimize_write' = 'false')")
+              "TBLPROPERTIES ('max_rows_per_file' = '10000', 'optimize_write' = 'false', 'zonemap_columns' = '')")
     spark.range(0, 50000).selectExpr("id AS k", "CAST(id AS STRING) AS v").coalesce(1).writeTo(table_name).append()
     ds = lance.dataset(path)
     assert len(ds.get_fragments()) == 5
@@ -346,8 +347,9 @@ def test_point_and_range_filters_read_only_the_zones_that_may_match(spark, wareh
 def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(spark, warehouse, table_name):
     path = table_path(warehouse, table_name)
     short = table_name.split(".", 1)[1]
+    # No zone maps of its writes: only those create_index builds.
     spark.sql(f"CREATE TABLE {table_name} (k BIGINT, d DOUBLE, s STRING) "
-              "TBLPROPERTIES ('max_rows_per_file' = '4000', 'optimize_write' = 'false')")
+              "TBLPROPERTIES ('max_rows_per_file' = '4000', 'optimize_write' = 'false', 'zonemap_columns' = '')")
     spark.range(0, 20000).selectExpr("id AS k", "CASE WHEN id % 7 = 0 THEN CAST('NaN' AS DOUBLE) WHEN id % 11 = 0 THEN NULL "
                                      "ELSE id * 0.5 END AS d", "concat('v', lpad(CAST(id AS STRING), 6, '0')) AS s") \
         .coalesce(1).writeTo(table_name).append()
@@ -407,7 +409,9 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
 
 def test_pylance_btree_selects_the_rows_of_matching_values(spark, warehouse, table_name):
     path = table_path(warehouse, table_name)
-    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '5000')")
+    # No zone maps of its writes: only pylance's BTREE selects rows.
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '5000', "
+              "'zonemap_columns' = '')")
     # Keys in random order: a zone map could not skip anything, a BTREE still finds the rows.
     spark.range(0, 20000).selectExpr("(id * 7919) % 20000 AS k", "CAST(id AS STRING) AS s").coalesce(1) \
         .writeTo(table_name).append()

@@ -241,3 +241,18 @@ def test_dictionary_columns_read_and_write_as_their_values(spark, warehouse, tab
     ds.validate()
     assert ds.schema == original.schema  # every column still the same Arrow dictionary type
     assert rows() == expected
+
+
+def test_legacy_dictionary_column_is_read_only(spark, warehouse, table_name):
+    """A legacy (V1) dictionary column keeps its items in the manifest: the table reads, and changes are
+    refused by name instead of committing a manifest whose column pylance would read as empty strings."""
+    path = table_path(warehouse, table_name)
+    original = pa.table({"id": pa.array(range(20), pa.int64()), "s": pa.array([f"v{i % 5}" for i in range(20)]).dictionary_encode()})
+    _write(path, original, "legacy")
+    assert spark.table(table_name).schema["s"].metadata["lance.unsupported_type"] == "dict:string:int32:false"
+    assert spark.sql(f"SELECT sum(id) FROM {table_name} WHERE id < 10").first()[0] == 45
+    with pytest.raises(Exception) as err:
+        spark.sql(f"DELETE FROM {table_name} WHERE id < 5").collect()
+    assert "'s'" in str(err.value) and "legacy" in str(err.value), str(err.value)
+    ds = lance.dataset(path)
+    assert ds.version == 1 and ds.to_table().to_pylist() == original.to_pylist()

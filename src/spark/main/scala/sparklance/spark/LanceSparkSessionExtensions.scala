@@ -9,7 +9,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * which Spark's row-level write API does not, so that the statement can rewrite only those
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
- * [[OuterMergeRule]] and [[TargetKeyPruning]].
+ * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
+ * ([[write.OrderedInputRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -19,5 +20,6 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(new MergeSourceKeyFilter(_))
     extensions.injectOptimizerRule(_ => OuterMergeRule)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
+    extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
   }
 }

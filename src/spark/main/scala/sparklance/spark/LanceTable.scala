@@ -1,7 +1,6 @@
 package sparklance.spark
 
 import java.util
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
@@ -11,7 +10,6 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation, ReadSet}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
-import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, StatementReads}
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
@@ -101,7 +99,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, mode) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), fragments => {
+      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), (fragments, zones) => {
         val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
         // An append of no rows (or an insert-only MERGE that matched everything, or a dynamic
         // overwrite of no rows) changes nothing, so it commits nothing, like the row-level
@@ -121,8 +119,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
             case Some(_) => (snapshot, Operation.Overwrite(fragments, snapshot.schema))
             case None => (oldestRead, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
           }
-          val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, tableName, dataset.path, dataset.storage,
-            settings.storageConf, pending.fold(snapshot.schema)(_.schema), snapshot.config, snapshot.file.indexSection, fragments)
+          val indexing = WriteTarget.zoneMaps(target, zones, fragments)
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
             indexing = indexing)
           PostCommit(tableName, committed.version)(

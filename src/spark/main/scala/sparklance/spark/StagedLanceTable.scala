@@ -1,14 +1,12 @@
 package sparklance.spark
 
 import java.util
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
-import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.maintenance.PostCommit
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
 
@@ -22,6 +20,8 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   private val config = stored.config
 
   private var staged: Seq[DataFragment] = Nil
+  // The zone map segments of the staged fragments, from the zones their tasks gathered.
+  private var stagedZones: Option[NewFragmentIndices] = None
   private val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
 
   override def name(): String = tableName
@@ -34,22 +34,30 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
     new LanceWriteBuilder(info, (inputSchema, _) => {
       val target = WriteTarget(tableName, BasePaths.own(dataset.path), schema,
-        StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, fragments => { staged = fragments; PostCommit.Nothing })
-    }, OptimizedWrite.plan(info.schema(), config, info.options().asScala.toMap, None))
+        StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings, None)
+      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, (fragments, zones) => {
+        staged = fragments
+        stagedZones = WriteTarget.zoneMaps(target, zones, fragments)
+        PostCommit.Nothing
+      })
+    }, optimizedWrite(info.schema(), info.options().asScala.toMap))
+
+  /** The optimized write of `input` rows into the new table (which has no rows to tell their size). */
+  private[spark] def optimizedWrite(input: org.apache.spark.sql.types.StructType, options: Map[String, String]): Option[OptimizedWrite] =
+    OptimizedWrite.plan(input, config, options, None)
 
   override def commitStagedChanges(): Unit = {
     uncommitted.commit(staged) {
-      val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, tableName, dataset.path,
-        dataset.storage, settings.storageConf, schema, config, None, staged)
       new Committer(dataset, settings.commitRetries)
-        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = indexing)
+        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = stagedZones)
     }
     staged = Nil
+    stagedZones = None
   }
 
   override def abortStagedChanges(): Unit = {
     uncommitted.discard(staged)
     staged = Nil
+    stagedZones = None
   }
 }

@@ -45,7 +45,8 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
 
   /**
    * `zonemap_columns` follows a renamed or dropped top-level column: a rename keeps its zone maps
-   * maintained under the new name, a drop takes it off the list. Lance commits a configuration
+   * maintained under the new name, a drop takes it off the list (the default columns follow the
+   * schema by themselves). Lance commits a configuration
    * change apart from a schema change, so this is the version after the statement's.
    */
   private def followZoneMapColumns(changes: Seq[TableChange]): Unit = {
@@ -55,11 +56,9 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       case (names, c: DeleteColumn) if c.fieldNames().length == 1 => names.filterNot(_ == c.fieldNames()(0))
       case (names, _) => names
     }
+    // A list emptied by drops becomes '' (none), not unset, which would mean the default columns.
     if (followed != listed) retrying { snapshot =>
-      val change =
-        if (followed.isEmpty) TableProperties.change(table, snapshot, Map.empty, Set(ZoneMapMaintenance.Property))
-        else TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty)
-      (change, Nil)
+      (TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty), Nil)
     }
   }
 

@@ -47,8 +47,9 @@ object TableProperties {
     PropertyKind.Count(2, Long.MaxValue), 8L, setting("auto_compact.min_fragments"),
     "how many fragments a compaction must rewrite for auto_compact to run it")
   val ZoneMapColumns: TableProperty[String] = TableProperty(ZoneMapMaintenance.Property,
-    PropertyKind.Columns("top-level column names separated by commas", ZoneMapMaintenance.validate), "",
-    Some(ZoneMapMaintenance.ConfigKey), "columns whose zone maps every write keeps up to date")
+    PropertyKind.Columns("top-level column names separated by commas, '*' (all) or '' (none)", ZoneMapMaintenance.validate),
+    ZoneMapMaintenance.Default, Some(ZoneMapMaintenance.ConfigKey),
+    "columns whose zone maps every write keeps up to date; unset: the first 32 top-level columns of types with zone maps")
 
   /** Every property sparklance understands, in the order the docs list them. */
   val all: Seq[TableProperty[_]] = Seq(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel,

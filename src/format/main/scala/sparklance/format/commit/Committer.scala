@@ -44,6 +44,14 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
+    // A legacy (V1) dictionary column's items live in the manifest file itself (its dictionary's
+    // offset and length), which sparklance does not carry into the manifests it writes: pylance
+    // would read the column's values as empty strings after any commit. Refused, naming the column.
+    read.foreach(s => s.schema.allFields.find(_.storedDictionary.exists(_.getLength != 0)).foreach { f =>
+      throw new sparklance.format.UnsupportedFeatureException(s"Table ${s.tablePath} has the legacy-format dictionary " +
+        s"column '${f.name}', whose items are kept in the table's manifest; sparklance does not write them into new " +
+        "manifests, so it does not change this table (copy it into one of data_storage_version 2.0 or later)")
+    })
     val pending = op match { case e: Operation.Evolving => Some(e.pending); case _ => None }
     pending.foreach(p => require(read.contains(p.base), "a write that changes the schema is committed on the version its change was planned on"))
     val statementReads = reads.getOrElse(ReadSet.assumedFor(Committer.changeOf(op)))

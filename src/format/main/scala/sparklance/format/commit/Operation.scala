@@ -84,8 +84,13 @@ object Operation {
     def name = "CreateIndex"
   }
 
-  /** Old fragments replaced by new ones holding the same live rows (ids final, lineage carried). */
-  final case class RewriteGroup(oldFragments: Seq[DataFragment], newFragments: Seq[DataFragment])
+  /**
+   * Old fragments replaced by new ones holding the same live rows (ids final, lineage carried);
+   * `zones` are those of the new fragments' files, gathered while they were written, for the zone
+   * maps committed with them (they are not part of the transaction).
+   */
+  final case class RewriteGroup(oldFragments: Seq[DataFragment], newFragments: Seq[DataFragment],
+      zones: sparklance.format.skipping.WrittenZones = sparklance.format.skipping.WrittenZones.Empty)
 
   /** A compaction: each group's old fragments are replaced by its new ones, in place. */
   final case class Rewrite(groups: Seq[RewriteGroup]) extends Operation { def name = "Rewrite" }

@@ -17,8 +17,15 @@ object RewriteIndexRules {
     case IndexKind.FragmentSummaries | IndexKind.System => false
   }
 
-  /** Whether an index's coverage decides which fragments may share a rewrite group (Lance's index sets). */
-  def bindsGroups(kind: IndexKind): Boolean = kind != IndexKind.System && kind != IndexKind.FragmentReuse
+  /**
+   * Whether an index's coverage decides which fragments may share a rewrite group (Lance's index
+   * sets). Not fragment summaries (zone maps, bloom filters): a rewrite never remaps nor forwards
+   * them (§1.6: untouched, or the rewritten ids dropped), and the compaction commits segments of
+   * its own for its new fragments, so fragments of different segments may merge. Else the segment
+   * every write adds would keep each write's fragments apart and compaction would merge nothing.
+   */
+  def bindsGroups(kind: IndexKind): Boolean =
+    kind != IndexKind.System && kind != IndexKind.FragmentReuse && kind != IndexKind.FragmentSummaries
 
   /**
    * The index section after rewriting `groups` (old fragment ids -> new fragment ids). Row-id

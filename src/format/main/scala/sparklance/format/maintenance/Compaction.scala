@@ -9,6 +9,7 @@ import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.skipping.{WrittenZones, ZoneColumn}
 import sparklance.format.table.{Dataset, Snapshot}
 
 /**
@@ -30,6 +31,8 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
 
   def run(options: CompactionOptions): CompactionResult = {
     val first = dataset.snapshot(forWrite = true)
+    // Chosen once, on the first planned version: every round's tasks gather the zones of these.
+    val zoneColumns = indexing.zoneColumns(first)
     var plan = CompactionPlanner.plan(first, storage, options)
     // What each round's plan left alone: a round planned again may find an index built meanwhile.
     val leftAlone = scala.collection.mutable.LinkedHashMap.empty[Long, LeftAlone]
@@ -40,7 +43,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
     var replanned = 0
     var round = 0
     while (!plan.isEmpty && round < maxRounds) {
-      val (landed, kept, lost) = commit(snapshot, runTasks(dataset, snapshot, plan.tasks))
+      val (landed, kept, lost) = commit(snapshot, zoneColumns, runTasks(dataset, snapshot, plan.tasks, zoneColumns))
       committed ++= kept
       version = landed.orElse(version)
       replanned += lost.size
@@ -70,7 +73,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
    * latest version again and committed on it, so a commit that only changed other fragments or
    * indices (an index built meanwhile, a zone map fold) is passed, not met again on every retry.
    */
-  private def commit(planned: Snapshot, groups: Seq[Operation.RewriteGroup])
+  private def commit(planned: Snapshot, zoneColumns: Seq[ZoneColumn], groups: Seq[Operation.RewriteGroup])
       : (Option[Long], Seq[Operation.RewriteGroup], Seq[Operation.RewriteGroup]) = {
     val committer = new Committer(dataset)
     var pending = groups
@@ -100,7 +103,8 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
       }
       if (pending.isEmpty) return (None, Nil, lost)
       try {
-        val segments = indexing(read, pending.flatMap(_.newFragments))
+        val segments = indexing.segments(read, zoneColumns, pending.flatMap(_.newFragments),
+          pending.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _))
         return (Some(committer.commit(Some(read), Operation.Rewrite(pending), indexing = segments).version), pending, lost)
       }
       catch {
@@ -150,15 +154,28 @@ object Compaction {
   /** Commits of one round's groups before a compaction gives up on a table that keeps changing under it. */
   val CommitAttempts = 5
 
-  /** Index segments to commit with a compaction's new fragments (final ids), built on `snapshot`. */
-  type Indexing = (Snapshot, Seq[DataFragment]) => Option[NewFragmentIndices]
-  val NoIndexing: Indexing = (_, _) => None
+  /**
+   * The zone maps a compaction keeps on its new fragments: the columns, chosen on the planned
+   * version, whose zones its tasks gather while they write, and the segments committed with the
+   * new fragments (final ids) from those zones, built on `read`.
+   */
+  trait Indexing {
+    def zoneColumns(planned: Snapshot): Seq[ZoneColumn]
+    def segments(read: Snapshot, columns: Seq[ZoneColumn], fragments: Seq[DataFragment], zones: WrittenZones): Option[NewFragmentIndices]
+  }
+  val NoIndexing: Indexing = new Indexing {
+    def zoneColumns(planned: Snapshot): Seq[ZoneColumn] = Nil
+    def segments(read: Snapshot, columns: Seq[ZoneColumn], fragments: Seq[DataFragment], zones: WrittenZones) = None
+  }
 
-  /** Runs the tasks of a plan of `snapshot` and returns one group per task, in order. */
-  type TaskRunner = (Dataset, Snapshot, Seq[CompactionTask]) => Seq[Operation.RewriteGroup]
+  /**
+   * Runs the tasks of a plan of `snapshot`, gathering the zones of the zone columns, and returns
+   * one group per task, in order.
+   */
+  type TaskRunner = (Dataset, Snapshot, Seq[CompactionTask], Seq[ZoneColumn]) => Seq[Operation.RewriteGroup]
 
   /** One task after another in this process. */
-  val inProcess: TaskRunner = (dataset, snapshot, tasks) => Using.resource(new RootAllocator()) { allocator =>
-    tasks.map(TaskRewriter.rewrite(dataset.storage, snapshot, _, allocator))
+  val inProcess: TaskRunner = (dataset, snapshot, tasks, zoneColumns) => Using.resource(new RootAllocator()) { allocator =>
+    tasks.map(TaskRewriter.rewrite(dataset.storage, snapshot, _, allocator, zoneColumns))
   }
 }

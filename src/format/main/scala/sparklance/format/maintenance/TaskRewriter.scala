@@ -8,19 +8,22 @@ import sparklance.format.commit.Operation
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
+import sparklance.format.skipping.ZoneColumn
 import sparklance.format.table.{FragmentRead, FragmentWriter, Snapshot}
 
 /**
  * Runs one compaction task anywhere (a Spark task, a thread): reads the live rows of its
  * fragments in order, with the table's current columns (so dropped columns disappear), and
- * writes them into new fragments of the table's file version. On a table with stable row ids
+ * writes them into new fragments of the table's file version, gathering the zones of
+ * `zoneColumns`. On a table with stable row ids
  * each row keeps its id and both versions. The new fragments have no ids yet; nothing is
  * referenced until the compaction commits, and a failed task removes what it wrote.
  */
 object TaskRewriter {
-  def rewrite(storage: Storage, snapshot: Snapshot, task: CompactionTask, allocator: BufferAllocator): Operation.RewriteGroup = {
+  def rewrite(storage: Storage, snapshot: Snapshot, task: CompactionTask, allocator: BufferAllocator,
+      zoneColumns: Seq[ZoneColumn] = Nil): Operation.RewriteGroup = {
     val writer = new FragmentWriter(storage, snapshot.tablePath, snapshot.schema, snapshot.storageVersion, allocator,
-      FragmentWriter.MaxRowsPerFile, task.outputRows)
+      FragmentWriter.MaxRowsPerFile, task.outputRows, zoneColumns)
     // Lance's rechunking of stable row ids: the lineage of the rows the scan keeps, in the order it
     // writes them, later cut at the new fragments' boundaries.
     val ids, createdAt, updatedAt = new ArrayBuilder.ofLong
@@ -45,7 +48,7 @@ object TaskRewriter {
         throw new LanceException(s"Compaction of ${snapshot.tablePath} read $rows live rows from fragments " +
           s"${task.fragmentIds.mkString(", ")}, whose metadata promises ${task.liveRows}")
       val created = if (snapshot.stableRowIds) RowLineage.moved(written, ids.result(), createdAt.result(), updatedAt.result()) else written
-      Operation.RewriteGroup(task.fragments, created)
+      Operation.RewriteGroup(task.fragments, created, writer.zones)
     } catch {
       case NonFatal(e) => writer.abort(); throw e
     } finally writer.close()

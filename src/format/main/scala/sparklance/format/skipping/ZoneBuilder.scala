@@ -41,7 +41,7 @@ final class ZoneBuilder(fragmentId: Long, rowsPerZone: Long) {
 
 object ZoneBuilder {
   /** `a` below `b`: Spark's order, except that -0.0 is below 0.0 (a total order of doubles). */
-  private def lower(a: ZoneValue, b: ZoneValue): Boolean = (a, b) match {
+  private[skipping] def lower(a: ZoneValue, b: ZoneValue): Boolean = (a, b) match {
     case (ZoneValue.Floating(x), ZoneValue.Floating(y)) => java.lang.Double.compare(x, y) < 0
     case _ => ZoneValue.compare(a, b).exists(_ < 0)
   }

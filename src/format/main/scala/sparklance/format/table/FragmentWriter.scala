@@ -12,12 +12,15 @@ import sparklance.format.file.v2_0.FileWriter20
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.skipping.{WrittenZones, Zone, ZoneCollector, ZoneColumn}
 
 /**
  * Writes batches into new data files under `<table>/data/`, one fragment per file, starting a
  * new file after each of `plannedFileRows` in turn, then every `maxRowsPerFile` rows. The
  * fragments it returns have no id yet: the commit assigns ids. Nothing it writes is referenced
- * until a commit names it.
+ * until a commit names it. For each of `zoneColumns` (top-level fields of `schema`) it gathers
+ * the zones of every file while the rows pass ([[zones]]), so a zone map of the new fragments needs
+ * no read of them.
  */
 final class FragmentWriter(
     storage: Storage,
@@ -26,7 +29,8 @@ final class FragmentWriter(
     dataStorageVersion: StorageVersion,
     allocator: BufferAllocator,
     maxRowsPerFile: Long = FragmentWriter.DefaultMaxRowsPerFile,
-    plannedFileRows: Seq[Long] = Nil) extends AutoCloseable {
+    plannedFileRows: Seq[Long] = Nil,
+    zoneColumns: Seq[ZoneColumn] = Nil) extends AutoCloseable {
   require(maxRowsPerFile >= 1 && maxRowsPerFile <= FragmentWriter.MaxRowsPerFile,
     s"maxRowsPerFile must be between 1 and ${FragmentWriter.MaxRowsPerFile} (table $tablePath), got $maxRowsPerFile")
 
@@ -40,6 +44,13 @@ final class FragmentWriter(
   // The first files take the planned row counts (a compaction spreads rows evenly), later ones maxRowsPerFile.
   private val plannedSizes = plannedFileRows.iterator
   private var fileLimit = maxRowsPerFile
+  // Per zone column: its position among the vectors written, its field id, and its collector.
+  private val collectors = zoneColumns.map { c =>
+    val at = schema.fields.indexWhere(_.id == c.fieldId)
+    require(at >= 0, s"Zone map ${c.indexName} of $tablePath: field ${c.fieldId} is not a top-level field of the schema written")
+    (at, c.fieldId, new ZoneCollector(c.rowsPerZone))
+  }
+  private val fileZones = Map.newBuilder[String, Map[Int, Seq[Zone]]]
 
   /** Appends rows; `vectors` follow `schema.fields`. */
   def write(vectors: Seq[FieldVector]): Unit = {
@@ -49,6 +60,7 @@ final class FragmentWriter(
       if (current == null) open()
       // The room left in the file may exceed an Int; the rows left in the batch never do.
       val take = math.min((n - start).toLong, fileLimit - rowsInFile).toInt
+      collectors.foreach { case (at, _, c) => c.add(vectors(at), start, take, rowsInFile) }
       if (start == 0 && take == n) current.write(vectors)
       else {
         val slices = vectors.map { v =>
@@ -85,7 +97,11 @@ final class FragmentWriter(
       .setFileMajorVersion(dataStorageVersion.major).setFileMinorVersion(dataStorageVersion.minor)
       .setFileSizeBytes(result.sizeBytes)
     finished += DataFragment.newBuilder().addFiles(file).setPhysicalRows(result.numRows).build()
+    if (collectors.nonEmpty) fileZones += currentName -> collectors.map { case (_, id, c) => id -> c.endFile() }.toMap
   }
+
+  /** The zones of `zoneColumns` in the files written, once [[finish]] returned. */
+  def zones: WrittenZones = WrittenZones(fileZones.result())
 
   /** The fragments written; an empty input writes no file. */
   def finish(): Seq[DataFragment] = {

@@ -91,7 +91,11 @@ object SchemaEvolution {
           if (f.children.nonEmpty || f.arrowItemType.isDefined) fail(path, "only columns of a primitive type change type")
           Widening.refusal(f.arrowType, to).foreach(why => fail(path,
             s"cannot change ${f.logicalType} to ${LogicalTypes.toLogical(to, None)}: $why"))
-          indexed.find(_.getFieldsList.contains(Int.box(f.id))).foreach(i => fail(path,
+          // Zone maps (and bloom filters) go with the old field id (the commit drops indices of
+          // fields the schema lost); writes keep zone maps by default, so they must not stand in
+          // the way. Other indices are the user's to drop.
+          indexed.find(i => i.getFieldsList.contains(Int.box(f.id)) &&
+              sparklance.format.index.Indices.kind(i) != sparklance.format.index.IndexKind.FragmentSummaries).foreach(i => fail(path,
             s"it has the index ${sparklance.format.index.Indices.describe(i)}, which would not follow the new values; drop the index first"))
           val widened = f.copy(id = nextId, arrowType = to)
           nextId += 1

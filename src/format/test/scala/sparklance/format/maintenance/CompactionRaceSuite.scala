@@ -90,8 +90,8 @@ class CompactionRaceSuite extends AnyFunSuite {
     val ds = table(stable, fragments = 12, rows = 50)
     val before = rows(ds, ds.snapshot())
     // Between running its tasks and committing, a DELETE lands on fragment 0 (the first group).
-    val racing: Compaction.TaskRunner = (dataset, snapshot, tasks) => {
-      val groups = Compaction.inProcess(dataset, snapshot, tasks)
+    val racing: Compaction.TaskRunner = (dataset, snapshot, tasks, zoneColumns) => {
+      val groups = Compaction.inProcess(dataset, snapshot, tasks, zoneColumns)
       if (snapshot.version == 2) deleteIds(ds, ds.snapshot(), Seq(10L)).commit(RowLevelCommit.Kind.Delete)
       groups
     }
@@ -157,8 +157,8 @@ class CompactionRaceSuite extends AnyFunSuite {
     Pylance.run(racingIndex, ("build" +: path +: build): _*)
     val ds = new Dataset(LocalStorage, path)
     var first = true
-    val racing: Compaction.TaskRunner = (dataset, snapshot, tasks) => {
-      val groups = Compaction.inProcess(dataset, snapshot, tasks)
+    val racing: Compaction.TaskRunner = (dataset, snapshot, tasks, zoneColumns) => {
+      val groups = Compaction.inProcess(dataset, snapshot, tasks, zoneColumns)
       if (first) { first = false; meanwhile(ds) }
       groups
     }

@@ -1,32 +1,45 @@
 package sparklance.spark.indexing
 
-import org.apache.spark.sql.SparkSession
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.NewFragmentIndices
 import sparklance.format.index.Indices
-import sparklance.format.maintenance.Compaction
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
-import sparklance.format.skipping.{ZoneMapAppend, ZoneMapSegment, ZoneValues}
-import sparklance.format.table.{BasePaths, Dataset, LanceSchema}
+import sparklance.format.skipping.{WrittenZones, ZoneColumn, ZoneMapAppend, ZoneMapSegment, ZoneValues}
+import sparklance.format.maintenance.Compaction
+import sparklance.format.table.{Dataset, LanceField, LanceSchema, Snapshot}
 
 /**
- * The table property `zonemap_columns` (comma-separated top-level columns): every write of
- * sparklance that adds fragments (INSERT, overwrite, CREATE / REPLACE AS SELECT, UPDATE, MERGE,
- * compaction)
- * commits, in the same version, a zone map segment per column covering exactly those fragments,
- * so the table's zone maps never leave new rows undescribed. CREATE and ALTER TABLE refuse
- * columns the schema lacks or whose type has no zone map; a column dropped later is passed over.
+ * Zone maps kept by every write of sparklance that adds fragments (INSERT, overwrite, CREATE /
+ * REPLACE AS SELECT, UPDATE, MERGE, compaction): the write tasks gather the zones of the chosen
+ * columns while the rows pass (see [[sparklance.format.table.FragmentWriter]]), return them with
+ * their fragments, and the commit adds, in the same version, a zone map segment per column
+ * covering exactly the new fragments, so the table's zone maps never leave new rows undescribed
+ * and no data is read twice.
+ *
+ * The columns: the table property `zonemap_columns` if set (comma-separated top-level columns,
+ * `'*'` every column of a type with zone maps, `''` none), else the first [[DefaultColumns]]
+ * top-level columns of types with zone maps, as Delta collects statistics for its first 32.
+ * CREATE and ALTER TABLE refuse listed columns the schema lacks or whose type has no zone map;
+ * a column dropped later is passed over.
  */
 object ZoneMapMaintenance {
   val Property = "zonemap_columns"
   val ConfigKey = "sparklance.zonemap_columns"
+  /** Columns kept without `zonemap_columns`. */
+  val DefaultColumns = 32
+  private val All = "*"
+  /** What a table without the property has, as the registry shows it (the columns follow the schema). */
+  val Default = s"(first $DefaultColumns)"
 
-  def validate(value: String): String = {
-    val names = value.split(',').map(_.trim).toSeq
-    if (names.isEmpty || names.exists(_.isEmpty))
-      throw new IllegalArgumentException(s"$Property must list column names separated by commas, got '$value'")
-    names.distinct.mkString(",")
+  def validate(value: String): String = value.trim match {
+    case "" => ""
+    case All => All
+    case _ =>
+      val names = value.split(',').map(_.trim).toSeq
+      if (names.exists(n => n.isEmpty || n == All)) throw new IllegalArgumentException(
+        s"$Property must list column names separated by commas, or be '*' (every column) or '' (none), got '$value'")
+      names.distinct.mkString(",")
   }
 
   /**
@@ -46,8 +59,19 @@ object ZoneMapMaintenance {
       "microseconds, floating point, strings, binary, booleans and decimals)")
   }
 
+  /** The columns `zonemap_columns` lists by name (none when unset, `'*'` or `''`). */
   def columns(config: Map[String, String]): Seq[String] =
-    config.get(ConfigKey).toSeq.flatMap(_.split(',').map(_.trim)).filter(_.nonEmpty)
+    config.get(ConfigKey).filter(v => v.trim != All).toSeq.flatMap(_.split(',').map(_.trim)).filter(_.nonEmpty)
+
+  /** The top-level fields of `schema` whose zone maps writes keep, as `config` says. */
+  def fields(schema: LanceSchema, config: Map[String, String]): Seq[LanceField] = {
+    val mapped = schema.fields.filter(f => ZoneValues.supports(f))
+    config.get(ConfigKey).map(_.trim) match {
+      case None => mapped.take(DefaultColumns)
+      case Some(All) => mapped
+      case Some(_) => columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f))
+    }
+  }
 
   /**
    * The name of the column's zone map: the one zone map already on it (built by create_index, by
@@ -63,32 +87,45 @@ object ZoneMapMaintenance {
     }
 
   /**
-   * The segments to commit with `fragments` (the write's new fragments, in the operation's order,
-   * written under `schema`) for the table's zone-mapped columns, their zones computed now by one
-   * Spark job a column; None when the table has none.
+   * The zone maps a write of `schema` keeps on a table with `config` and the indices
+   * `indexSection`: per column its index name and zone size (that of the column's existing zone
+   * map, pylance's or create_index's, else pylance's default).
    */
-  def forNewFragments(spark: SparkSession, tableName: String, path: String, storage: Storage, storageConf: Map[String, String],
-      schema: LanceSchema, config: Map[String, String], indexSection: Option[Array[Byte]],
-      fragments: Seq[DataFragment]): Option[NewFragmentIndices] = {
-    val fields = columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f))
-    if (fields.isEmpty || fragments.isEmpty) None
+  def plan(tableName: String, schema: LanceSchema, config: Map[String, String],
+      indexSection: Option[Array[Byte]]): Seq[ZoneColumn] = {
+    val chosen = fields(schema, config)
+    if (chosen.isEmpty) Nil
     else {
       val existing = Indices.parse(indexSection, tableName)
-      // Until the commit assigns ids, a new fragment is named by its position among them.
-      val placeholders = fragments.zipWithIndex.map { case (f, i) => f.toBuilder.setId(i).build() }
-      val perColumn = fields.map { f =>
+      chosen.map { f =>
         val name = indexName(f.name, f.id, existing)
-        val rowsPerZone = ZoneMapSegment.zoneSize(existing.filter(_.getName == name))
-        ZoneMapAppend.Column(name, f.id, f.arrowType, rowsPerZone,
-          ZoneMapJob.zones(spark, tableName, BasePaths.own(path), storageConf, placeholders, f, rowsPerZone))
+        ZoneColumn(name, f.id, ZoneMapSegment.zoneSize(existing.filter(_.getName == name)))
       }
-      Some(new ZoneMapAppend(storage, path, perColumn))
     }
   }
 
-  /** The same for the fragments a compaction writes. */
-  def forCompaction(spark: SparkSession, tableName: String, dataset: Dataset,
-      storageConf: Map[String, String]): Compaction.Indexing = (snapshot, fragments) =>
-    forNewFragments(spark, tableName, dataset.path, dataset.storage, storageConf, snapshot.schema, snapshot.config,
-      snapshot.file.indexSection, fragments)
+  /**
+   * The segments to commit with `fragments` (a write's new fragments, in the operation's order,
+   * written under `schema`) for `columns`, from the zones the write tasks gathered; None when
+   * there are none. A column some fragment has no zones of (never the case for fragments written
+   * with these columns) gets no segment: its zone map just does not cover them.
+   */
+  def forWritten(storage: Storage, path: String, schema: LanceSchema, columns: Seq[ZoneColumn], zones: WrittenZones,
+      fragments: Seq[DataFragment]): Option[NewFragmentIndices] =
+    if (fragments.isEmpty) None
+    else {
+      val perColumn = columns.flatMap { c =>
+        for (field <- schema.allFields.find(_.id == c.fieldId); found <- zones.of(c.fieldId, fragments))
+          yield ZoneMapAppend.Column(c.indexName, c.fieldId, field.arrowType, c.rowsPerZone, found)
+      }
+      if (perColumn.isEmpty) None else Some(new ZoneMapAppend(storage, path, perColumn))
+    }
+
+  /** The zone maps a compaction of `dataset` keeps, from the zones its tasks gather. */
+  def forCompaction(tableName: String, dataset: Dataset): Compaction.Indexing = new Compaction.Indexing {
+    def zoneColumns(planned: Snapshot): Seq[ZoneColumn] =
+      plan(tableName, planned.schema, planned.config, planned.file.indexSection)
+    def segments(read: Snapshot, columns: Seq[ZoneColumn], fragments: Seq[DataFragment], zones: WrittenZones) =
+      forWritten(dataset.storage, dataset.path, read.schema, columns, zones, fragments)
+  }
 }

@@ -28,7 +28,7 @@ object AutoCompaction {
         val options = CompactionOptions.resolve(Map.empty, latest.config)
         val spark = SparkSession.active
         val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings),
-          indexing = ZoneMapMaintenance.forCompaction(spark, tableName, dataset, settings.storageConf))
+          indexing = ZoneMapMaintenance.forCompaction(tableName, dataset))
         val rewritten = compaction.plan(options).tasks.map(_.fragments.size).sum
         val threshold = TableProperties.AutoCompactMinFragments.of(latest.config)
         if (rewritten < threshold) None

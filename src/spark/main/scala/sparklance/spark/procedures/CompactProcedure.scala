@@ -44,7 +44,7 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
       resolved.copy(excludedFragmentIds = resolved.excludedFragmentIds ++ (ids.toSet -- matching(ids, where)))
     }
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
-      indexing = ZoneMapMaintenance.forCompaction(spark, target.quotedName, target.dataset, catalog.settingsForTasks.storageConf))
+      indexing = ZoneMapMaintenance.forCompaction(target.quotedName, target.dataset))
       .run(scoped)
     PostCommit(target.quotedName, result.version.getOrElse(result.readVersion)) {
       val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot())

@@ -4,11 +4,12 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
+import sparklance.format.skipping.WrittenZones
 
 /**
  * A row-level write task's report: per fragment the offsets it deleted (portable Roaring bytes),
  * the fragments holding the rows it inserted or rewrote, per fragment updated in place its new
- * column file and the offsets updated, and counts for the metrics.
+ * column file and the offsets updated, counts for the metrics, and the zones of the new fragments.
  */
 final case class DeltaMessage(
     deletes: Map[Long, Array[Byte]],
@@ -16,7 +17,8 @@ final case class DeltaMessage(
     deletedRows: Long,
     updatedRows: Long,
     insertedRows: Long,
-    inPlace: Map[Long, (Array[Byte], Array[Byte])] = Map.empty) extends WriterCommitMessage {
+    inPlace: Map[Long, (Array[Byte], Array[Byte])] = Map.empty,
+    zones: WrittenZones = WrittenZones.Empty) extends WriterCommitMessage {
   def deletedOffsets: Map[Long, RoaringBitmap] = deletes.map { case (id, bytes) => id -> PortableBitmaps.fromBytes(bytes) }
   def newFragments: Seq[DataFragment] = fragments.toSeq.map(DataFragment.parseFrom)
   def columnFiles: Map[Long, (DataFile, RoaringBitmap)] =

@@ -1,13 +1,12 @@
 package sparklance.spark.rowlevel
 
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{ReadSet, RowLevelCommit}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
-import sparklance.spark.indexing.ZoneMapMaintenance
+import sparklance.format.skipping.WrittenZones
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.scan.StatementReads
 import sparklance.spark.write.WriteTarget
@@ -49,9 +48,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
         case found => found
       }
       val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
-      val indexing = ZoneMapMaintenance.forNewFragments(SparkSession.active, table.tableName, table.dataset.path,
-        table.dataset.storage, table.settings.storageConf, table.pending.fold(snapshot.schema)(_.schema), snapshot.config,
-        snapshot.file.indexSection, fragments)
+      val indexing = WriteTarget.zoneMaps(target, deltas.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _), fragments)
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
         table.settings.commitRetries, indexing = indexing)
     }

@@ -10,6 +10,7 @@ import sparklance.format.Resources
 import sparklance.format.proto.TableProtos.DataFile
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.rowids.RowLineage
+import sparklance.format.skipping.WrittenZones
 import sparklance.format.table.RowAddress
 import sparklance.spark.Allocators
 import sparklance.spark.write.{FragmentSink, WriteTarget}
@@ -102,7 +103,8 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
     val added = if (fresh == null) Nil else fresh.finish()
     DeltaMessage(deleted.map { case (id, b) => id -> PortableBitmaps.toBytes(b) }.toMap,
       (rewritten ++ added).map(_.toByteArray).toArray, deletes, updates, inserts,
-      columnFiles.map { case (id, (file, rows)) => id -> (file.toByteArray, PortableBitmaps.toBytes(rows)) }.toMap)
+      columnFiles.map { case (id, (file, rows)) => id -> (file.toByteArray, PortableBitmaps.toBytes(rows)) }.toMap,
+      Seq(kept, fresh).filter(_ != null).map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _))
   }
 
   override def abort(): Unit = {

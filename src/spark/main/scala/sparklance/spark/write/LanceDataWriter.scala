@@ -13,7 +13,7 @@ final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: 
 
   override def write(row: InternalRow): Unit = sink.append(row)
 
-  override def commit(): WriterCommitMessage = FragmentsMessage.of(sink.finish())
+  override def commit(): WriterCommitMessage = { val written = sink.finish(); FragmentsMessage.of(written, sink.zones) }
 
   override def abort(): Unit = sink.abort()
 

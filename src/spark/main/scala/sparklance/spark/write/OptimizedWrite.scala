@@ -13,7 +13,8 @@ import sparklance.spark.TableProperties
  * execution then merges small partitions and splits skewed ones. The columns only spread rows:
  * no ordering or grouping is promised. Off with the table property or write option
  * `optimize_write` = false, and when adaptive execution is off (a plain shuffle would make
- * `spark.sql.shuffle.partitions` fragments).
+ * `spark.sql.shuffle.partitions` fragments). An ordered input keeps its order instead (see
+ * [[OrderedInputRule]]).
  */
 final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long)
 
@@ -27,7 +28,7 @@ object OptimizedWrite {
    * row of the table takes on disk, when the table has rows to tell.
    */
   def plan(input: StructType, config: Map[String, String], options: Map[String, String], bytesPerRow: Option[Double]): Option[OptimizedWrite] = {
-    val wanted = TableProperties.OptimizeWrite.of(options, config)
+    val wanted = TableProperties.OptimizeWrite.of(options, config) && !options.contains(OrderedInputRule.Kept)
     val spreading = input.fields.filter(f => hashable(f.dataType)).take(MaxColumns).map(_.name).toSeq
     if (!wanted || spreading.isEmpty || !SQLConf.get.adaptiveExecutionEnabled) None
     else {

@@ -1,0 +1,165 @@
+package sparklance.format.skipping
+
+import org.apache.arrow.memory.ArrowBuf
+import org.apache.arrow.vector._
+import scala.collection.mutable.ArrayBuffer
+
+/**
+ * Summarizes one column of the rows a writer puts into new data files, batch by batch as they
+ * are written, into the zones [[ZoneBuilder]] would compute by reading the files back: zones of
+ * `rowsPerZone` rows restarting at each file, bounds in the same order (NaN counted apart and
+ * made the `max` of its zone, -0.0 below 0.0). Values are compared in place in the Arrow buffers;
+ * only a chunk's bounds become [[ZoneValue]]s, so the cost per row stays a few comparisons.
+ */
+final class ZoneCollector(rowsPerZone: Long) {
+  require(rowsPerZone > 0, s"rows per zone must be positive, got $rowsPerZone")
+  private val zones = ArrayBuffer.empty[Zone]
+  private var start, rows, nulls, nans = 0L
+  private var min, max: Option[ZoneValue] = None
+
+  /**
+   * Rows [from, from + count) of `vector`, which a new file holds from row `offset` on (rows of
+   * one file arrive in order, after [[endFile]] of the previous one).
+   */
+  def add(vector: FieldVector, from: Int, count: Int, offset: Long): Unit = {
+    var i = from
+    val end = from + count
+    while (i < end) {
+      if (rows == 0) start = offset + (i - from)
+      val take = math.min((end - i).toLong, rowsPerZone - rows).toInt
+      summarize(vector, i, i + take)
+      rows += take
+      i += take
+      if (rows == rowsPerZone) close()
+    }
+  }
+
+  /** Ends the current file: its last zone closes; returns the file's zones (fragmentId 0). */
+  def endFile(): Seq[Zone] = {
+    close()
+    val done = zones.toSeq
+    zones.clear()
+    done
+  }
+
+  private def close(): Unit = if (rows > 0) {
+    val top = if (nans > 0) Some(ZoneValue.Floating(Double.NaN)) else max
+    zones += Zone(0L, start, rows, min, top, nulls, nans)
+    rows = 0; nulls = 0; nans = 0; min = None; max = None
+  }
+
+  private def bound(low: ZoneValue, high: ZoneValue): Unit = {
+    if (min.forall(m => ZoneBuilder.lower(low, m))) min = Some(low)
+    if (max.forall(m => ZoneBuilder.lower(m, high))) max = Some(high)
+  }
+
+  /** Folds rows [from, end) of `v` into the open zone. */
+  private def summarize(v: FieldVector, from: Int, end: Int): Unit = v match {
+    case x: BigIntVector => integral(x, from, end)(x.get)
+    case x: IntVector => integral(x, from, end)(i => x.get(i).toLong)
+    case x: SmallIntVector => integral(x, from, end)(i => x.get(i).toLong)
+    case x: TinyIntVector => integral(x, from, end)(i => x.get(i).toLong)
+    case x: DateDayVector => integral(x, from, end)(i => x.get(i).toLong)
+    case x: TimeStampVector => integral(x, from, end)(x.get)
+    case x: Float8Vector => floating(x, from, end)(x.get)
+    case x: Float4Vector => floating(x, from, end)(i => x.get(i).toDouble)
+    case x: BaseVariableWidthVector =>
+      bytes(x, from, end, x.getDataBuffer, i => x.getStartOffset(i).toLong, i => x.getEndOffset(i).toLong)
+    case x: BaseLargeVariableWidthVector =>
+      val offsets = x.getOffsetBuffer
+      val width = BaseLargeVariableWidthVector.OFFSET_WIDTH.toLong
+      bytes(x, from, end, x.getDataBuffer, i => offsets.getLong(i * width), i => offsets.getLong((i + 1) * width))
+    case _ =>
+      var i = from
+      while (i < end) {
+        ZoneValues.at(v, i) match {
+          case None => nulls += 1
+          case Some(value) => bound(value, value)
+        }
+        i += 1
+      }
+  }
+
+  private def integral(v: ValueVector, from: Int, end: Int)(get: Int => Long): Unit = {
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    var seen = false
+    val checkNulls = v.getNullCount > 0
+    var i = from
+    while (i < end) {
+      if (checkNulls && v.isNull(i)) nulls += 1
+      else {
+        val x = get(i)
+        if (x < lo) lo = x
+        if (x > hi) hi = x
+        seen = true
+      }
+      i += 1
+    }
+    if (seen) bound(ZoneValue.Integral(lo), ZoneValue.Integral(hi))
+  }
+
+  private def floating(v: ValueVector, from: Int, end: Int)(get: Int => Double): Unit = {
+    var lo = Double.NaN
+    var hi = Double.NaN
+    var seen = false
+    val checkNulls = v.getNullCount > 0
+    var i = from
+    while (i < end) {
+      if (checkNulls && v.isNull(i)) nulls += 1
+      else {
+        val x = get(i)
+        if (x.isNaN) nans += 1
+        else if (!seen) { lo = x; hi = x; seen = true }
+        else {
+          // A total order of doubles: -0.0 below 0.0, as ZoneBuilder keeps them.
+          if (java.lang.Double.compare(x, lo) < 0) lo = x
+          if (java.lang.Double.compare(x, hi) > 0) hi = x
+        }
+      }
+      i += 1
+    }
+    if (seen) bound(ZoneValue.Floating(lo), ZoneValue.Floating(hi))
+  }
+
+  /** Strings and binary: the least and greatest values as unsigned bytes, compared in the data buffer. */
+  private def bytes(v: ValueVector, from: Int, end: Int, data: ArrowBuf, startOf: Int => Long, endOf: Int => Long): Unit = {
+    var lo, hi = -1
+    val checkNulls = v.getNullCount > 0
+    var i = from
+    while (i < end) {
+      if (checkNulls && v.isNull(i)) nulls += 1
+      else if (lo < 0) { lo = i; hi = i }
+      else {
+        val s = startOf(i)
+        val e = endOf(i)
+        if (ZoneCollector.compare(data, s, e, startOf(lo), endOf(lo)) < 0) lo = i
+        if (ZoneCollector.compare(data, s, e, startOf(hi), endOf(hi)) > 0) hi = i
+      }
+      i += 1
+    }
+    if (lo >= 0) {
+      def copy(i: Int): ZoneValue = {
+        val s = startOf(i)
+        val out = new Array[Byte](Math.toIntExact(endOf(i) - s))
+        data.getBytes(s, out)
+        ZoneValue.Bytes(out)
+      }
+      bound(copy(lo), copy(hi))
+    }
+  }
+}
+
+object ZoneCollector {
+  /** Bytes [aStart, aEnd) against [bStart, bEnd) of `buf`, as unsigned bytes, a prefix first. */
+  private def compare(buf: ArrowBuf, aStart: Long, aEnd: Long, bStart: Long, bEnd: Long): Int = {
+    val n = math.min(aEnd - aStart, bEnd - bStart)
+    var k = 0L
+    while (k < n) {
+      val c = (buf.getByte(aStart + k) & 0xff) - (buf.getByte(bStart + k) & 0xff)
+      if (c != 0) return c
+      k += 1
+    }
+    java.lang.Long.compare(aEnd - aStart, bEnd - bStart)
+  }
+}
