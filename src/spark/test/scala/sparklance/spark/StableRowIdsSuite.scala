@@ -57,7 +57,7 @@ class StableRowIdsSuite extends AnyFunSuite with LocalSpark {
     val e = intercept[Exception](sql("SELECT * FROM lance.sr.plain CHANGES FROM VERSION 1 TO VERSION 2").collect())
     assert(e.getMessage.contains("stable row ids"), e.getMessage)
     val alter = intercept[Exception](sql("ALTER TABLE lance.sr.plain SET TBLPROPERTIES ('enable_stable_row_ids'='true')"))
-    assert(alter.getMessage.contains("enable_stable_row_ids cannot be changed"), alter.getMessage)
+    assert(alter.getMessage.contains("enable_stable_row_ids' of lance.sr.plain: cannot be changed"), alter.getMessage)
     // Without stable ids the row id is the row address, as in Lance.
     assert(sql("SELECT _rowid = _rowaddr FROM lance.sr.plain").head().getBoolean(0))
   }
