@@ -18,19 +18,21 @@ import sparklance.format.table.{Dataset, LanceField, LanceSchema, Snapshot}
  * and no data is read twice.
  *
  * The columns: the table property `zonemap_columns` if set (comma-separated top-level columns,
- * `'*'` every column of a type with zone maps, `''` none), else the first [[DefaultColumns]]
- * top-level columns of types with zone maps, as Delta collects statistics for its first 32.
+ * `'*'` every column of a type with zone maps, `''` none); none while it is unset. (Keeping the
+ * first [[DefaultColumns]] columns by default, as Delta collects statistics for its first 32, is
+ * the goal; it is off until tables with huge values, concurrent writers and compaction's version
+ * count pass with it.)
  * CREATE and ALTER TABLE refuse listed columns the schema lacks or whose type has no zone map;
  * a column dropped later is passed over.
  */
 object ZoneMapMaintenance {
   val Property = "zonemap_columns"
   val ConfigKey = "sparklance.zonemap_columns"
-  /** Columns kept without `zonemap_columns`. */
+  /** Columns a default would keep (not yet the default: see above). */
   val DefaultColumns = 32
   private val All = "*"
   /** What a table without the property has, as the registry shows it (the columns follow the schema). */
-  val Default = s"(first $DefaultColumns)"
+  val Default = "'' (none)"
 
   def validate(value: String): String = value.trim match {
     case "" => ""
@@ -67,7 +69,7 @@ object ZoneMapMaintenance {
   def fields(schema: LanceSchema, config: Map[String, String]): Seq[LanceField] = {
     val mapped = schema.fields.filter(f => ZoneValues.supports(f))
     config.get(ConfigKey).map(_.trim) match {
-      case None => mapped.take(DefaultColumns)
+      case None => Nil
       case Some(All) => mapped
       case Some(_) => columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f))
     }
