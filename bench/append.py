@@ -1,7 +1,7 @@
 """Append benchmark: the time of one append of ROWS rows (the columns of bench/skipping.py: k BIGINT,
 day DATE, v DOUBLE, s STRING, payload STRING) into a new sparklance table, 1 warm-up + RUNS timed
-runs (each into a table of its own), median; with the table's default zone maps (gathered by the
-write tasks) and with `zonemap_columns` = '' (none), to show what gathering zones costs.
+runs (each into a table of its own), median; with zone maps on every column (`zonemap_columns` = '*',
+gathered by the write tasks) and with none (`''`, the default for now), to show what gathering zones costs.
 `--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change).
 
 Run: .venv/bin/python bench/append.py [--rows 10000000] [--runs 3] [--jar path/to/sparklance.jar]"""
@@ -17,7 +17,7 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
-    ap.add_argument("--only", choices=["default", "none"], help="measure one of the two tables only")
+    ap.add_argument("--only", choices=["all", "none"], help="measure one of the two tables only")
     args = ap.parse_args()
     if args.jar:
         sparklance.jar_path = lambda: args.jar
@@ -29,7 +29,7 @@ def main():
         "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
     counter = itertools.count()
     results = {}
-    kinds = {"default": "", "none": "TBLPROPERTIES ('zonemap_columns' = '')"}
+    kinds = {"all": "TBLPROPERTIES ('zonemap_columns' = '*')", "none": "TBLPROPERTIES ('zonemap_columns' = '')"}
     for kind, props in kinds.items():
         if args.only and kind != args.only:
             continue
