@@ -147,7 +147,7 @@ object LanceDataSource {
       val w = properties.foldLeft(data.writeTo(target)) { case (w, (k, v)) => w.tableProperty(k, v) }
       if (orReplace) w.createOrReplace() else w.create()
     }
-    def exists = catalog(session, name).tableExists(Identifier.of(Array.empty, path))
+    lazy val exists = catalog(session, name).tableExists(Identifier.of(Array.empty, path))
     mode match {
       case SaveMode.Append if exists => data.writeTo(target).options(writeOptions).append()
       case SaveMode.Append =>

@@ -4,12 +4,15 @@ import java.io.{FilterOutputStream, OutputStream}
 import java.util.concurrent.atomic.AtomicInteger
 
 /** Local storage that counts the input files and output streams it opens and those closed since. */
-final class TrackingStorage extends Storage {
+final class TrackingStorage extends ForwardingStorage(LocalStorage) {
   val opened = new AtomicInteger()
   val closed = new AtomicInteger()
   def open: Int = opened.get - closed.get
 
-  def openInput(path: String): InputFile = {
+  // Every read goes through here, also reads of a known length (which LocalStorage opens alike).
+  override def openInput(path: String, length: Long): InputFile = openInput(path)
+
+  override def openInput(path: String): InputFile = {
     val in = LocalStorage.openInput(path)
     opened.incrementAndGet()
     new InputFile {
@@ -20,7 +23,7 @@ final class TrackingStorage extends Storage {
     }
   }
 
-  def create(path: String): OutputStream = {
+  override def create(path: String): OutputStream = {
     val out = LocalStorage.create(path)
     opened.incrementAndGet()
     new FilterOutputStream(out) {
@@ -28,15 +31,4 @@ final class TrackingStorage extends Storage {
       override def close(): Unit = { closed.incrementAndGet(); super.close() }
     }
   }
-
-  def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = LocalStorage.putIfAbsent(path, bytes)
-  def overwrite(path: String, bytes: Array[Byte]): Unit = LocalStorage.overwrite(path, bytes)
-  def exists(path: String): Boolean = LocalStorage.exists(path)
-  def list(dir: String): Seq[FileEntry] = LocalStorage.list(dir)
-  def listDirectories(dir: String): Seq[String] = LocalStorage.listDirectories(dir)
-  def mkdirs(dir: String): Unit = LocalStorage.mkdirs(dir)
-  def delete(path: String): Unit = LocalStorage.delete(path)
-  def deleteRecursively(path: String): Unit = LocalStorage.deleteRecursively(path)
-  def rename(from: String, to: String): Unit = LocalStorage.rename(from, to)
-  def renamesAtomically(path: String): Boolean = true
 }
