@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
-__all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
+__all__ = ["configure", "jar_path", "history", "last_commit_metrics", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
            "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS",
            "JarNotLoadedError", "ExtensionMissingWarning"]
 
@@ -134,10 +134,30 @@ def history(spark, table):
     Delete, Overwrite, Rewrite for a compaction, Restore, ...), read_version, rows_added and
     rows_deleted (an update counts in both, a compaction in neither; NULL for the oldest version
     left after a vacuum), rows (live rows after the commit), operation_parameters (what the
-    operation did: a compaction's groups, a restore's version, ...) and tags (on that version).
+    operation did: a compaction's groups, a restore's version, ...; ``statement`` names the
+    statement that made the version: INSERT, MERGE, ALTER ADD COLUMNS, COMPACT, ...), tags (on
+    that version) and operation_metrics (the rows a sparklance DML statement inserted, updated
+    and deleted: num_inserted_rows, num_updated_rows, num_deleted_rows).
     Versions a vacuum removed are not listed. The same rows are ``SELECT * FROM <table>.history``.
     """
     return spark.table(f"{table}.history")
+
+
+def last_commit_metrics(spark, table):
+    """The rows the statement that made `table`'s latest version inserted, updated and deleted.
+
+    Spark returns no rows from DELETE, UPDATE or MERGE on a DataSource V2 table, so sparklance
+    records the counts with the commit. Returns a dict with ``version``, ``statement`` (e.g.
+    ``"MERGE"``; None for a version another writer made), ``num_inserted_rows``,
+    ``num_updated_rows`` and ``num_deleted_rows`` (None where the statement counted no rows, as
+    for ALTER TABLE or a commit of pylance). An updated row counts once, as updated. Call it right
+    after the statement: another writer's commit would be the latest.
+    """
+    last = spark.sql(f"SELECT version, operation_parameters, operation_metrics FROM {table}.history "
+                     "ORDER BY version DESC LIMIT 1").first()
+    metrics = last.operation_metrics or {}
+    return {"version": last.version, "statement": (last.operation_parameters or {}).get("statement"),
+            **{k: metrics.get(k) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")}}
 
 
 def changes(spark, table, start, end=None, *, start_inclusive=True, end_inclusive=True,

@@ -9,7 +9,9 @@ import sparklance.format.table.{Dataset, History}
 /**
  * `SELECT * FROM lance.db.t.history`: one row per version of `db.t` left (cleanup removes old
  * ones), oldest first, with the commit time, the operation as Lance names it, the version it
- * read, the rows it added and deleted, what it did in its own terms, and the tags on it.
+ * read, the rows it added and deleted, what it did in its own terms and which statement made it
+ * (`operation_parameters.statement`), the tags on it, and the rows the statement inserted,
+ * updated and deleted (`operation_metrics`, for DML sparklance committed).
  */
 final class HistoryTable(tableName: String, dataset: Dataset)
   extends MetadataTable(tableName, HistoryTable.Name, HistoryTable.Schema) {
@@ -20,7 +22,8 @@ final class HistoryTable(tableName: String, dataset: Dataset)
     InternalRow(e.version, e.commitMicros, text(e.operation), e.readVersion.map(Long.box).orNull,
       e.rowsAdded.map(Long.box).orNull, e.rowsDeleted.map(Long.box).orNull, e.rows,
       ArrayBasedMapData(params.map(p => text(p._1)).toArray, params.map(p => text(p._2)).toArray),
-      new GenericArrayData(e.tags.map(text).toArray))
+      new GenericArrayData(e.tags.map(text).toArray),
+      ArrayBasedMapData(e.metrics.keys.toSeq.sorted.map(text).toArray, e.metrics.toSeq.sortBy(_._1).map(m => Long.box(m._2)).toArray))
   }.toArray
 }
 
@@ -35,5 +38,6 @@ object HistoryTable {
     StructField("rows_deleted", LongType),
     StructField("rows", LongType, nullable = false),
     StructField("operation_parameters", MapType(StringType, StringType, valueContainsNull = false), nullable = false),
-    StructField("tags", ArrayType(StringType, containsNull = false), nullable = false)))
+    StructField("tags", ArrayType(StringType, containsNull = false), nullable = false),
+    StructField("operation_metrics", MapType(StringType, LongType, valueContainsNull = false), nullable = false)))
 }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperation
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{Committer, Operation, ReadSet}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, StatementReads}
@@ -84,15 +84,19 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     // Rows added concurrently sit in fragments the statement cannot name: only a delete of
     // everything could have matched them.
     val matchable = if (chosen.isEmpty) ReadSet.Everything else ReadSet.Blind
-    if (removed.nonEmpty)
-      committer().commit(Some(current), Operation.Delete(Nil, removed, predicates.mkString(" AND ")), reads = Some(matchable))
+    if (removed.nonEmpty) {
+      val rows = RowCounts.deleted(current.fragments.filter(f => removed.contains(f.getId)).map(current.liveRows(dataset.storage, _)).sum)
+      committer().commit(Some(current), Operation.Delete(Nil, removed, predicates.mkString(" AND ")), reads = Some(matchable),
+        record = Some(CommitRecord(Statement.Delete, Some(rows))))
+    }
   }
 
   /** Removes every fragment in one Delete commit; no data file is read or rewritten. */
   override def truncateTable(): Boolean = {
     val current = snapshot
     if (current.fragments.nonEmpty)
-      committer().commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"), reads = Some(ReadSet.Everything))
+      committer().commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"), reads = Some(ReadSet.Everything),
+        record = Some(CommitRecord(Statement.Truncate, Some(RowCounts.deleted(current.countRows(dataset.storage))))))
     true
   }
 
@@ -120,8 +124,11 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
             case None => (oldestRead, if (overwrite) Operation.Overwrite(fragments, snapshot.schema) else Operation.Append(fragments))
           }
           val indexing = WriteTarget.zoneMaps(target, zones, fragments)
+          val inserted = fragments.map(_.getPhysicalRows).sum
+          val record = if (overwrite) CommitRecord(Statement.InsertOverwrite, Some(RowCounts(inserted, 0, snapshot.countRows(dataset.storage))))
+            else CommitRecord(Statement.Insert, Some(RowCounts.inserted(inserted)))
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
-            indexing = indexing)
+            indexing = indexing, record = Some(record))
           PostCommit(tableName, committed.version)(
             AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite))
         }

@@ -4,7 +4,7 @@ import java.util
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
+import sparklance.format.commit.{CommitRecord, Committer, NewFragmentIndices, Operation, RowCounts, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
 import sparklance.spark.maintenance.PostCommit
@@ -20,6 +20,8 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   private val config = stored.config
 
   private var staged: Seq[DataFragment] = Nil
+  // Whether a query wrote the content (AS SELECT, writeTo): it is a CTAS, not a plain CREATE TABLE.
+  private var written = false
   // The zone map segments of the staged fragments, from the zones their tasks gathered.
   private var stagedZones: Option[NewFragmentIndices] = None
   private val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
@@ -37,6 +39,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings, None)
       new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, (fragments, zones) => {
         staged = fragments
+        written = true
         stagedZones = WriteTarget.zoneMaps(target, zones, fragments)
         PostCommit.Nothing
       })
@@ -49,9 +52,12 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   override def commitStagedChanges(): Unit = {
     uncommitted.commit(staged) {
       new Committer(dataset, settings.commitRetries)
-        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = stagedZones)
+        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = stagedZones,
+          record = Some(CommitRecord(if (current.isDefined) Statement.ReplaceTable else if (written) Statement.Ctas else Statement.CreateTable,
+            Some(RowCounts(staged.map(_.getPhysicalRows).sum, 0, current.fold(0L)(_.countRows(dataset.storage)))))))
     }
     staged = Nil
+    written = false
     stagedZones = None
   }
 

@@ -5,7 +5,7 @@ import org.apache.spark.sql.connector.catalog.TableChange
 import org.apache.spark.sql.connector.catalog.TableChange._
 import org.apache.spark.sql.types.StructField
 import sparklance.format.{CommitConflictException, SchemaChangeException}
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema, PendingSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
 import sparklance.spark.evolution.{ColumnValues, ColumnWriteJob}
@@ -29,7 +29,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       throw new UnsupportedOperationException(s"ALTER TABLE $table: change properties and columns in separate statements")
     val set = properties.collect { case p: SetProperty => p.property() -> p.value() }.toMap
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
-    retrying { snapshot =>
+    retrying(TableAlteration.statement(changes)) { snapshot =>
       if (properties.nonEmpty) {
         val change = TableProperties.change(table, snapshot, set, unset)
         TableProperties.checkAgainst(table, snapshot.schema, change.config)
@@ -57,7 +57,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       case (names, _) => names
     }
     // A list emptied by drops becomes '' (none), not unset, which would mean the default columns.
-    if (followed != listed) retrying { snapshot =>
+    if (followed != listed) retrying(Statement.SetTblProperties) { snapshot =>
       (TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty), Nil)
     }
   }
@@ -99,14 +99,14 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     catch { case _: SchemaChangeException | _: UnsupportedOperationException | _: UnsupportedTypeException => false }
 
   /** Plans (returning the operation and the data it wrote) and commits, planning again after a lost race. */
-  private def retrying(plan: Snapshot => (Operation, Seq[DataFragment])): Unit = {
+  private def retrying(statement: Statement)(plan: Snapshot => (Operation, Seq[DataFragment])): Unit = {
     var attempt = 0
     while (true) {
       val snapshot = dataset.snapshot(forWrite = true)
       val (op, written) = plan(snapshot)
       try {
         new UncommittedFiles(dataset.storage, dataset.path).commit(written)(
-          new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op))
+          new Committer(dataset, settings.commitRetries).commit(Some(snapshot), op, record = Some(CommitRecord(statement))))
         return
       } catch { case e: CommitConflictException if e.retryable && attempt < settings.commitRetries.count => attempt += 1 }
     }
@@ -162,5 +162,22 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val nulls = SparkSession.active.read.option("versionAsOf", snapshot.version.toString).table(table).where(condition).count()
     if (nulls > 0) throw new SchemaChangeException(table, path.mkString("."),
       s"it holds $nulls NULL value(s) (version ${snapshot.version}), so it cannot be made NOT NULL; update or delete them first")
+  }
+}
+
+object TableAlteration {
+  /**
+   * The statement an ALTER TABLE's changes make, as history names it. Spark hands one statement's
+   * changes of one kind (ADD COLUMNS of several columns, SET TBLPROPERTIES of several keys), so
+   * the first change names it; a nullability, comment or position change is an ALTER COLUMN.
+   */
+  def statement(changes: Seq[TableChange]): Statement = changes.headOption match {
+    case Some(_: SetProperty) => Statement.SetTblProperties
+    case Some(_: RemoveProperty) => Statement.UnsetTblProperties
+    case Some(_: AddColumn) => Statement.AlterAddColumns
+    case Some(_: DeleteColumn) => Statement.AlterDropColumns
+    case Some(_: RenameColumn) => Statement.AlterRenameColumn
+    case Some(_: UpdateColumnType) => Statement.AlterColumnType
+    case _ => Statement.AlterColumn
   }
 }

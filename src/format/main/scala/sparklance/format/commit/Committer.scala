@@ -41,7 +41,13 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
    * a Delete or Update read every row, anything else read nothing).
    */
   def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
-      reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None): CommitResult = {
+      reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None,
+      record: Option[CommitRecord] = None): CommitResult = commitRecorded(read, op,
+    properties ++ record.fold(Map.empty[String, String])(_.properties), reads, indexing)
+
+  /** [[commit]] with the statement's record already among the transaction's `properties`. */
+  private def commitRecorded(read: Option[Snapshot], op: Operation, properties: Map[String, String],
+      reads: Option[ReadSet], indexing: Option[NewFragmentIndices]): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
     // A legacy (V1) dictionary column's items live in the manifest file itself (its dictionary's
@@ -93,7 +99,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       val version = manifest.getVersion
       // The attempt before was refused for certain (or none failed): nothing names its segments.
       if (!keepWritten) indexing.foreach(_.discard(attemptSegments))
-      attemptSegments = indexing.toSeq.flatMap { i =>
+      val landing = indexing.map { i =>
         val change = Committer.changeOf(current)
         val fresh = Committer.newFragments(change)
         // A compaction's fragments come with their reserved ids; others get theirs, in order, at the end.
@@ -101,11 +107,17 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
           case _: Operation.Rewrite => fresh.map(_.getId)
           case _ => manifest.getFragmentsList.asScala.toSeq.takeRight(fresh.size).map(_.getId)
         }
-        i.segments(ids, base.fold(0L)(_.version))
+        i.landing(ids, base, Indices.parse(indexSectionAfter(base, current), dataset.path),
+          manifest.getFragmentsList.asScala.map(_.getId).toSet)
       }
+      attemptSegments = landing.toSeq.flatMap(_.added)
       val index =
-        if (attemptSegments.isEmpty) indexSectionAfter(base, current)
-        else Some(Indices.encode(Indices.parse(indexSectionAfter(base, current), dataset.path) ++ attemptSegments))
+        if (landing.forall(l => l.added.isEmpty && l.replaced.isEmpty)) indexSectionAfter(base, current)
+        else {
+          val replaced = landing.get.replaced.map(Indices.directory).toSet
+          Some(Indices.encode(Indices.parse(indexSectionAfter(base, current), dataset.path)
+            .filterNot(i => replaced(Indices.directory(i))) ++ attemptSegments))
+        }
       val recorded = pending.fold(txn) { p =>
         val merge = Transactions.build(base.get.version, uuid,
           Operation.Merge(manifest.getFragmentsList.asScala.toSeq, p.schema, p.preservesNullability), properties)

@@ -57,7 +57,8 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
    * isolation. None when the statement changed nothing.
    */
   def commit(kind: RowLevelCommit.Kind, isolation: Isolation = Isolation.Serializable, reads: Option[ReadSet] = None,
-      retries: CommitRetries = CommitRetries(), predicate: String = "", indexing: Option[NewFragmentIndices] = None): Option[RowLevelCommit.Result] =
+      retries: CommitRetries = CommitRetries(), predicate: String = "", indexing: Option[NewFragmentIndices] = None,
+      record: Option[CommitRecord] = None): Option[RowLevelCommit.Result] =
     if (isEmpty) None
     else {
       val rows = added.nonEmpty || deleted.values.exists(!_.isEmpty) || inPlace.nonEmpty
@@ -65,7 +66,7 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
         else RowLevelCommit.operation(dataset, read, deleted.toMap, added.toSeq, kind == RowLevelCommit.Kind.Delete, predicate,
           inPlace.toMap, inPlaceFields)
       val op = pending.fold(change)(Operation.Evolving(change, _))
-      val result = new Committer(dataset, retries, isolation).commit(Some(read), op, reads = reads, indexing = indexing)
+      val result = new Committer(dataset, retries, isolation).commit(Some(read), op, reads = reads, indexing = indexing, record = record)
       val deletionFiles = change match {
         case d: Operation.Delete => d.updated.size
         case u: Operation.Update => u.updated.count(f => u.deletedOffsets.contains(f.getId))

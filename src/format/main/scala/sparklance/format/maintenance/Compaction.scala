@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
 import sparklance.format.CommitConflictException
-import sparklance.format.commit.{Committer, NewFragmentIndices, Operation}
+import sparklance.format.commit.{CommitRecord, Committer, NewFragmentIndices, Operation, Statement}
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
@@ -105,7 +105,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
       try {
         val segments = indexing.segments(read, zoneColumns, pending.flatMap(_.newFragments),
           pending.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _))
-        return (Some(committer.commit(Some(read), Operation.Rewrite(pending), indexing = segments).version), pending, lost)
+        return (Some(committer.commit(Some(read), Operation.Rewrite(pending), indexing = segments, record = Compaction.Record).version), pending, lost)
       }
       catch {
         case e: CommitConflictException if e.retryable && attempts < Compaction.CommitAttempts => attempts += 1
@@ -138,7 +138,7 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
       : (Seq[Operation.RewriteGroup], Snapshot) = {
     val count = groups.map(_.newFragments.size).sum
     if (count == 0) return (groups, latest)
-    val reserved = committer.commit(Some(latest), Operation.ReserveFragments(count))
+    val reserved = committer.commit(Some(latest), Operation.ReserveFragments(count), record = Compaction.Record)
     var next = Integer.toUnsignedLong(reserved.snapshot.manifest.getMaxFragmentId) - count + 1
     (groups.map(g => g.copy(newFragments = g.newFragments.map { f => val b = f.toBuilder.setId(next).build(); next += 1; b })),
       reserved.snapshot)
@@ -151,6 +151,9 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
 }
 
 object Compaction {
+  /** Both of a compaction's commits, its reservation and its rewrite, are the COMPACT statement's. */
+  private val Record = Some(CommitRecord(Statement.Compact))
+
   /** Commits of one round's groups before a compaction gives up on a table that keeps changing under it. */
   val CommitAttempts = 5
 

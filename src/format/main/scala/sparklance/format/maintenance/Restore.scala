@@ -1,7 +1,7 @@
 package sparklance.format.maintenance
 
 import sparklance.format.VersionRemovedException
-import sparklance.format.commit.{CommitResult, CommitRetries, Committer, Operation}
+import sparklance.format.commit.{CommitRecord, CommitResult, CommitRetries, Committer, Operation, Statement}
 import sparklance.format.io.Storage
 import sparklance.format.table.{Dataset, Snapshot}
 
@@ -25,11 +25,11 @@ object Restore {
     if (missing.nonEmpty) throw new VersionRemovedException(dataset.path, target.version, dataset.versions.head,
       s"; files it names are gone (${missing.take(3).mkString(", ")}${if (missing.size > 3) ", ..." else ""}), so it cannot be restored")
     val read = dataset.snapshot(forWrite = true)
-    val committed = new Committer(dataset, retries).commit(Some(read), Operation.Restore(target))
+    val committed = new Committer(dataset, retries).commit(Some(read), Operation.Restore(target), record = Some(CommitRecord(Statement.Restore)))
     val manifest = Storage.join(dataset.path, s"_versions/${target.naming.fileName(target.version)}")
     if (storage.exists(manifest)) Result(read, committed)
     else {
-      val undone = new Committer(dataset, retries).commit(Some(committed.snapshot), Operation.Restore(read))
+      val undone = new Committer(dataset, retries).commit(Some(committed.snapshot), Operation.Restore(read), record = Some(CommitRecord(Statement.Restore)))
       throw new VersionRemovedException(dataset.path, target.version, dataset.versions.head,
         s". A cleanup removed it while it was being restored, so the restore (version ${committed.version}) was undone by " +
           s"restoring version ${read.version} as version ${undone.version}")

@@ -10,7 +10,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.Resources
-import sparklance.format.commit.{CommitFailure, CommitResult, CommitRetries, Committer, Operation}
+import sparklance.format.commit.{CommitFailure, CommitRecord, CommitResult, CommitRetries, Committer, Operation}
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.Indices
@@ -151,8 +151,8 @@ object ZoneMapSegment {
    * after any other failure (outcome unknown, an interrupt, an Error) they stay.
    */
   def commit(dataset: Dataset, read: Snapshot, added: Seq[IndexMetadata], replaced: Seq[IndexMetadata],
-      commitRetries: CommitRetries): CommitResult =
-    try new Committer(dataset, commitRetries).commit(Some(read), Operation.CreateIndex(added, replaced))
+      commitRetries: CommitRetries, record: CommitRecord): CommitResult =
+    try new Committer(dataset, commitRetries).commit(Some(read), Operation.CreateIndex(added, replaced), record = Some(record))
     catch {
       case e: Throwable if CommitFailure.leftNothing(e) =>
         added.foreach(discard(dataset.storage, dataset.path, _))

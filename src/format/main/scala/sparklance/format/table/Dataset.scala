@@ -3,7 +3,7 @@ package sparklance.format.table
 import org.apache.arrow.memory.BufferAllocator
 import scala.util.control.NonFatal
 import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException, VersionRemovedException}
-import sparklance.format.commit.{CommitResult, Committer, Operation}
+import sparklance.format.commit.{CommitRecord, CommitResult, Committer, Operation, Statement}
 import sparklance.format.io.Storage
 
 /**
@@ -55,7 +55,8 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
   def create(schema: LanceSchema, storageVersion: StorageVersion = StorageVersion.Default, stableRowIds: Boolean = false,
       config: Map[String, String] = Map.empty): CommitResult =
     new Committer(this).commit(None,
-      Operation.Overwrite(Nil, schema, config + (Committer.StorageVersionKey -> storageVersion.name), Some(stableRowIds)))
+      Operation.Overwrite(Nil, schema, config + (Committer.StorageVersionKey -> storageVersion.name), Some(stableRowIds)),
+      record = Some(CommitRecord(Statement.CreateTable)))
 
   /**
    * A writer of new fragments for the version `read`: its schema, data file version and rows per

@@ -1,7 +1,7 @@
 package sparklance.format.table
 
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.Transactions
+import sparklance.format.commit.{CommitRecord, RowCounts, Transactions}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
 
@@ -9,10 +9,13 @@ import sparklance.format.proto.TransactionProtos.Transaction.OperationCase
  * One committed version as a table's history lists it. `rowsAdded` / `rowsDeleted` are None for
  * the oldest version left when cleanup removed the one before it (nothing to compare with).
  * `parameters` say what the operation did in its own terms (a compaction's groups, a restore's
- * version); `tags` name the version.
+ * version) and, under `statement`, which statement made it (see [[CommitRecord]]); `metrics` the
+ * rows the statement counted (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`), for
+ * a sparklance statement that counts them; `tags` name the version.
  */
 final case class HistoryEntry(version: Long, commitMicros: Long, operation: String, readVersion: Option[Long],
-    rowsAdded: Option[Long], rowsDeleted: Option[Long], rows: Long, parameters: Map[String, String], tags: Seq[String])
+    rowsAdded: Option[Long], rowsDeleted: Option[Long], rows: Long, parameters: Map[String, String], tags: Seq[String],
+    metrics: Map[String, Long] = Map.empty)
 
 /**
  * A table's versions with what each commit did, from manifests and transactions alone: rows
@@ -22,6 +25,13 @@ final case class HistoryEntry(version: Long, commitMicros: Long, operation: Stri
  * compaction (Rewrite) moves rows without changing any, so it adds and deletes none.
  */
 object History {
+  /** The `parameters` key naming the statement that made a version. */
+  val StatementParameter = "statement"
+
+  /** The statement's counts under the names Delta's history uses for them. */
+  private def metrics(rows: RowCounts): Map[String, Long] =
+    Map("num_inserted_rows" -> rows.inserted, "num_updated_rows" -> rows.updated, "num_deleted_rows" -> rows.deleted)
+
   def of(dataset: Dataset): Seq[HistoryEntry] = {
     val tagsByVersion = new Tags(dataset).list.filter(_.branch.isEmpty).groupBy(_.version).map { case (v, ts) => v -> ts.map(_.name) }
     // The version before (its snapshot and live rows, counted once); None when cleanup removed it.
@@ -44,8 +54,9 @@ object History {
       val schemaChanges = before.map { case (b, _) => schemaParameters(b.schema, s.schema) }.getOrElse(Map.empty)
       previous = Some(s -> rows)
       HistoryEntry(v, s.commitMicros, txn.map(Transactions.operationName).getOrElse("unknown transaction"),
-        txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty) ++ schemaChanges,
-        tagsByVersion.getOrElse(v, Nil))
+        txn.map(_.getReadVersion), added, deleted, rows, txn.map(parameters).getOrElse(Map.empty) ++ schemaChanges ++
+          txn.flatMap(CommitRecord.statementText).map(History.StatementParameter -> _),
+        tagsByVersion.getOrElse(v, Nil), txn.flatMap(CommitRecord.rows).fold(Map.empty[String, Long])(metrics))
     }
   }
 

@@ -191,7 +191,7 @@ class CompactionRaceSuite extends AnyFunSuite {
 
   test("a compaction commits over a zone map fold that landed meanwhile") {
     val (ds, result) = compactWhile(Seq("false", "segments"), ds =>
-      assert(ZoneMapFold.fold(ds, ds.snapshot(forWrite = true), "x_idx", CommitRetries()).exists(_.segments == 2)))
+      assert(ZoneMapFold.fold(ds, ds.snapshot(forWrite = true), Seq("x_idx"), CommitRetries()).exists(_.segments == Map("x_idx" -> 2))))
     assert(result.version.isDefined && result.fragmentsRemoved == 10 && result.fragmentsAdded == 2, result)
     assert(operations(ds).drop(12) == Seq("CreateIndex", "ReserveFragments", "Rewrite"), operations(ds))
     val check = Pylance.run(racingIndex, "check", ds.path).trim.linesIterator.toSeq.last

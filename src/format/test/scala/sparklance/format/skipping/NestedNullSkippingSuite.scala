@@ -7,7 +7,7 @@ import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.util.Using
-import sparklance.format.commit.{CommitRetries, Committer, Operation}
+import sparklance.format.commit.{CommitRecord, CommitRetries, Committer, Operation, Statement}
 import sparklance.format.index.Indices
 import sparklance.format.io.LocalStorage
 import sparklance.format.skipping.ColumnFilter._
@@ -55,7 +55,7 @@ class NestedNullSkippingSuite extends AnyFunSuite {
         (0 until rows).foreach(i => zones.add(i, Some(ZoneValue.Integral(i))))
         val segment = ZoneMapSegment.create(LocalStorage, path, "a_zm", aId, new ArrowType.Int(32, true), zones.result(),
           Seq(fragment), written.version, 100, allocator)
-        ZoneMapSegment.commit(dataset, written, Seq(segment), Nil, CommitRetries(1))
+        ZoneMapSegment.commit(dataset, written, Seq(segment), Nil, CommitRetries(1), CommitRecord(Statement.CreateIndex))
         val indexed = dataset.snapshot()
         val indices = Indices.parse(indexed.file.indexSection, path)
         check(new DataSkipping(LocalStorage, BasePaths.own(path), indexed.schema, indices, indexed.fragments, indexed.stableRowIds, allocator), aId)

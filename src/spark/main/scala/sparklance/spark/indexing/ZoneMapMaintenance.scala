@@ -113,21 +113,25 @@ object ZoneMapMaintenance {
    * with these columns) gets no segment: its zone map just does not cover them.
    */
   def forWritten(storage: Storage, path: String, schema: LanceSchema, columns: Seq[ZoneColumn], zones: WrittenZones,
-      fragments: Seq[DataFragment]): Option[NewFragmentIndices] =
+      fragments: Seq[DataFragment], fold: Boolean = false): Option[NewFragmentIndices] =
     if (fragments.isEmpty) None
     else {
       val perColumn = columns.flatMap { c =>
         for (field <- schema.allFields.find(_.id == c.fieldId); found <- zones.of(c.fieldId, fragments))
           yield ZoneMapAppend.Column(c.indexName, c.fieldId, field.arrowType, c.rowsPerZone, found)
       }
-      if (perColumn.isEmpty) None else Some(new ZoneMapAppend(storage, path, perColumn))
+      if (perColumn.isEmpty) None else Some(new ZoneMapAppend(storage, path, perColumn, fold))
     }
 
-  /** The zone maps a compaction of `dataset` keeps, from the zones its tasks gather. */
+  /**
+   * The zone maps a compaction of `dataset` keeps, from the zones its tasks gather: each folded
+   * into one segment in the Rewrite's own version (see [[ZoneMapAppend]]), so a compaction of a
+   * table with many zone-mapped columns adds no version per column.
+   */
   def forCompaction(tableName: String, dataset: Dataset): Compaction.Indexing = new Compaction.Indexing {
     def zoneColumns(planned: Snapshot): Seq[ZoneColumn] =
       plan(tableName, planned.schema, planned.config, planned.file.indexSection)
     def segments(read: Snapshot, columns: Seq[ZoneColumn], fragments: Seq[DataFragment], zones: WrittenZones) =
-      forWritten(dataset.storage, dataset.path, read.schema, columns, zones, fragments)
+      forWritten(dataset.storage, dataset.path, read.schema, columns, zones, fragments, fold = true)
   }
 }

@@ -2,7 +2,7 @@ package sparklance.spark.procedures
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types._
-import sparklance.format.commit.Committer
+import sparklance.format.commit.{CommitRecord, Committer, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{SchemaChange, SchemaEvolution, UncommittedFiles}
 import sparklance.spark.{LanceCatalog, SparkTypes}
@@ -31,7 +31,8 @@ final class AddColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesProce
     val files = ColumnWriteJob.fromRows(spark, target.quotedName, target.dataset, snapshot, supplied, fields, catalog.settingsForTasks)
     val written = files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq
     val committed = new UncommittedFiles(target.dataset.storage, target.dataset.path).commit(written)(
-      new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(snapshot), evolved.withFiles(files)))
+      new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(snapshot), evolved.withFiles(files),
+        record = Some(CommitRecord(Statement.AddColumnsProcedure))))
     result(committed.version, fields.fields.map(_.name), files)
   }
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
+import sparklance.format.commit.Statement
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
 import sparklance.spark.indexing.ZoneMapMaintenance
@@ -47,7 +48,8 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
       indexing = ZoneMapMaintenance.forCompaction(target.quotedName, target.dataset))
       .run(scoped)
     PostCommit(target.quotedName, result.version.getOrElse(result.readVersion)) {
-      val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot())
+      val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot(),
+        Statement.Compact)
       AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
     }.run()
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,

@@ -7,6 +7,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
 import scala.util.Using
+import sparklance.format.commit.{CommitRecord, Statement}
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
 import sparklance.spark.{Allocators, LanceCatalog}
@@ -59,7 +60,8 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       ZoneMapSegment.create(target.dataset.storage, target.dataset.path, indexName, field.id, field.arrowType, zones,
         read.fragments.map(_.getId), read.version, rowsPerZone, allocator)
     }
-    val committed = ZoneMapSegment.commit(target.dataset, read, Seq(entry), existing, settings.commitRetries)
+    val committed = ZoneMapSegment.commit(target.dataset, read, Seq(entry), existing, settings.commitRetries,
+      CommitRecord(Statement.CreateIndex))
     InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, zones.size.toLong, committed.version)
   }
 }

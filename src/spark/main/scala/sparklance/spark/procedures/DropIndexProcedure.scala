@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.index.Indices
 import sparklance.spark.LanceCatalog
 
@@ -33,7 +33,7 @@ final class DropIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(cat
     if (segments.isEmpty) throw new IllegalArgumentException(s"Procedure drop_index of ${target.quotedName}: no index named " +
       s"'$indexName' (indices: ${indices.map(_.getName).distinct.sorted.mkString(", ")})")
     val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries)
-      .commit(Some(read), Operation.CreateIndex(Nil, segments))
+      .commit(Some(read), Operation.CreateIndex(Nil, segments), record = Some(CommitRecord(Statement.DropIndex)))
     InternalRow(UTF8String.fromString(indexName), segments.size.toLong, committed.version)
   }
 }

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types._
 import sparklance.format.SchemaChangeException
-import sparklance.format.commit.{Committer, Operation}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnFiles, LanceSchema, UncommittedFiles}
 import sparklance.spark.{LanceCatalog, LanceTable, SparkTypes}
@@ -38,7 +38,7 @@ final class UpdateColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesPr
     val written = files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq
     val committed = new UncommittedFiles(target.dataset.storage, target.dataset.path).commit(written)(
       new Committer(target.dataset, catalog.settingsForTasks.commitRetries).commit(Some(snapshot),
-        Operation.Update.columns(updated, fields.flatMap(_.preOrder.map(_.id)))))
+        Operation.Update.columns(updated, fields.flatMap(_.preOrder.map(_.id))), record = Some(CommitRecord(Statement.UpdateColumnsProcedure))))
     result(committed.version, names, files)
   }
 }

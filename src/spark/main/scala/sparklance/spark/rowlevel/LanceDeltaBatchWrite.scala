@@ -2,7 +2,7 @@ package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{ReadSet, RowLevelCommit}
+import sparklance.format.commit.{CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
@@ -49,8 +49,12 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       }
       val kind = if (command == RowLevelOperation.Command.DELETE) RowLevelCommit.Kind.Delete else RowLevelCommit.Kind.Update
       val indexing = WriteTarget.zoneMaps(target, deltas.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _), fragments)
+      // The rows the statement counted, recorded with its commit: Spark returns nothing from a
+      // DSv2 DELETE / UPDATE / MERGE (its write nodes have no output), so history carries them.
+      val counts = deltas.map(d => RowCounts(d.insertedRows, d.updatedRows, d.deletedRows)).foldLeft(RowCounts.None)(_ + _)
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
-        table.settings.commitRetries, indexing = indexing)
+        table.settings.commitRetries, indexing = indexing,
+        record = Some(CommitRecord(LanceDeltaBatchWrite.statement(command), Some(counts))))
     }
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
@@ -63,4 +67,12 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     uncommitted.discard(messages.toSeq.collect { case m: DeltaMessage => m.newFragments ++
       m.columnFiles.values.map(c => DataFragment.newBuilder().addFiles(c._1).build()) }.flatten ++
       table.pending.toSeq.flatMap(_.stagedFragments))
+}
+
+object LanceDeltaBatchWrite {
+  def statement(command: RowLevelOperation.Command): Statement = command match {
+    case RowLevelOperation.Command.DELETE => Statement.Delete
+    case RowLevelOperation.Command.UPDATE => Statement.Update
+    case RowLevelOperation.Command.MERGE => Statement.Merge
+  }
 }
