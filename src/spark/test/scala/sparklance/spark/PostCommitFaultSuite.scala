@@ -125,7 +125,8 @@ class PostCommitFaultSuite extends AnyFunSuite with BeforeAndAfterAll {
    * A table of 30 rows in three fragments without zone maps, then with a zone map on `k` for what
    * is written next: so the statement's commit leaves fragments to compact, and the compaction
    * writes a zone map segment. For a compaction, two writes of fragments with their segments,
-   * which the compaction leaves as segments to fold.
+   * which the compaction folds into one in its Rewrite's version: after its commits only the
+   * look at the table and the cleanup are left to fail.
    */
   private def table(name: String, kind: String): Unit = {
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
@@ -142,9 +143,15 @@ class PostCommitFaultSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  /** The steps of the work after `kind`'s commit: a compaction commits no more versions after its Rewrite. */
+  private def stepsAfter(kind: String): Seq[Step] =
+    if (kind != "CALL compact") steps
+    else steps.filterNot(s => s.name == "a maintenance commit writes its transaction" || s.name == "a zone map segment is written")
+
   for (((kind, statement, manifests), n) <- statements.zipWithIndex)
     test(s"$kind: a throwable after the commit loses nothing the commit published and fails nothing") {
       var fired = Seq.empty[String]
+      val steps = stepsAfter(kind)
       for ((step, i) <- steps.zipWithIndex) {
         val name = s"t${n}_$i"
         table(name, kind)
