@@ -101,7 +101,7 @@ def test_history_and_changes(server):
     assert [[h[0], h[2], h[4], h[5], h[6]] for h in history] == [
         [1, "Overwrite", 0, 0, 0], [2, "Append", 3, 0, 3], [3, "Update", 1, 1, 3], [4, "Delete", 0, 1, 2]]
     assert [h[3] for h in history] == [0, 1, 2, 3] and all(h[8] == [] for h in history)
-    assert history[3][7] == {"fragments_removed": "0", "fragments_updated": "1"}
+    assert history[3][7] == {"fragments_removed": "0", "fragments_updated": "1", "statement": "DELETE"}
 
     def changes(*rows):  # (id, name, _rowid, _change_type, _commit_version), stamped and ordered
         return sorted(([*r, stamps[r[4] - 1]] for r in rows), key=lambda r: (r[4], r[2], r[3]))
