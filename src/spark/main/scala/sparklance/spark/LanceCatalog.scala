@@ -53,6 +53,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def name(): String = catalogName
 
+  /**
+   * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
+   * nullable, as Spark does by default; with the catalog option `use_nullable_query_schema` =
+   * false (Iceberg's `use-nullable-query-schema`) the query's NOT NULL columns stay NOT NULL.
+   */
+  override def useNullableQuerySchema(): Boolean = settings.useNullableQuerySchema
+
   // ---- identifiers and paths ----
 
   private def checkPart(part: String, what: String): String = {
@@ -247,9 +254,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
       s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
-    val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
-    new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
-      context.computeUpdates(), settings)
+    val range = ChangelogRanges.commits(quoted(ident), ds, context.range())
+    new LanceChangelog(quoted(ident), ds, range.snapshots.lastOption.getOrElse(end), range, context.computeUpdates(), settings)
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -285,8 +291,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
-    val schema = Columns.toStruct(columns)
-    val props = properties.asScala.toMap
+    // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
+    val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
     TableProperties.checkAgainst(quoted(ident), lance, stored.config)
