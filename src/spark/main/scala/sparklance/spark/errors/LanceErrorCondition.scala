@@ -50,6 +50,10 @@ object LanceErrorCondition {
   case object DroppedTableKept extends LanceErrorCondition("LANCE_DROPPED_TABLE_KEPT", "42P07", Analysis, "<message>.")
   case object ProcedureNotFound extends LanceErrorCondition("LANCE_PROCEDURE_NOT_FOUND", "42883", Analysis,
     "Catalog <catalog> has no procedure <procedure>; its procedures are <known>.")
+  case object ChangeDataAcrossSchemaChange extends LanceErrorCondition("LANCE_CHANGE_DATA_ACROSS_SCHEMA_CHANGE", "0A000", Analysis,
+    "Change data of <table> for versions <first> to <last> cannot be served in the schema of version <last>: version " +
+      "<version> <change>, and rows of the versions before it have no place in that schema. Read change data from " +
+      "version <next> on, or in ranges that end before version <version>.")
   case object InvalidArgument extends LanceErrorCondition("LANCE_INVALID_ARGUMENT", "22023", ErrorKind.InvalidArgument,
     "<message>.")
   case object ConcurrentCommitConflict extends LanceErrorCondition("LANCE_CONCURRENT_COMMIT_CONFLICT", "40001", Execution,
@@ -64,7 +68,7 @@ object LanceErrorCondition {
   val values: Seq[LanceErrorCondition] = Seq(TableNotFound, VersionNotFound, VersionRemoved, NoVersionAtTimestamp,
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
     InvalidTableProperty, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
-    ProcedureNotFound, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
+    ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
     CorruptFile)
 
   /** The conditions where re-running the statement as it is can succeed. */
