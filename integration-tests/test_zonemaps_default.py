@@ -1,7 +1,7 @@
 """Zone maps gathered by the write tasks: a table with `zonemap_columns` gets zone map segments from
 every write that adds fragments (INSERT, UPDATE, MERGE, CTAS, compaction) as the rows pass;
-pylance lists and uses them; '*' covers every column, '' and an unset property none (the first 32
-columns by default is not on yet). Optimized writes keep the order
+pylance lists and uses them; '*' covers every column, '' none, and an unset property the first 32
+columns of types with zone maps. Optimized writes keep the order
 of a sorted input, so each fragment holds one run of the key and a point lookup reads one fragment."""
 import glob
 import os
@@ -81,7 +81,7 @@ def test_every_write_of_a_default_table_commits_zone_maps(spark, warehouse, tabl
 def test_zonemap_columns_empty_all_and_the_first_32(spark, warehouse, table_name):
     wide = ", ".join(f"c{i} INT" for i in range(40))
     values = ", ".join(f"CAST(id + {i} AS INT)" for i in range(40))
-    for suffix, props, expected in [("dflt", "", []),
+    for suffix, props, expected in [("dflt", "", [f"c{i}" for i in range(32)]),
                                     ("none", "TBLPROPERTIES ('zonemap_columns' = '')", []),
                                     ("all", "TBLPROPERTIES ('zonemap_columns' = '*')", [f"c{i}" for i in range(40)]),
                                     ("some", "TBLPROPERTIES ('zonemap_columns' = 'c39, c1')", ["c39", "c1"])]:
@@ -160,3 +160,18 @@ def test_long_strings_keep_short_bounds_that_pylance_and_spark_prune_by(spark, w
     _, metrics = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WHERE s = '{'k' * 1500}77'"))
     _, whole = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WITH ('data_skipping' = 'false') WHERE s = '{'k' * 1500}77'"))
     assert metrics["dataBytesRead"] < whole["dataBytesRead"], (metrics, whole)
+
+
+def test_segments_fold_in_the_writes_own_version(spark, warehouse, table_name):
+    """Every 16th write folds a zone map's segments into its own segment, in its own version: a table
+    written 17 times has 18 versions and two segments per zone map, and pylance still uses them."""
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (id BIGINT, s STRING)")
+    for i in range(17):
+        spark.sql(f"INSERT INTO {table_name} SELECT /*+ COALESCE(1) */ id, concat('s', id) FROM range({i * 100}, {i * 100 + 100})")
+    ds = lance.dataset(path)
+    assert ds.version == 18 and len(ds.get_fragments()) == 17
+    assert {i.name: len(i.segments) for i in ds.describe_indices()} == {"id_idx": 2, "s_idx": 2}
+    assert_covering(path, ["id", "s"])
+    assert_pylance_uses(path, "id = 1234", "id")
+    assert_pylance_uses(path, "s = 's77'", "id")

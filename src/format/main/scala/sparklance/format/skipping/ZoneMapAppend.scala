@@ -10,29 +10,29 @@ import sparklance.format.table.Snapshot
 
 /**
  * Zone map segments for the fragments a write adds, committed with them: one segment a column,
- * under that column's index name, covering exactly the new fragments. With `fold` (a compaction)
- * the column's zone map instead becomes one segment holding the zones its segments keep for the
- * fragments left and those of the new fragments, replacing its segments in the same version.
+ * under that column's index name, covering exactly the new fragments. A column whose zone map
+ * would reach `foldAt` segments with this one (a compaction folds at 2, writes at 16) instead
+ * becomes one segment holding the zones its segments keep for the fragments left and those of the
+ * new fragments, replacing its segments in the same version: folding needs no version of its own.
  *
  * @param columns per column: the index name, the field id, its Arrow type, its zone size, and the zones of the
  *                new fragments, whose `fragmentId` is the fragment's position among them (their
  *                ids are assigned only at commit)
  */
-final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[ZoneMapAppend.Column], fold: Boolean = false)
+final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[ZoneMapAppend.Column], foldAt: Int = Int.MaxValue)
     extends NewFragmentIndices {
 
   override def segments(ids: Seq[Long], readVersion: Long): Seq[IndexMetadata] =
     if (ids.isEmpty) Nil
     else {
       val allocator = new RootAllocator()
-      try columns.map { c =>
-        ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
-          c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt))), ids, readVersion, c.rowsPerZone, allocator)
-      } finally allocator.close()
+      try columns.map(c => ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType, fresh(c, ids), ids,
+        readVersion, c.rowsPerZone, allocator))
+      finally allocator.close()
     }
 
   override def landing(ids: Seq[Long], base: Option[Snapshot], current: Seq[IndexMetadata], live: Set[Long]): NewFragmentIndices.Landing =
-    if (!fold || ids.isEmpty || base.isEmpty) super.landing(ids, base, current, live)
+    if (ids.isEmpty || base.isEmpty) super.landing(ids, base, current, live)
     else {
       val read = base.get
       val allocator = new RootAllocator()
@@ -41,16 +41,21 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[Zone
         val replaced = columns.flatMap { c =>
           val mine = current.filter(i => i.getName == c.indexName && ZoneMapSegment.isZoneMap(i) &&
             i.getFieldsList.asScala.map(_.intValue) == Seq(c.fieldId))
-          val (kept, covered) = ZoneMapFold.zonesOf(storage, read.files, mine, live -- ids, c.arrowType, allocator)
-          val fresh = c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt)))
+          val folding = mine.size + 1 >= foldAt
+          val (kept, covered) =
+            if (folding) ZoneMapFold.zonesOf(storage, read.files, mine, live -- ids, c.arrowType, allocator) else (Nil, Set.empty[Long])
           written += ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
-            (kept ++ fresh).sortBy(z => (z.fragmentId, z.start)), (covered ++ ids).toSeq.sorted, read.version, c.rowsPerZone, allocator)
-          mine
+            (kept ++ fresh(c, ids)).sortBy(z => (z.fragmentId, z.start)), (covered ++ ids).toSeq.sorted, read.version,
+            c.rowsPerZone, allocator)
+          if (folding) mine else Nil
         }
         NewFragmentIndices.Landing(written.toSeq, replaced)
       } catch { case e: Throwable => discard(written.toSeq); throw e }
       finally allocator.close()
     }
+
+  /** The zones of `c` in the new fragments, under their ids. */
+  private def fresh(c: ZoneMapAppend.Column, ids: Seq[Long]): Seq[Zone] = c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt)))
 
   override def discard(segments: Seq[IndexMetadata]): Unit = segments.foreach(ZoneMapSegment.discard(storage, tablePath, _))
 }

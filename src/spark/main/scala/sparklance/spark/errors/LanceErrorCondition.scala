@@ -64,13 +64,15 @@ object LanceErrorCondition {
   case object FileGone extends LanceErrorCondition("LANCE_FILE_GONE", "58P01", Execution, "<message>.")
   case object CorruptFile extends LanceErrorCondition("LANCE_CORRUPT_FILE", "XX001", Execution, "<message>.")
 
+  // Lazy: a case object touched first initializes this object mid-way through its own
+  // construction, and a strict list would then hold null in its place.
   /** Every condition, for the docs and the checks of the catalogue. */
-  val values: Seq[LanceErrorCondition] = Seq(TableNotFound, VersionNotFound, VersionRemoved, NoVersionAtTimestamp,
+  lazy val values: Seq[LanceErrorCondition] = Seq(TableNotFound, VersionNotFound, VersionRemoved, NoVersionAtTimestamp,
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
     InvalidTableProperty, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
     CorruptFile)
 
   /** The conditions where re-running the statement as it is can succeed. */
-  val retryable: Set[LanceErrorCondition] = Set(ConcurrentCommitConflict, FileGone)
+  lazy val retryable: Set[LanceErrorCondition] = Set(ConcurrentCommitConflict, FileGone)
 }

@@ -8,6 +8,7 @@ import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.{WrittenZones, ZoneColumn, ZoneMapAppend, ZoneMapSegment, ZoneValues}
 import sparklance.format.maintenance.Compaction
 import sparklance.format.table.{Dataset, LanceField, LanceSchema, Snapshot}
+import sparklance.spark.maintenance.ZoneMapFolding
 
 /**
  * Zone maps kept by every write of sparklance that adds fragments (INSERT, overwrite, CREATE /
@@ -18,21 +19,20 @@ import sparklance.format.table.{Dataset, LanceField, LanceSchema, Snapshot}
  * and no data is read twice.
  *
  * The columns: the table property `zonemap_columns` if set (comma-separated top-level columns,
- * `'*'` every column of a type with zone maps, `''` none); none while it is unset. (Keeping the
- * first [[DefaultColumns]] columns by default, as Delta collects statistics for its first 32, is
- * the goal; it is off until tables with huge values, concurrent writers and compaction's version
- * count pass with it.)
+ * `'*'` every column of a type with zone maps, `''` none); while it is unset, the first
+ * [[DefaultColumns]] top-level columns of types with zone maps, as Delta collects statistics for
+ * its first 32 columns. Long strings and binaries keep short bounds ([[ZoneBounds]]).
  * CREATE and ALTER TABLE refuse listed columns the schema lacks or whose type has no zone map;
  * a column dropped later is passed over.
  */
 object ZoneMapMaintenance {
   val Property = "zonemap_columns"
   val ConfigKey = "sparklance.zonemap_columns"
-  /** Columns a default would keep (not yet the default: see above). */
+  /** How many columns a table without `zonemap_columns` keeps zone maps of. */
   val DefaultColumns = 32
   private val All = "*"
   /** What a table without the property has, as the registry shows it (the columns follow the schema). */
-  val Default = "'' (none)"
+  val Default = s"the first $DefaultColumns columns of types with zone maps"
 
   def validate(value: String): String = value.trim match {
     case "" => ""
@@ -69,7 +69,7 @@ object ZoneMapMaintenance {
   def fields(schema: LanceSchema, config: Map[String, String]): Seq[LanceField] = {
     val mapped = schema.fields.filter(f => ZoneValues.supports(f))
     config.get(ConfigKey).map(_.trim) match {
-      case None => Nil
+      case None => mapped.take(DefaultColumns)
       case Some(All) => mapped
       case Some(_) => columns(config).flatMap(schema.field).filter(f => ZoneValues.supports(f))
     }
@@ -113,14 +113,14 @@ object ZoneMapMaintenance {
    * with these columns) gets no segment: its zone map just does not cover them.
    */
   def forWritten(storage: Storage, path: String, schema: LanceSchema, columns: Seq[ZoneColumn], zones: WrittenZones,
-      fragments: Seq[DataFragment], fold: Boolean = false): Option[NewFragmentIndices] =
+      fragments: Seq[DataFragment], foldAt: Int = ZoneMapFolding.AfterWrite): Option[NewFragmentIndices] =
     if (fragments.isEmpty) None
     else {
       val perColumn = columns.flatMap { c =>
         for (field <- schema.allFields.find(_.id == c.fieldId); found <- zones.of(c.fieldId, fragments))
           yield ZoneMapAppend.Column(c.indexName, c.fieldId, field.arrowType, c.rowsPerZone, found)
       }
-      if (perColumn.isEmpty) None else Some(new ZoneMapAppend(storage, path, perColumn, fold))
+      if (perColumn.isEmpty) None else Some(new ZoneMapAppend(storage, path, perColumn, foldAt))
     }
 
   /**
@@ -132,6 +132,6 @@ object ZoneMapMaintenance {
     def zoneColumns(planned: Snapshot): Seq[ZoneColumn] =
       plan(tableName, planned.schema, planned.config, planned.file.indexSection)
     def segments(read: Snapshot, columns: Seq[ZoneColumn], fragments: Seq[DataFragment], zones: WrittenZones) =
-      forWritten(dataset.storage, dataset.path, read.schema, columns, zones, fragments, fold = true)
+      forWritten(dataset.storage, dataset.path, read.schema, columns, zones, fragments, foldAt = 2)
   }
 }

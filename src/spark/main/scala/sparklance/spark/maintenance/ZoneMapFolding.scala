@@ -14,7 +14,11 @@ import sparklance.spark.CatalogSettings
  * race is logged; the write or compaction before it has committed and stands.
  */
 object ZoneMapFolding {
-  /** Segments of one zone map that make a write fold them: one per write on a `zonemap_columns` column. */
+  /**
+   * Segments of one zone map at which a write folds them: a write's own segment folds the others
+   * into it in its version (ZoneMapAppend); the fold after a write catches zone maps other writers
+   * (pylance, create_index) piled up.
+   */
   val AfterWrite = 16
 
   private val log = LoggerFactory.getLogger(getClass)

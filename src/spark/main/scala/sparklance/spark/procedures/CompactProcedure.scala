@@ -7,18 +7,17 @@ import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.Statement
 import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.spark.{LanceCatalog, LanceTable}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, PostCommit, ZoneMapFolding}
+import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, PostCommit}
 
 /**
  * `CALL lance.system.compact(table => 'db.t', target_rows_per_fragment, materialize_deletions,
  * materialize_deletions_threshold, max_source_fragments, where)`: pylance's `compact_files`, run
  * as a Spark job. Options not given come from the table's `lance.compaction.*` config, then
- * pylance's defaults. `where` limits it to fragments matching a predicate on `_fragid`. Then zone
- * map indices of several segments are folded into one segment each ([[ZoneMapFolding]]).
+ * pylance's defaults. `where` limits it to fragments matching a predicate on `_fragid`. Each zone
+ * map of the columns it rewrites becomes one segment in the Rewrite's own version.
  */
 final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CompactProcedure.Name
@@ -47,10 +46,10 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val result = new Compaction(target.dataset, DistributedCompaction.runner(spark, target.quotedName, catalog.settingsForTasks),
       indexing = ZoneMapMaintenance.forCompaction(target.quotedName, target.dataset))
       .run(scoped)
+    // The Rewrite's version folds the zone maps of the columns it wrote (ZoneMapAppend); a compaction
+    // with nothing to rewrite commits nothing at all, so `version` is null exactly when the table did not move.
     PostCommit(target.quotedName, result.version.getOrElse(result.readVersion)) {
-      val folds = ZoneMapFolding.run(target.dataset, target.quotedName, catalog.settingsForTasks, atLeast = 2, target.dataset.snapshot(),
-        Statement.Compact)
-      AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq ++ folds)
+      AutoCleanup.afterCommits(target.dataset, target.quotedName, snapshot.config, result.version.map(result.readVersion -> _).toSeq)
     }.run()
     InternalRow(result.readVersion, result.version.map(Long.box).orNull, result.fragmentsRemoved.toLong,
       result.fragmentsAdded.toLong, result.filesRemoved.toLong, result.filesAdded.toLong, result.rowsRewritten,
