@@ -16,6 +16,7 @@ own and cannot change the shared session of the other test modules.
 import json
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -129,16 +130,20 @@ def main():
     root, workdir, results = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     from pyspark.sql import SparkSession
     import sparklance
-    # As the quickstart configures it (the same warehouse, under WORKDIR), plus two settings that
-    # only make a small local run quicker and quieter.
+    # As the quickstart configures it (the same warehouse, under WORKDIR), plus settings that only
+    # make a small local run quicker and quieter: few shuffle partitions, and a JVM that compiles
+    # with C1 only (the run is short; C2 would spend the shared cores compiling what runs once).
     spark = (sparklance.configure(SparkSession.builder.master("local[2]"), warehouse=f"{workdir}/wh")
              .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     outcome = {}
     for path in pages(root):
+        started = time.monotonic()
         outcome[str(path.relative_to(root))] = run_page(spark, path, root, workdir)
+        print(f"{path.relative_to(root)}: {time.monotonic() - started:.1f}s", file=sys.stderr, flush=True)
     Path(results).write_text(json.dumps(outcome))
     spark.stop()
 
