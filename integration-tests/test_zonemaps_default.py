@@ -3,8 +3,12 @@ every write that adds fragments (INSERT, UPDATE, MERGE, CTAS, compaction) as the
 pylance lists and uses them; '*' covers every column, '' and an unset property none (the first 32
 columns by default is not on yet). Optimized writes keep the order
 of a sorted input, so each fragment holds one run of the key and a point lookup reads one fragment."""
+import glob
+import os
+
 import lance
 import pytest
+from lance.file import LanceFileReader
 
 from conftest import scan_metrics, table_path
 
@@ -126,3 +130,33 @@ def test_sorted_append_keeps_its_order_across_fragments(spark, warehouse, table_
     # A 1% range reads one or two fragments.
     rows, metrics = scan_metrics(spark.sql(f"SELECT count(*) AS n FROM {table_name} WHERE id BETWEEN 50000 AND 51999"))
     assert rows[0].n == 2000 and metrics["splitsRead"] <= 2, metrics
+
+
+def test_long_strings_keep_short_bounds_that_pylance_and_spark_prune_by(spark, warehouse, table_name):
+    """Strings beyond 1 KiB keep a 1 KiB prefix as their zone's min and a raised prefix as its max; a
+    zone whose max has no short form (no ASCII byte below 0x7f) keeps no max (unknown, never pruned)."""
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (id BIGINT, s STRING) "
+              "TBLPROPERTIES ('zonemap_columns' = 's', 'optimize_write' = 'false')")
+    # Three zones of 8192 rows: long ASCII values, long all-non-ASCII values, and short ones.
+    spark.sql(f"""INSERT INTO {table_name} SELECT /*+ COALESCE(1) */ id, CASE
+        WHEN id < 8192 THEN concat(repeat('k', 1500), CAST(id AS STRING))
+        WHEN id < 16384 THEN concat(repeat('\u00e9', 800), CAST(id AS STRING))
+        ELSE concat('m', CAST(id AS STRING)) END FROM range(0, 20000)""")
+    ds = lance.dataset(path)
+    assert [i.name for i in ds.describe_indices()] == ["s_idx"]
+    (segment,) = glob.glob(os.path.join(path, "_indices", "*", "zonemap.lance"))
+    zones = sorted(LanceFileReader(segment).read_all().to_table().to_pylist(), key=lambda z: z["zone_start"])
+    assert [(z["min"], z["max"]) for z in zones] == [
+        ("k" * 1024, "k" * 1023 + "l"), ("\u00e9" * 512, None), ("m16384", "m19999")], [(z["min"][:9], z["max"]) for z in zones]
+    probes = ["s = '" + "k" * 1500 + "77'", "s = '" + "\u00e9" * 800 + "9000'", "s = 'm19999'",
+              "s > '" + "k" * 1500 + "9'", "s < 'l'", "s >= '\u00e9'"]
+    for where in probes:
+        assert_pylance_uses(path, where, "id")
+        rows, metrics = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WHERE {where}"))
+        plain, _ = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WITH ('data_skipping' = 'false') WHERE {where}"))
+        assert sorted(r.id for r in rows) == sorted(r.id for r in plain) and plain, where
+    # The short zone is skipped for a long ASCII key; the non-ASCII zone (no max) is never skipped.
+    _, metrics = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WHERE s = '{'k' * 1500}77'"))
+    _, whole = scan_metrics(spark.sql(f"SELECT id FROM {table_name} WITH ('data_skipping' = 'false') WHERE s = '{'k' * 1500}77'"))
+    assert metrics["dataBytesRead"] < whole["dataBytesRead"], (metrics, whole)

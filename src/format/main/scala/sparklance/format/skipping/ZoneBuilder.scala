@@ -30,8 +30,8 @@ final class ZoneBuilder(fragmentId: Long, rowsPerZone: Long) {
   }
 
   private def close(): Unit = if (rows > 0) {
-    val top = if (nans > 0) Some(ZoneValue.Floating(Double.NaN)) else max
-    zones += Zone(fragmentId, start, last - start + 1, min, top, nulls, nans)
+    val top = if (nans > 0) Some(ZoneValue.Floating(Double.NaN)) else max.flatMap(ZoneBounds.upper)
+    zones += Zone(fragmentId, start, last - start + 1, min.map(ZoneBounds.lower), top, nulls, nans)
     rows = 0; nulls = 0; nans = 0; min = None; max = None
   }
 

@@ -43,8 +43,8 @@ final class ZoneCollector(rowsPerZone: Long) {
   }
 
   private def close(): Unit = if (rows > 0) {
-    val top = if (nans > 0) Some(ZoneValue.Floating(Double.NaN)) else max
-    zones += Zone(0L, start, rows, min, top, nulls, nans)
+    val top = if (nans > 0) Some(ZoneValue.Floating(Double.NaN)) else max.flatMap(ZoneBounds.upper)
+    zones += Zone(0L, start, rows, min.map(ZoneBounds.lower), top, nulls, nans)
     rows = 0; nulls = 0; nans = 0; min = None; max = None
   }
 
@@ -139,9 +139,11 @@ final class ZoneCollector(rowsPerZone: Long) {
       i += 1
     }
     if (lo >= 0) {
+      // Only a long value's head: the zone keeps a bound cut from it (ZoneBounds), and comparing heads
+      // orders values as comparing them whole does, or ties values whose bounds are the same.
       def copy(i: Int): ZoneValue = {
         val s = startOf(i)
-        val out = new Array[Byte](Math.toIntExact(endOf(i) - s))
+        val out = new Array[Byte](Math.toIntExact(math.min(endOf(i) - s, ZoneBounds.MaxBytes + 1L)))
         data.getBytes(s, out)
         ZoneValue.Bytes(out)
       }

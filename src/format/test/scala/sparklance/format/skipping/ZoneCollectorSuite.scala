@@ -28,7 +28,9 @@ class ZoneCollectorSuite extends AnyFunSuite {
     field("dt", new ArrowType.Date(DateUnit.DAY)), field("ts", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
     field("dec", new ArrowType.Decimal(10, 2, 128))).asJava)
   private val schema = LanceSchema.fromArrow(arrow)
-  private val strings = Seq("", "a", "ab", "b", "\u00e9t\u00e9", "zz\uD83D\uDE00", "\u0000", "A")
+  // Longer than ZoneBounds.MaxBytes: ASCII, cut inside a character, all non-ASCII (no short max).
+  private val long = Seq("x" * 2000, "x" * 1023 + "\u00e9" + "y" * 50, "\u00e9" * 700, "b" + "\uffff" * 600)
+  private val strings = Seq("", "a", "ab", "b", "\u00e9t\u00e9", "zz\uD83D\uDE00", "\u0000", "A") ++ long
 
   private def fill(v: FieldVector, n: Int, rnd: Random): Unit = {
     def nul(i: Int): Boolean = rnd.nextInt(7) == 0 || (i / 50) % 5 == 3 // some all-null stretches
@@ -46,7 +48,9 @@ class ZoneCollectorSuite extends AnyFunSuite {
       case x: Float4Vector => x.setSafe(i, Seq(Float.NaN, -0.0f, 0.0f, Float.PositiveInfinity, rnd.nextFloat())(rnd.nextInt(5)))
       case x: VarCharVector => x.setSafe(i, strings(rnd.nextInt(strings.size)).getBytes(UTF_8))
       case x: LargeVarCharVector => x.setSafe(i, strings(rnd.nextInt(strings.size)).getBytes(UTF_8))
-      case x: VarBinaryVector => x.setSafe(i, Array.fill(rnd.nextInt(4))(rnd.nextInt(256).toByte))
+      case x: VarBinaryVector =>
+        val n = if (rnd.nextInt(10) == 0) 1000 + rnd.nextInt(100) else rnd.nextInt(4)
+        x.setSafe(i, Array.fill(n)(Seq(0xff, 0x7f, 0x20, rnd.nextInt(256))(rnd.nextInt(4)).toByte))
       case x: BitVector => x.setSafe(i, rnd.nextInt(2))
       case x: DateDayVector => x.setSafe(i, rnd.nextInt(40000) - 20000)
       case x: TimeStampVector => x.setSafe(i, rnd.nextLong() >> 8)
@@ -96,5 +100,27 @@ class ZoneCollectorSuite extends AnyFunSuite {
         assert(gathered.of(f.id, fragments).map(_.map(norm)) == Some(read.map(norm)), s"column ${f.name}")
       }
     }
+  }
+
+  test("bounds of long strings and binaries are short, valid UTF-8, and hold the values they bound") {
+    val rnd = new Random(7)
+    val decoder = () => UTF_8.newDecoder()
+    val texts = long ++ Seq.fill(200)(Seq.fill(1000 + rnd.nextInt(60))(Seq("a", "\u00e9", "\u4e2d", "\uD83D\uDE00", "~")(rnd.nextInt(5))).mkString)
+    for (t <- texts) {
+      val bytes = t.getBytes(UTF_8)
+      val low = ZoneBounds.lower(ZoneValue.Bytes(bytes)).asInstanceOf[ZoneValue.Bytes].value
+      assert(low.length <= ZoneBounds.MaxBytes && java.util.Arrays.compareUnsigned(low, bytes) <= 0)
+      decoder().decode(java.nio.ByteBuffer.wrap(low)) // throws on a cut character
+      ZoneBounds.upper(ZoneValue.Bytes(bytes)) match {
+        case Some(ZoneValue.Bytes(high)) =>
+          assert(high.length <= ZoneBounds.MaxBytes && java.util.Arrays.compareUnsigned(high, bytes) > 0)
+          decoder().decode(java.nio.ByteBuffer.wrap(high))
+        case None => assert(!bytes.take(ZoneBounds.MaxBytes).exists(b => (b & 0xff) < 0x7f), t.take(20))
+        case other => fail(other.toString)
+      }
+    }
+    // Values up to the limit stay whole.
+    val edge = ZoneValue.Bytes(Array.fill(ZoneBounds.MaxBytes)('q'.toByte))
+    assert(ZoneBounds.lower(edge) == edge && ZoneBounds.upper(edge) == Some(edge))
   }
 }
