@@ -9,7 +9,7 @@ from pathlib import Path
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
-           "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "CATALOG_CLASS", "EXTENSIONS_CLASS",
+           "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "set_not_null", "CATALOG_CLASS", "EXTENSIONS_CLASS",
            "JarNotLoadedError", "ExtensionMissingWarning"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
@@ -239,6 +239,19 @@ def update_columns(spark, table, expressions=None, source=None, on=None):
     columns, files_written, bytes_written).
     """
     return _call(spark, "update_columns", table, expressions=_map_literal(expressions), source=source, on=on)
+
+
+def set_not_null(spark, table, *columns):
+    """Makes `columns` of `table` NOT NULL (``CALL <catalog>.system.set_not_null``), one commit.
+
+    Spark's analyzer refuses ``ALTER COLUMN ... SET NOT NULL``; this checks the data first and
+    refuses a column that holds NULLs, naming how many. Nested fields as ``"s.b"``. Returns the
+    row (version).
+    """
+    if not columns:
+        raise ValueError("set_not_null needs at least one column")
+    return _call(spark, "set_not_null", table,
+                 columns=_Sql("array(" + ", ".join(_sql_literal(c) for c in columns) + ")"))
 
 
 def vacuum(spark, table, older_than=None, retain_versions=None, dry_run=None, delete_unverified=None,

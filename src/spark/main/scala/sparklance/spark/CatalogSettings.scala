@@ -13,7 +13,7 @@ import sparklance.hadoop.Storages
  */
 final case class CatalogSettings(storageConf: Map[String, String] = Map.empty, commitRetries: CommitRetries = CommitRetries(),
     readBatchBytes: Long = sparklance.format.table.FragmentScanner.DefaultBatchBytes,
-    trashRetention: Duration = CatalogSettings.DefaultTrashRetention) {
+    trashRetention: Duration = CatalogSettings.DefaultTrashRetention, useNullableQuerySchema: Boolean = true) {
   def storage(path: String): Storage = Storages.forPath(path, storageConf)
 
   override def toString: String =
@@ -29,6 +29,8 @@ object CatalogSettings {
   val DefaultTrashRetention: Duration = Duration.ofDays(7)
   /** Decoded bytes a scan's batch aims at (a row larger than this is a batch of its own). */
   val ReadBatchBytes = "read_batch_bytes"
+  /** false: CTAS and writeTo().create() keep the query's NOT NULL columns (Iceberg's use-nullable-query-schema). */
+  val UseNullableQuerySchema = "use_nullable_query_schema"
 
   /**
    * Storage settings as logs and plans may show them: the keys only. Their values include
@@ -56,6 +58,11 @@ object CatalogSettings {
         case _ => throw new IllegalArgumentException(s"$ReadBatchBytes must be a positive size such as '32m', got '$v'")
       }
     }.getOrElse(sparklance.format.table.FragmentScanner.DefaultBatchBytes)
-    CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes, duration(TrashRetention, DefaultTrashRetention))
+    val nullableQuerySchema = catalogOptions.get(UseNullableQuerySchema).map { v =>
+      v.trim.toLowerCase(java.util.Locale.ROOT).toBooleanOption
+        .getOrElse(throw new IllegalArgumentException(s"$UseNullableQuerySchema must be true or false, got '$v'"))
+    }.getOrElse(true)
+    CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes, duration(TrashRetention, DefaultTrashRetention),
+      nullableQuerySchema)
   }
 }

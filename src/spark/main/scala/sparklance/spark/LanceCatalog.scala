@@ -52,6 +52,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def name(): String = catalogName
 
+  /**
+   * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
+   * nullable, as Spark does by default; with the catalog option `use_nullable_query_schema` =
+   * false (Iceberg's `use-nullable-query-schema`) the query's NOT NULL columns stay NOT NULL.
+   */
+  override def useNullableQuerySchema(): Boolean = settings.useNullableQuerySchema
+
   // ---- identifiers and paths ----
 
   private def checkPart(part: String, what: String): String = {
@@ -280,8 +287,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
-    val schema = Columns.toStruct(columns)
-    val props = properties.asScala.toMap
+    // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
+    val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
     TableProperties.checkAgainst(quoted(ident), lance, stored.config)

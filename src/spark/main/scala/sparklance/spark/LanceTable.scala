@@ -59,7 +59,9 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     case _ => false
   }
 
-  override def properties(): util.Map[String, String] = TableProperties.describe(snapshot).asJava
+  // With the properties that declare its vector and blob columns, so that SHOW CREATE TABLE replays them.
+  override def properties(): util.Map[String, String] =
+    (TableProperties.describe(snapshot) ++ ColumnProperties.describe(sparkSchema)).asJava
 
   override def metadataColumns(): Array[MetadataColumn] = LanceTable.MetadataColumns
 

@@ -152,6 +152,13 @@ object TableProperties {
    * value is refused by name, with how to get a table that has it.
    */
   def change(table: String, snapshot: Snapshot, set: Map[String, String], unset: Set[String]): Operation.UpdateConfig = {
+    (set.keySet ++ unset).find(ColumnProperties.isColumnKey).foreach { k =>
+      throw new InvalidTablePropertyException(table, k, "declares a column when a table is created, and is no property " +
+        "of an existing table" + (if (k == ColumnProperties.NotNullColumns) s": make a column NOT NULL with CALL " +
+          "<catalog>.system.set_not_null(table => ..., column => ...), which checks that it holds no NULL"
+        else ": a column's type or encoding cannot change by a property; copy the table with CREATE TABLE ... " +
+          "TBLPROPERTIES (...) AS SELECT"))
+    }
     val (format, rest) = set.partition { case (k, _) => byName.get(k).exists(_.fixedAtCreation) }
     for ((k, v) <- format if !hasAlready(table, snapshot, k, v)) refuseChange(table, k)
     unset.filter(k => byName.get(k).exists(_.fixedAtCreation)).foreach(refuseChange(table, _))

@@ -20,7 +20,8 @@ object LanceProcedures {
     DeleteBranchProcedure.Name -> (new DeleteBranchProcedure(_)),
     UndropTableProcedure.Name -> (new UndropTableProcedure(_)),
     PurgeDroppedTableProcedure.Name -> (new PurgeDroppedTableProcedure(_)),
-    EmptyTrashProcedure.Name -> (new EmptyTrashProcedure(_)))
+    EmptyTrashProcedure.Name -> (new EmptyTrashProcedure(_)),
+    SetNotNullProcedure.Name -> (new SetNotNullProcedure(_)))
 
   def names: Seq[String] = builders.keys.toSeq.sorted
 
