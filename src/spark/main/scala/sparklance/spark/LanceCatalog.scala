@@ -249,9 +249,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
       s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
-    val (first, last) = ChangelogRanges.commits(quoted(ident), ds, context.range())
-    new LanceChangelog(quoted(ident), ds, if (last >= first) ds.snapshot(Some(last)) else end, first, last,
-      context.computeUpdates(), settings)
+    val range = ChangelogRanges.commits(quoted(ident), ds, context.range())
+    new LanceChangelog(quoted(ident), ds, range.snapshots.lastOption.getOrElse(end), range, context.computeUpdates(), settings)
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],

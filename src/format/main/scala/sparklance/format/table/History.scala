@@ -64,26 +64,16 @@ object History {
       }.sum
     }
 
-  /**
-   * How the schema changed, by field id: columns added, dropped, renamed (`old->new`), and whose
-   * type changed (a new id under the same name); nested fields by their dotted path.
-   */
+  /** How the schema changed (see [[SchemaDiff]]); nested fields by their dotted path. */
   private def schemaParameters(before: LanceSchema, after: LanceSchema): Map[String, String] = {
-    def paths(schema: LanceSchema): Map[Int, (String, String)] = {
-      def walk(f: LanceField, prefix: String): Seq[(Int, (String, String))] = {
-        val path = prefix + f.name
-        (f.id -> (path, f.logicalType)) +: f.children.flatMap(walk(_, path + "."))
-      }
-      schema.fields.flatMap(walk(_, "")).toMap
-    }
-    val (was, now) = (paths(before), paths(after))
-    val retyped = now.collect { case (id, (path, _)) if !was.contains(id) && was.values.exists(_._1 == path) => path }.toSet
+    import FieldChange._
+    val changes = SchemaDiff.of(before, after)
     val entries = Seq(
-      "columns_added" -> now.collect { case (id, (path, _)) if !was.contains(id) && !retyped(path) => path },
-      "columns_dropped" -> was.collect { case (id, (path, _)) if !now.contains(id) && !retyped(path) => path },
-      "columns_renamed" -> now.collect { case (id, (path, _)) if was.get(id).exists(_._1 != path) => s"${was(id)._1}->$path" },
-      "columns_retyped" -> retyped)
-    entries.collect { case (k, v) if v.nonEmpty => k -> v.toSeq.sorted.mkString(",") }.toMap
+      "columns_added" -> changes.collect { case c: Added => c.path },
+      "columns_dropped" -> changes.collect { case c: Dropped => c.path },
+      "columns_renamed" -> changes.collect { case c: Renamed => s"${c.path}->${c.to}" },
+      "columns_retyped" -> changes.collect { case c: Retyped => c.path })
+    entries.collect { case (k, v) if v.nonEmpty => k -> v.sorted.mkString(",") }.toMap
   }
 
   /** What the operation did, in its own terms; keys as Lance's option and field names. */

@@ -1,32 +1,57 @@
 package sparklance.spark.changes
 
 import org.apache.spark.sql.connector.catalog.ChangelogRange
-import sparklance.format.table.Dataset
+import sparklance.format.VersionRemovedException
+import sparklance.format.table.{Dataset, Snapshot}
 
 /**
  * Which commits a change-data range covers. Commit v is the change from version v-1 to v (the
- * first version's commit inserts every row it holds). Returns (first, last) inclusive; first >
- * last means no commit is in range.
+ * first version's commit inserts every row it holds). The versions a range compares must all be
+ * left (cleanup removes old ones) and their schemas must let rows of each be served in the
+ * schema of the range's end ([[ChangeSchemas]]); where not, the error names the version from which
+ * change data can be read.
  */
 object ChangelogRanges {
-  def commits(table: String, ds: Dataset, range: ChangelogRange): (Long, Long) = {
-    val (first, last) = requested(table, ds, range)
-    // Commit v compares versions v-1 and v: every one of them must still be there.
-    val versions = ds.versions.toSet
-    (math.max(1L, first - 1) to last).find(!versions.contains(_)).foreach { gone =>
-      val oldest = ds.versions.head
-      throw new IllegalArgumentException(s"Change data of $table for commits $first to $last needs version $gone, which " +
-        s"cleanup (vacuum) removed; the oldest version left is $oldest, so change data starts at commit ${oldest + 1}")
-    }
-    (first, last)
-  }
+  def commits(table: String, ds: Dataset, range: ChangelogRange): ChangeRange = {
+    val listing = ds.listing()
+    val loaded = scala.collection.mutable.Map.empty[Long, Snapshot]
+    def snapshot(v: Long): Snapshot = loaded.getOrElseUpdate(v, listing.snapshot(v))
+    val versions = listing.versions
+    val kept = versions.toSet
 
-  private def requested(table: String, ds: Dataset, range: ChangelogRange): (Long, Long) = {
-    val versions = ds.versions
-    range match {
+    /** Why a removed version stops change data up to `last`, and from which version it can be read. */
+    def removed(gone: Long, last: Long): VersionRemovedException = {
+      // The oldest version of the run of versions left that ends at `last` (a tagged old version may be left alone).
+      var from = last
+      while (from > 1 && kept(from - 1)) from -= 1
+      val start = if (from == 1) 1L else from + 1
+      val schemaBreak = if (start > last) None
+        else new ChangeSchemas(table, (math.max(1L, start - 1) to last).map(snapshot)).breaks.lastOption
+      val servable = schemaBreak.fold(start)(b => math.max(start, b.version + 1))
+      val why =
+        if (schemaBreak.exists(_.version + 1 == servable) && servable > start) s" (version ${servable - 1} ${schemaBreak.get.what})"
+        else if (from > versions.head + 1) s" (versions ${versions.filter(_ < from).last + 1} to ${from - 1} are gone too)"
+        else ""
+      val advice =
+        if (servable > last) s"no change data up to version $last can be read any more$why"
+        else s"change data up to version $last can be read from version $servable on$why"
+      new VersionRemovedException(ds.path, gone, versions.head, s"; $table: $advice")
+    }
+
+    def version(text: String, last: => Long): Long = {
+      val v = text.trim.toLongOption.getOrElse(throw new IllegalArgumentException(
+        s"Change data of $table: version '$text' is not a number; Lance versions are numbers"))
+      if (!kept(v)) {
+        if (v >= 1 && v < versions.last) throw removed(v, last)
+        ds.checkVersion(v)
+      }
+      v
+    }
+
+    val (first, last) = range match {
       case r: ChangelogRange.VersionRange =>
-        val start = version(table, ds, r.startingVersion())
-        val end = if (r.endingVersion().isPresent) version(table, ds, r.endingVersion().get()) else versions.last
+        val end = if (r.endingVersion().isPresent) version(r.endingVersion().get(), versions.last) else versions.last
+        val start = version(r.startingVersion(), end)
         if (end < start) throw new IllegalArgumentException(
           s"Change data of $table from version $start to version $end: the range ends before it starts")
         // Without an end the range runs to the latest version, included.
@@ -40,16 +65,17 @@ object ChangelogRanges {
         def inRange(micros: Long) =
           (micros > startMicros || (r.startingBoundInclusive() && micros == startMicros)) &&
             (micros < endMicros || (r.endingBoundInclusive() && micros == endMicros))
-        val hit = versions.filter(v => inRange(ds.snapshot(Some(v)).commitMicros))
+        val hit = versions.filter(v => inRange(snapshot(v).commitMicros))
         if (hit.isEmpty) (1L, 0L) else (hit.head, hit.last)
       case _ => (versions.head, versions.last)
     }
-  }
-
-  private def version(table: String, ds: Dataset, text: String): Long = {
-    val v = text.trim.toLongOption.getOrElse(throw new IllegalArgumentException(
-      s"Change data of $table: version '$text' is not a number; Lance versions are numbers"))
-    ds.checkVersion(v)
-    v
+    if (first > last) return ChangeRange(first, last, Nil, None)
+    // Commit v compares versions v-1 and v: every one of them must still be there.
+    val compared = math.max(1L, first - 1) to last
+    compared.find(!kept(_)).foreach(gone => throw removed(gone, last))
+    val snapshots = compared.map(snapshot)
+    val schemas = new ChangeSchemas(table, snapshots)
+    schemas.breaks.lastOption.foreach(b => throw new ChangeDataSchemaException(table, first, last, b.version, b.column, b.what))
+    ChangeRange(first, last, snapshots, Some(schemas))
   }
 }

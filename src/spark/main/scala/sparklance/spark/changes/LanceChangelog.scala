@@ -13,12 +13,16 @@ import sparklance.spark.{CatalogSettings, Columns, LanceTable, SparkTypes}
  * Spark's change-data API reads them: every data column, the row's stable id, the change type,
  * and the version and time of the commit. Updates come as pre and post images when Spark asks
  * for them (computeUpdates), else as a delete and an insert sharing the row id. Nothing is
- * copied on write, so there are no carry-over rows.
+ * copied on write, so there are no carry-over rows. Rows of every version come in the schema of
+ * the range's end (see [[ChangeSchemas]]).
  */
-final class LanceChangelog(val tableName: String, val dataset: Dataset, val end: Snapshot, val first: Long, val last: Long,
+final class LanceChangelog(val tableName: String, val dataset: Dataset, val end: Snapshot, val range: ChangeRange,
     val computeUpdates: Boolean, val settings: CatalogSettings) extends Changelog {
+  def first: Long = range.first
+  def last: Long = range.last
 
-  lazy val dataSchema: StructType = SparkTypes.toSpark(end.schema, tableName)
+  /** The end's columns; across schema changes the ones that changed are nullable ([[ChangeSchemas.servedSchema]]). */
+  lazy val dataSchema: StructType = SparkTypes.toSpark(range.schemas.fold(end.schema)(_.servedSchema), tableName)
 
   lazy val schema: StructType = StructType(dataSchema.fields ++ Seq(
     StructField(LanceTable.RowId, LongType, nullable = false),

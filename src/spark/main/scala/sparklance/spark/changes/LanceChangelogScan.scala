@@ -11,7 +11,8 @@ import sparklance.spark.scan.{ChangeSlice, FragmentSplit, LanceReaderFactory, La
 /**
  * Reads only the rows each commit changed: the driver finds them from row id and version
  * sequences and deletion files (no data is read to plan). A split reads the changed rows of one
- * fragment at the version that holds them, and splits are packed into input partitions as a
+ * fragment at the version that holds them (with that version's fields, where its schema is not
+ * the end's: [[ChangeSchemas.fieldsAt]]), and splits are packed into input partitions as a
  * scan's are ([[SplitPacking]]).
  */
 final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) extends Scan with Batch {
@@ -25,15 +26,14 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
 
   override def planInputPartitions(): Array[InputPartition] = {
     val dataset = changelog.dataset
-    // Each version is listed once and loaded once, though it is the "after" of one commit and
-    // the "before" of the next.
-    val versions = dataset.versions.toSet
-    val snapshots = (math.max(1L, changelog.first - 1) to changelog.last).filter(versions.contains)
-      .map(v => v -> dataset.snapshot(Some(v))).toMap
-    snapshots.values.foreach(requireSameSchema)
-    val splits = (changelog.first to changelog.last).flatMap { v =>
-      val after = snapshots(v)
-      val before = snapshots.get(v - 1)
+    val range = changelog.range
+    // Rows of a version whose schema is not the end's are read with that version's fields.
+    val fieldsAt = scala.collection.mutable.Map.empty[Long, Option[Array[Array[Byte]]]]
+    def fieldsOf(version: Long) = fieldsAt.getOrElseUpdate(version,
+      range.schemas.flatMap(_.fieldsAt(version, lanceFields)).map(ReadTarget.encode))
+    val splits = (range.first to range.last).flatMap { v =>
+      val after = range.snapshot(v).get
+      val before = range.snapshot(v - 1)
       val micros = after.commitMicros
       // A restore brings rows back with their old versions: its changes are a diff of the two versions.
       val restore = before.isDefined && Transactions.committed(dataset, v, Some(after.naming))
@@ -43,7 +43,7 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
       changes.map { c =>
         val (start, end) = FragmentSplit.span(c.rows)
         val slice = ChangeSlice(PortableBitmaps.toBytes(c.rows), PortableBitmaps.toBytes(c.updated), c.newSide, v, micros,
-          changelog.computeUpdates)
+          changelog.computeUpdates, fieldsOf(c.readAt))
         val bytes = c.rows.getLongCardinality * SplitPacking.rowBytes(c.fragment, changelog.end.schema, readColumns)
         SplitPacking.Sized(FragmentSplit(c.fragment.toByteArray, start, end, change = Some(slice)), bytes.toLong)
       }
@@ -53,16 +53,15 @@ final class LanceChangelogScan(changelog: LanceChangelog, required: StructType) 
 
   private lazy val readColumns: Set[String] = required.fieldNames.filter(changelog.dataSchema.fieldNames.contains).toSet
 
-  private def requireSameSchema(s: sparklance.format.table.Snapshot): Unit =
-    if (s.manifest.getFieldsList != changelog.end.manifest.getFieldsList)
-      throw new UnsupportedOperationException(s"The schema of ${changelog.tableName} at version ${s.version} differs from " +
-        s"version ${changelog.end.version}; change data spans versions of one schema only")
+  /** The end's fields read, pruned to the columns (and nested fields) asked for. */
+  private lazy val lanceFields: Seq[sparklance.format.table.LanceField] = {
+    val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
+    dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType)).toSeq
+  }
 
   override def createReaderFactory(): PartitionReaderFactory = {
     sparklance.spark.UnsupportedColumnException.refuseReads(changelog.tableName, changelog.dataSchema, required)
-    val dataFields = required.fields.filter(f => changelog.dataSchema.fieldNames.contains(f.name))
-    val lanceFields = dataFields.map(f => LanceScan.prune(changelog.end.schema.field(f.name).get, f.dataType))
-    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.end.files, lanceFields.toSeq, required,
+    new LanceReaderFactory(ReadTarget(changelog.tableName, changelog.end.files, lanceFields, required,
       changelog.settings.storageConf, changelog.settings.readBatchBytes))
   }
 }

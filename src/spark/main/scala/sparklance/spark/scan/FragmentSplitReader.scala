@@ -25,8 +25,8 @@ import sparklance.spark.changes.LanceChangelog
 final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, allocator: BufferAllocator,
     primitives: PrimitiveColumns) extends AutoCloseable {
   private val fragment = DataFragment.parseFrom(split.fragment)
-  private val fields = target.fields
   private val change = split.change
+  private val fields = change.flatMap(_.fields).fold(target.fields)(ReadTarget.decode)
   private val scanner = new FragmentScanner(target.storage, target.files,
     fragment, fields, allocator, split.start, split.end, only = split.change.map(c => PortableBitmaps.fromBytes(c.rows)),
     batchBytes = target.batchBytes, within = split.within.map(PortableBitmaps.fromBytes))

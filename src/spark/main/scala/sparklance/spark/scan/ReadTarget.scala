@@ -16,8 +16,7 @@ final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Arr
   def tablePath: String = files.tablePath
   def storage: Storage = Storages.forPath(tablePath, storageConf)
 
-  def fields: Seq[LanceField] =
-    LanceSchema.fromProto(fieldBytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
+  def fields: Seq[LanceField] = ReadTarget.decode(fieldBytes)
 
   override def toString: String =
     s"ReadTarget($tableName, $tablePath, ${readSchema.simpleString}, storageConf=${CatalogSettings.redacted(storageConf)})"
@@ -26,5 +25,10 @@ final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Arr
 object ReadTarget {
   def apply(tableName: String, files: BasePaths, fields: Seq[LanceField], readSchema: StructType,
       storageConf: Map[String, String], batchBytes: Long): ReadTarget =
-    ReadTarget(tableName, files, LanceSchema(fields).toProto.map(_.toByteArray).toArray, readSchema, storageConf, batchBytes)
+    ReadTarget(tableName, files, encode(fields), readSchema, storageConf, batchBytes)
+
+  /** Lance fields as executors get them: the flattened protobuf form, each message as bytes. */
+  def encode(fields: Seq[LanceField]): Array[Array[Byte]] = LanceSchema(fields).toProto.map(_.toByteArray).toArray
+  def decode(bytes: Array[Array[Byte]]): Seq[LanceField] =
+    LanceSchema.fromProto(bytes.toSeq.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields
 }

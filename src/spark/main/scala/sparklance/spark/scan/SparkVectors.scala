@@ -13,7 +13,8 @@ import sparklance.format.json.Jsonb
 /**
  * Spark's ArrowColumnVector understands a fixed set of Arrow vector classes. Lance columns of
  * other types (unsigned integers, half floats, date64, non-microsecond timestamps, fixed-size
- * binary) are converted to the class that holds the widened Spark type; others pass through.
+ * binary) are converted to the class that holds the widened Spark type, and so are columns read in
+ * a wider type than they were stored in (see [[sparklance.spark.changes.ChangeSchemas]]); others pass through.
  */
 object SparkVectors {
   def adapt(v: FieldVector, target: DataType, allocator: BufferAllocator): FieldVector = (v, target) match {
@@ -23,6 +24,14 @@ object SparkVectors {
     case (u: UInt8Vector, _: DecimalType) =>
       convert(u, new DecimalVector(u.getName, allocator, 20, 0))((d, i) =>
         d.set(i, new java.math.BigDecimal(new java.math.BigInteger(java.lang.Long.toUnsignedString(u.get(i))))))
+    // Values of a column stored before ALTER COLUMN ... TYPE widened it (change data serves old
+    // rows in the type of the range's end): signed integers to a wider type, FLOAT to DOUBLE.
+    case (i @ (_: TinyIntVector | _: SmallIntVector | _: IntVector), LongType) =>
+      convert(i, new BigIntVector(i.getName, allocator))((d, r) => d.set(r, i.asInstanceOf[BaseIntVector].getValueAsLong(r)))
+    case (i @ (_: TinyIntVector | _: SmallIntVector), IntegerType) =>
+      convert(i, new IntVector(i.getName, allocator))((d, r) => d.set(r, i.asInstanceOf[BaseIntVector].getValueAsLong(r).toInt))
+    case (i: TinyIntVector, ShortType) => convert(i, new SmallIntVector(i.getName, allocator))((d, r) => d.set(r, i.get(r).toShort))
+    case (f: Float4Vector, DoubleType) => convert(f, new Float8Vector(f.getName, allocator))((d, r) => d.set(r, f.get(r).toDouble))
     case (h: Float2Vector, FloatType) => convert(h, new Float4Vector(h.getName, allocator))((d, i) => d.set(i, h.getValueAsFloat(i)))
     case (m: DateMilliVector, DateType) =>
       convert(m, new DateDayVector(m.getName, allocator))((d, i) => d.set(i, Math.floorDiv(m.get(i), 86400000L).toInt))
