@@ -75,7 +75,13 @@ def properties(spark):
     }
 
 
+def errors(spark, warehouse):
+    """The cases of error_cases.py as a Connect client gets them."""
+    import error_cases
+    return error_cases.run(spark, warehouse, "connect")
+
+
 if __name__ == "__main__":
-    url, scenario = sys.argv[1:]
+    url, scenario, *more = sys.argv[1:]
     session = SparkSession.builder.remote(url).getOrCreate()
-    print(json.dumps({"people": people, "lineage": lineage, "properties": properties}[scenario](session)))
+    print(json.dumps({"people": people, "lineage": lineage, "properties": properties, "errors": errors}[scenario](session, *more)))

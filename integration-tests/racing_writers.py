@@ -5,7 +5,8 @@ import random
 import re
 
 
-CONFLICT = ("CommitConflictException", "Concurrent commit")
+# A commit conflict: its condition as PySpark raises it, or (wrapped in a job failure) its class and message.
+CONFLICT = ("LANCE_CONCURRENT_COMMIT_CONFLICT", "CommitConflictException", "Concurrent commit")
 
 
 def spark_writer(spark, table, k, results, ops, allowed=CONFLICT):
@@ -44,7 +45,7 @@ def reason(message):
     found = re.search(r"committed as version \d+: ([^;]*);", message)
     if found:
         return re.sub(r"\d+", "N", found.group(1))
-    typed = re.search(r"sparklance\.format\.(\w+Exception)", message)
+    typed = re.search(r"\[(LANCE_[A-Z_]+)\]", message) or re.search(r"sparklance\.format\.(\w+Exception)", message)
     return typed.group(1) if typed else message[:120]
 
 

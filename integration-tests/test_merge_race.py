@@ -2,7 +2,7 @@
 
 Under serializable isolation (the default) the key must end up exactly once, whichever writer
 commits first: a Spark MERGE that read the table before another writer committed the key fails
-with CommitConflictException, and pylance's merge_insert, which sees our commit, retries and
+with a commit conflict (LANCE_CONCURRENT_COMMIT_CONFLICT), and pylance's merge_insert, which sees our commit, retries and
 updates instead (pylance checks this only for a key column marked as the table's primary key,
 which the table here declares). Under snapshot isolation MERGEs apply to the rows they read, so
 concurrent inserts of one key may all land, as the README says."""
@@ -59,7 +59,7 @@ def _merge_sql(table, kind, key, writer):
 
 def _is_conflict(error):
     text = str(error)
-    return "CommitConflictException" in text and "Concurrent commit" in text
+    return ("LANCE_CONCURRENT_COMMIT_CONFLICT" in text or "CommitConflictException" in text) and "Concurrent commit" in text
 
 
 @pytest.mark.parametrize("isolation", ["serializable", "snapshot"])

@@ -153,7 +153,8 @@ def test_throttling_is_retried_and_persistent_failures_change_nothing(spark, s3,
         s3.clear_faults()
     # A 500 may come after S3 stored the object, so the outcome is unknown and every file stays.
     message = str(failure.value)
-    assert "CommitStateUnknownException" in message and "may or may not have landed" in message and "500" in message, message
+    assert failure.value.getCondition() == "LANCE_COMMIT_STATE_UNKNOWN" and failure.value.getSqlState() == "40003"
+    assert "may or may not have landed" in message and "500" in message, message
     assert spark.table(t).count() == 10 and _pylance(s3, t).count_rows() == 10
     after = _keys(s3, prefix)
     assert set(before) <= set(after), "a committed file was deleted"

@@ -204,7 +204,7 @@ def test_schema_evolving_merges_race_appends(spark, warehouse, table_name):
                     merged.append(k)
                     expected.update({0: k + 1, **{1000 * (k + 1) + j: j for j in range(3)}})
             except Exception as e:  # a retryable conflict fails the statement and changes nothing
-                if "CommitConflictException" not in str(e) and "conflicts with" not in str(e):
+                if not any(c in str(e) for c in ("LANCE_CONCURRENT_COMMIT_CONFLICT", "CommitConflictException", "conflicts with")):
                     errors.append(e)
                 failed.append(k)
 

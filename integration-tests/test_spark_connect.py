@@ -45,7 +45,9 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("connect")
     port, logs, warehouse = _free_port(), root / "logs", root / "warehouse"
     # Its log and pid file go to the temp directory, not into the pyspark package and /tmp.
-    env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOG_DIR=str(logs), SPARK_PID_DIR=str(root))
+    # Python UDFs of its clients (error_cases.py) run with the interpreter that pickled them.
+    env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOG_DIR=str(logs), SPARK_PID_DIR=str(root),
+               PYSPARK_PYTHON=sys.executable)
     subprocess.run([str(SPARK_HOME / "sbin" / "start-connect-server.sh"),
                     "--jars", sparklance.jar_path(),
                     "--conf", f"spark.sql.extensions={sparklance.EXTENSIONS_CLASS}",
@@ -74,8 +76,8 @@ def server(tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
-def _client(url, scenario):
-    done = subprocess.run([sys.executable, str(HERE / "connect_client.py"), url, scenario],
+def _client(url, scenario, *args):
+    done = subprocess.run([sys.executable, str(HERE / "connect_client.py"), url, scenario, *map(str, args)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -115,7 +117,7 @@ def test_history_and_changes(server):
 
     users = lance.dataset(str(warehouse / "db" / "users.lance"))
     assert users.version == 4
-    assert users.to_table().sort_by("id").to_pylist() == [{"id": 1, "name": "a"}, {"id": 2, "name": "B"}]
+    assert users.to_table().sort_by([("id", "ascending"), ("name", "ascending")]).to_pylist() == [{"id": 1, "name": "a"}, {"id": 2, "name": "B"}]
     assert users.checkout_version(3).to_table().num_rows == 3
 
 
@@ -124,3 +126,12 @@ def test_table_property_errors_are_analysis_exceptions(server):
     out = _client(url, "properties")
     assert out["typo"][0] == "AnalysisException" and "did you mean 'enable_stable_row_ids'?" in out["typo"][1], out
     assert out["alter"][0] == "AnalysisException" and "'optimize_write'" in out["alter"][1] and "'yes'" in out["alter"][1], out
+
+
+def test_errors_have_pyspark_classes_conditions_and_sqlstates(server):
+    """The cases test_errors.py runs in a classic session raise the same over Connect."""
+    from error_cases import EXPECTED
+    url, warehouse = server
+    assert _client(url, "errors", warehouse) == EXPECTED
+    rows = lance.dataset(str(warehouse / "db" / "connect_errors.lance")).to_table().sort_by([("id", "ascending"), ("name", "ascending")]).to_pylist()
+    assert rows == [{"id": 1, "name": "a"}, {"id": 1, "name": "racer"}, {"id": 2, "name": "b"}]

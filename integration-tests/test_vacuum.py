@@ -280,9 +280,9 @@ def test_row_level_writers_and_compactions_racing_a_vacuum_lose_nothing(spark, w
     nothing; every landed one is in the table as a replay of them says, for Spark and pylance, and
     every version left is whole."""
     from racing_writers import CONFLICT, replay, spark_writer
-    allowed = CONFLICT + ("FileGoneException",)
+    allowed = CONFLICT + ("LANCE_FILE_GONE", "FileGoneException")
     # A compaction's tasks open the version it planned on; the vacuum may have removed it by then.
-    compaction_allowed = allowed + ("VersionRemovedException",)
+    compaction_allowed = allowed + ("LANCE_VERSION_REMOVED", "VersionRemovedException")
     t, path = table_name, table_path(warehouse, table_name)
     spark.sql(f"CREATE TABLE {t} (id BIGINT NOT NULL, w INT, v BIGINT) TBLPROPERTIES ('max_rows_per_file' = '40', "
               "'rewrite_mode' = 'columns', 'isolation_level' = 'snapshot')")

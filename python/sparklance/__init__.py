@@ -7,10 +7,11 @@ import warnings
 from pathlib import Path
 
 from ._version import __version__  # the bundled jar's version, written by ./dev/setup
+from . import errors
 
 __all__ = ["configure", "jar_path", "history", "changes", "compact", "vacuum", "restore", "create_tag", "delete_tag",
            "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "set_not_null", "CATALOG_CLASS", "EXTENSIONS_CLASS",
-           "JarNotLoadedError", "ExtensionMissingWarning"]
+           "JarNotLoadedError", "ExtensionMissingWarning", "errors"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 EXTENSIONS_CLASS = "sparklance.spark.LanceSparkSessionExtensions"

@@ -9,6 +9,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import sparklance.format.{DroppedTableKeptException, UnsupportedFeatureException}
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.format.io.Storage
 import sparklance.format.table.{Branches, Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
@@ -177,7 +178,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   override def tableExists(ident: Identifier): Boolean =
     try resolve(ident).exists catch { case _: NoSuchTableException => false }
 
-  override def loadTable(ident: Identifier): Table = {
+  override def loadTable(ident: Identifier): Table = LanceErrors.converting {
     val ds = try Some(resolve(ident)) catch { case _: NoSuchTableException => None }
     ds.flatMap(d => d.snapshotIfExists().map(openTable(ident, d, _)))
       .orElse(metadataTableOf(ident)).getOrElse(throw new NoSuchTableException(ident))
@@ -211,18 +212,21 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * or in the version the tag names, on the line the tag is on (tags are the table's, whichever
    * branch they name). A version cleanup removed is an error naming the oldest one left.
    */
-  override def loadTable(ident: Identifier, version: String): Table = {
+  override def loadTable(ident: Identifier, version: String): Table = LanceErrors.converting {
     val named = resolve(ident)
     val (ds, v) = version.trim.toLongOption.map(named -> _).getOrElse {
       if (!named.exists) throw new NoSuchTableException(ident)
       val tag = new Tags(named).apply(version)
       tag.branch.fold(named.root)(new Branches(named).dataset) -> tag.version
     }
-    openTable(ident, ds, ds.snapshotIfExists(Some(v)).getOrElse(throw new NoSuchTableException(ident)), timeTravel = true)
+    val listing = ds.listing()
+    if (listing.versions.isEmpty || listing.dropped) throw new NoSuchTableException(ident)
+    // A version the table does not have: VersionNotFoundException, naming the latest (or the oldest left).
+    openTable(ident, ds, listing.snapshot(v), timeTravel = true)
   }
 
   /** `TIMESTAMP AS OF t`: the newest version committed at or before t. */
-  override def loadTable(ident: Identifier, timestampMicros: Long): Table = {
+  override def loadTable(ident: Identifier, timestampMicros: Long): Table = LanceErrors.converting {
     val ds = resolve(ident)
     val listing = ds.listing()
     if (listing.versions.isEmpty || listing.dropped) throw new NoSuchTableException(ident)
@@ -234,13 +238,14 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
         val why = if (versions.head > 1) s"the oldest version left, ${versions.head}, was committed at " +
             s"${at(first.commitMicros)}; cleanup (vacuum) removed the versions before it"
           else s"its first version was committed at ${at(first.commitMicros)}"
-        throw new IllegalArgumentException(s"${quoted(ident)} has no version as of ${at(timestampMicros)}: $why")
+        throw LanceErrors(LanceErrorCondition.NoVersionAtTimestamp,
+          Map("table" -> quoted(ident), "timestamp" -> at(timestampMicros).toString, "reason" -> why))
       }
     openTable(ident, ds, snapshot, timeTravel = true)
   }
 
   /** `CHANGES FROM ... TO ...` and the change-data reader: see [[LanceChangelog]]. */
-  override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = {
+  override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = LanceErrors.converting {
     val ds = resolve(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val end = ds.snapshot()
@@ -254,7 +259,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String]): Table = {
+      properties: util.Map[String, String]): Table = LanceErrors.converting {
     val staged = stageCreate(ident, columns, partitions, properties)
     staged.commitStagedChanges()
     loadTable(ident)
@@ -298,7 +303,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   override def stageCreate(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String]): StagedTable = {
+      properties: util.Map[String, String]): StagedTable = LanceErrors.converting {
     checkCreate(ident, partitions, properties)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     checkNotDropped(ident)
@@ -307,7 +312,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   override def stageReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String]): StagedTable = {
+      properties: util.Map[String, String]): StagedTable = LanceErrors.converting {
     checkCreate(ident, partitions, properties)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
     val (schema, stored, stable) = newTable(ident, columns, properties)
@@ -315,7 +320,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
-      properties: util.Map[String, String]): StagedTable = {
+      properties: util.Map[String, String]): StagedTable = LanceErrors.converting {
     checkCreate(ident, partitions, properties)
     val (schema, stored, stable) = newTable(ident, columns, properties)
     val current = dataset(ident).snapshotIfExists(forWrite = true)
@@ -334,7 +339,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * again right after (on this thread), gets it with the pending schema, and the statement's
    * write commits the schema change together with its data (see [[PendingSchema]]).
    */
-  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = LanceErrors.converting {
     pendingSchema.remove()
     val ds = resolve(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
@@ -352,7 +357,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   /** The schema change staged by the last alterTable on this thread, until Spark loads the table for its write. */
   private val pendingSchema = new ThreadLocal[(Identifier, PendingSchema)]
 
-  override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
+  override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = LanceErrors.converting {
     val staged = Option(pendingSchema.get())
     pendingSchema.remove()
     staged match {
@@ -370,7 +375,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * the table from the catalog (pylance still opens the path); the name stays taken until
    * `undrop_table` brings the table back or `purge_dropped_table` deletes its files.
    */
-  override def dropTable(ident: Identifier): Boolean = {
+  override def dropTable(ident: Identifier): Boolean = LanceErrors.converting {
     refuseByLocation(ident, "DROP TABLE")
     val ds = dataset(ident)
     if (!ds.exists) return false
@@ -441,7 +446,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   /** DROP TABLE ... PURGE deletes the files. On object stores the table is dropped first, so a purge cut short leaves a dropped table that `purge_dropped_table` finishes, never a live table missing files. */
-  override def purgeTable(ident: Identifier): Boolean = {
+  override def purgeTable(ident: Identifier): Boolean = LanceErrors.converting {
     refuseByLocation(ident, "DROP TABLE ... PURGE")
     val ds = dataset(ident)
     if (!ds.exists) return false
@@ -470,7 +475,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * where that is a copy of every file and not atomic: CREATE TABLE new AS SELECT * FROM old and
    * DROP TABLE old PURGE do it there, with a new table history.
    */
-  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = LanceErrors.converting {
     Seq(oldIdent, newIdent).foreach(refuseByLocation(_, "ALTER TABLE ... RENAME"))
     if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
     if (tableExists(newIdent)) throw new TableAlreadyExistsException(newIdent)

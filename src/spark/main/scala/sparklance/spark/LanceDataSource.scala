@@ -11,6 +11,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 
 /**
  * `format("lance")`: tables by location, as Delta and Iceberg give them.
@@ -39,7 +40,7 @@ class LanceDataSource extends TableProvider with DataSourceRegister with Relatio
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table =
     table(new CaseInsensitiveStringMap(properties))
 
-  private def table(options: CaseInsensitiveStringMap): PathReadTable = {
+  private def table(options: CaseInsensitiveStringMap): PathReadTable = LanceErrors.convertingArguments(LanceErrorCondition.InvalidOption) {
     val key = options.asCaseSensitiveMap().asScala.toMap
     loaded.collect { case (k, t) if k == key => t }.getOrElse {
       val t = readTable(SparkSession.active, options)
@@ -54,7 +55,7 @@ class LanceDataSource extends TableProvider with DataSourceRegister with Relatio
 
   /** Every `save` (see [[PathReadTable]] for why Spark comes here). */
   override def createRelation(sqlContext: SQLContext, mode: SaveMode, parameters: Map[String, String],
-      data: DataFrame): BaseRelation = {
+      data: DataFrame): BaseRelation = LanceErrors.convertingArguments(LanceErrorCondition.InvalidOption) {
     save(sqlContext.sparkSession, mode, parameters, data)
     val (context, written) = (sqlContext, data.schema)
     new BaseRelation {

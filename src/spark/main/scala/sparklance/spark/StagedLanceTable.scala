@@ -9,6 +9,7 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot, StorageVersion, UncommittedFiles}
 import sparklance.spark.maintenance.PostCommit
 import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
+import sparklance.spark.errors.LanceErrors
 
 /**
  * CREATE TABLE [AS SELECT] and REPLACE TABLE [AS SELECT] as one atomic commit: the query's
@@ -46,7 +47,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   private[spark] def optimizedWrite(input: org.apache.spark.sql.types.StructType, options: Map[String, String]): Option[OptimizedWrite] =
     OptimizedWrite.plan(input, config, options, None)
 
-  override def commitStagedChanges(): Unit = {
+  override def commitStagedChanges(): Unit = LanceErrors.converting {
     uncommitted.commit(staged) {
       new Committer(dataset, settings.commitRetries)
         .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = stagedZones)

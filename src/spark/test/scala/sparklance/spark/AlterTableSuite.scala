@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import java.nio.file.Files
-import org.apache.spark.sql.Row
+import org.apache.spark.sql.{AnalysisException, Row}
 import org.apache.spark.sql.connector.catalog.Identifier
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
@@ -90,7 +90,8 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     val ident = Identifier.of(Array("alt"), "nn")
     def setNotNull() = catalog.alterTable(ident, org.apache.spark.sql.connector.catalog.TableChange.updateColumnNullability(Array("v"), false))
     val before = dataset("nn").latestVersion
-    val e = intercept[SchemaChangeException](setNotNull())
+    val e = intercept[AnalysisException](setNotNull())
+    assert(e.getCondition == "LANCE_SCHEMA_CHANGE_REFUSED" && e.getCause.isInstanceOf[SchemaChangeException], e)
     assert(e.getMessage.contains("1 NULL value") && e.getMessage.contains("'v'"), e.getMessage)
     assert(dataset("nn").latestVersion == before)
     sql("UPDATE lance.alt.nn SET v = 'two' WHERE id = 2")

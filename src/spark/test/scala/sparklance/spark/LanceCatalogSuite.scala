@@ -183,7 +183,8 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
   test("a top-level column named like a metadata column is refused at CREATE, CTAS and REPLACE") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     def refused(statement: => Unit, column: String): Unit = {
-      val e = intercept[ReservedColumnException](statement)
+      val e = intercept[AnalysisException](statement)
+      assert(e.getCondition == "LANCE_RESERVED_COLUMN_NAME" && e.getCause.isInstanceOf[ReservedColumnException], e)
       assert(e.getMessage.contains(s"'$column'") && e.getMessage.contains("metadata column"), e.getMessage)
     }
     refused(sql("CREATE TABLE lance.db.r (id BIGINT, _rowid BIGINT)"), "_rowid")

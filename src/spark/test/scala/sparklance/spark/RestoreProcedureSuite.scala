@@ -50,8 +50,10 @@ class RestoreProcedureSuite extends AnyFunSuite with LocalSpark {
     Thread.sleep(5)
     sql("INSERT INTO lance.rs.e VALUES (2)")
     val version = dataset("e").latestVersion
-    intercept[sparklance.format.VersionNotFoundException](sql("CALL lance.system.restore(table => 'rs.e', version => 42)").collect())
-    intercept[IllegalArgumentException](sql("CALL lance.system.restore(table => 'rs.e')").collect())
+    val missing = intercept[org.apache.spark.sql.AnalysisException](sql("CALL lance.system.restore(table => 'rs.e', version => 42)").collect())
+    assert(missing.getCondition == "LANCE_VERSION_NOT_FOUND" && missing.getCause.isInstanceOf[sparklance.format.VersionNotFoundException])
+    assert(intercept[IllegalArgumentException](sql("CALL lance.system.restore(table => 'rs.e')").collect())
+      .asInstanceOf[org.apache.spark.SparkThrowable].getCondition == "LANCE_INVALID_ARGUMENT")
     intercept[IllegalArgumentException](sql(s"CALL lance.system.restore(table => 'rs.e', version => 1, timestamp => TIMESTAMP '2020-01-01')").collect())
     assert(dataset("e").latestVersion == version)
     val ts = java.time.Instant.EPOCH.plusNanos(at * 1000)

@@ -9,6 +9,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.spark.{Allocators, LanceCatalog}
 import sparklance.spark.indexing.ZoneMapJob
 
@@ -39,8 +40,9 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       s"Procedure create_index of ${target.quotedName}: sparklance builds 'zonemap' indices, not '$kind' " +
         "(it reads pylance's other scalar indices' coverage but does not build them)")
     val read = target.dataset.snapshot(forWrite = true)
-    val field = read.schema.field(column).getOrElse(throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: no top-level column '$column' (columns: ${read.schema.fields.map(_.name).mkString(", ")})"))
+    val field = read.schema.field(column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
+      s"Procedure create_index of ${target.quotedName}: no top-level column '$column' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
+      "table" -> target.quotedName, "column" -> column)))
     if (!ZoneValues.supports(field)) throw new UnsupportedOperationException(
       s"Procedure create_index of ${target.quotedName}: column '$column' of type ${field.arrowType} cannot have a zone map; " +
         "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")

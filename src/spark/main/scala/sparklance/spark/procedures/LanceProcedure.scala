@@ -1,7 +1,5 @@
 package sparklance.spark.procedures
 
-import sparklance.spark.TablePath
-
 import java.util.Collections
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -12,6 +10,7 @@ import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.types.{DataType, StructType}
 import sparklance.format.table.Dataset
 import sparklance.spark.{LanceCatalog, TablePath}
+import sparklance.spark.errors.LanceErrors
 
 /**
  * A procedure of a [[LanceCatalog]], called as `CALL <catalog>.system.<name>(table => 'db.t', ...)`:
@@ -28,8 +27,9 @@ abstract class LanceProcedure(catalog: LanceCatalog) extends UnboundProcedure wi
   // Maintenance changes the table: running it twice is not running it once.
   override def isDeterministic: Boolean = false
 
-  override def call(args: InternalRow): java.util.Iterator[Scan] =
+  override def call(args: InternalRow): java.util.Iterator[Scan] = LanceErrors.convertingArguments() {
     Collections.singletonList[Scan](new ProcedureResult(resultSchema, Array(run(args)))).iterator()
+  }
 
   protected def spark: SparkSession = SparkSession.active
 

@@ -10,6 +10,7 @@ import sparklance.format.skipping.WrittenZones
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.scan.StatementReads
 import sparklance.spark.write.WriteTarget
+import sparklance.spark.errors.LanceErrors
 
 /**
  * Runs a DELETE / UPDATE / MERGE: tasks tombstone rows and write new ones, then the driver turns
@@ -31,7 +32,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   // Retried or speculative tasks must not both report deletions: Spark's coordinator admits one.
   override def useCommitCoordinator(): Boolean = true
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = {
+  override def commit(messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
     val deltas = messages.toSeq.collect { case m: DeltaMessage => m }
     val fragments = deltas.flatMap(_.newFragments)
     val columnFiles = deltas.flatMap(_.columnFiles)

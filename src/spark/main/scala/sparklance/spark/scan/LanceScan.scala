@@ -16,6 +16,7 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
 import sparklance.format.table.{LanceField, RowAddress, Snapshot}
 import sparklance.spark.{Allocators, LanceTable}
+import sparklance.spark.errors.LanceErrors
 
 /**
  * A columnar scan of one snapshot: each fragment is a split, or several row ranges of equal size
@@ -122,7 +123,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     }
   }
 
-  override def planInputPartitions(): Array[InputPartition] = {
+  override def planInputPartitions(): Array[InputPartition] = LanceErrors.converting {
     val candidates = this.candidates
     val read = fragments.filter(f => liveRows(f) > 0 && !candidates.get(f.getId).exists(_.isEmpty))
     // Each fragment's rows that may be read (those named by _rowid, else those data skipping

@@ -7,6 +7,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.skipping.ColumnFilter
 import sparklance.spark.{LanceTable, UnsupportedColumnException}
+import sparklance.spark.errors.LanceErrors
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
@@ -60,7 +61,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
     countOnly
   }
 
-  override def build(): Scan = {
+  override def build(): Scan = LanceErrors.converting {
     UnsupportedColumnException.refuseReads(table.tableName, table.sparkSchema, required, nullFilled)
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table)
     else if (rowLevel) {

@@ -7,6 +7,7 @@ import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.skipping.WrittenZones
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.maintenance.PostCommit
+import sparklance.spark.errors.LanceErrors
 
 /**
  * A batch write whose tasks write fragments; `commitFragments` (on the driver) decides what
@@ -23,7 +24,7 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
     new LanceDataWriterFactory(target, inputSchema)
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = {
+  override def commit(messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
     val reports = messages.toSeq.flatMap {
       case m: FragmentsMessage => Some(m)
       case null => None

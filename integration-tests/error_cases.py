@@ -1,0 +1,103 @@
+"""The errors a user meets, each provoked once and reported as PySpark raised it: [PySpark class,
+getCondition(), getSqlState(), sparklance.errors.is_retryable()]. test_errors.py runs them in a
+classic session, connect_client.py ("errors") over Spark Connect: the answers must be the same."""
+import os
+import tempfile
+import threading
+import time
+
+from pyspark.errors import PySparkException
+
+import sparklance
+
+
+def _caught(action):
+    try:
+        action()
+    except PySparkException as e:
+        return [type(e).__name__, e.getCondition(), e.getSqlState(), sparklance.errors.is_retryable(e)]
+    return None
+
+
+def _racing_update(spark, table, path):
+    """An UPDATE of `table` during which pylance appends a row it could have read: its WHERE holds
+    the job's tasks (a plain Python UDF, which needs nothing but the standard library in Spark's
+    Python workers) until this process has appended. Under serializable isolation (the default)
+    the UPDATE's commit then conflicts."""
+    import lance
+    import pyarrow as pa
+    directory = tempfile.mkdtemp(prefix="race-")
+    reached, opened = os.path.join(directory, "reached"), os.path.join(directory, "open")
+
+    def gate(_):
+        import os as os_, time as time_
+        open(reached, "a").close()
+        deadline = time_.monotonic() + 120
+        while not os_.path.exists(opened):
+            if time_.monotonic() > deadline:
+                raise TimeoutError("the test never opened the gate")
+            time_.sleep(0.01)
+        return True
+
+    spark.udf.register("race_gate", gate, "boolean")
+    outcome = {}
+
+    def update():
+        try:
+            spark.sql(f"UPDATE {table} SET name = 'updated' WHERE race_gate(id)").collect()
+        except Exception as e:  # noqa: BLE001 - raised again below, in the caller's thread
+            outcome["error"] = e
+
+    runner = threading.Thread(target=update)
+    runner.start()
+    try:
+        while not os.path.exists(reached):
+            if not runner.is_alive():
+                break
+            time.sleep(0.02)
+        dataset = lance.dataset(path)
+        lance.write_dataset(pa.table({"id": [1], "name": ["racer"]}, schema=dataset.schema), path, mode="append")
+    finally:
+        open(opened, "w").close()
+        runner.join(timeout=300)
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+def run(spark, warehouse, prefix):
+    """Runs every case on tables named `<prefix>_...` in lance.db; returns {case: report}."""
+    t = f"lance.db.{prefix}_errors"
+    path = os.path.join(str(warehouse), "db", f"{prefix}_errors.lance")
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, name STRING)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    procedure = f"CALL lance.system.create_index(table => 'db.{prefix}_errors', column => "
+    return {
+        "missing_table": _caught(lambda: spark.table(f"lance.db.{prefix}_nosuch").collect()),
+        "missing_column": _caught(lambda: spark.sql(f"SELECT nosuch FROM {t}").collect()),
+        "missing_procedure_column": _caught(lambda: spark.sql(procedure + "'nosuch')").collect()),
+        "bad_procedure_argument": _caught(lambda: spark.sql(procedure + "'id', rows_per_zone => 0)").collect()),
+        "missing_version": _caught(lambda: spark.sql(f"SELECT * FROM {t} VERSION AS OF 99").collect()),
+        "missing_tag": _caught(lambda: spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nosuch'").collect()),
+        "missing_version_by_path": _caught(
+            lambda: spark.read.format("lance").option("versionAsOf", "99").load(path).collect()),
+        "bad_option": _caught(lambda: spark.read.format("lance").option("versionAsOf", "1").option("tag", "x")
+                              .load(path).collect()),
+        "bad_property": _caught(lambda: spark.sql(
+            f"CREATE TABLE lance.db.{prefix}_typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')")),
+        "commit_conflict": _caught(lambda: _racing_update(spark, t, path)),
+    }
+
+
+# What each case must raise, in classic and Connect sessions alike.
+EXPECTED = {
+    "missing_table": ["AnalysisException", "TABLE_OR_VIEW_NOT_FOUND", "42P01", False],
+    "missing_column": ["AnalysisException", "UNRESOLVED_COLUMN.WITH_SUGGESTION", "42703", False],
+    "missing_procedure_column": ["AnalysisException", "LANCE_COLUMN_NOT_FOUND", "42703", False],
+    "bad_procedure_argument": ["IllegalArgumentException", "LANCE_INVALID_ARGUMENT", "22023", False],
+    "missing_version": ["AnalysisException", "LANCE_VERSION_NOT_FOUND", "42704", False],
+    "missing_tag": ["AnalysisException", "LANCE_TAG_NOT_FOUND", "42704", False],
+    "missing_version_by_path": ["AnalysisException", "LANCE_VERSION_NOT_FOUND", "42704", False],
+    "bad_option": ["AnalysisException", "LANCE_INVALID_OPTION", "42616", False],
+    "bad_property": ["AnalysisException", "LANCE_INVALID_TABLE_PROPERTY", "42602", False],
+    "commit_conflict": ["QueryExecutionException", "LANCE_CONCURRENT_COMMIT_CONFLICT", "40001", True],
+}

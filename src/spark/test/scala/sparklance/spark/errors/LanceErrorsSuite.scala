@@ -1,0 +1,100 @@
+package sparklance.spark.errors
+
+import java.nio.file.{Files, Paths}
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.catalyst.trees.Origin
+import org.apache.spark.sql.execution.QueryExecutionException
+import org.scalatest.funsuite.AnyFunSuite
+import sparklance.format._
+
+/** The catalogue of error conditions and the one conversion into Spark's error framework. */
+class LanceErrorsSuite extends AnyFunSuite {
+  private val conditions = LanceErrorCondition.values
+
+  test("each condition has a unique LANCE_ name and a SQLSTATE Spark knows") {
+    // Spark's own list of SQLSTATEs, which its error conditions must use too.
+    val states = new ObjectMapper().readTree(getClass.getClassLoader.getResource("error/error-states.json"))
+    assert(conditions.map(_.name).distinct.size == conditions.size)
+    for (c <- conditions) {
+      assert(c.name.matches("LANCE_[A-Z_]+"), c.name)
+      assert(c.sqlState.matches("[0-9A-Z]{5}") && states.has(c.sqlState), s"${c.name}: ${c.sqlState}")
+    }
+  }
+
+  test("message parameters fill the template, and a missing one is an error naming it") {
+    for (c <- conditions) {
+      val values = c.parameters.map(p => p -> s"value-of-$p").toMap
+      val message = c.message(values)
+      assert(c.parameters.nonEmpty && c.parameters.forall(p => message.contains(s"value-of-$p")), s"${c.name}: $message")
+      assert(!message.contains("<") && !message.contains(">"), message)
+      val missing = intercept[IllegalArgumentException](c.message(Map.empty))
+      assert(missing.getMessage.contains(c.name) && missing.getMessage.contains(c.parameters.head))
+    }
+    // A value that looks like a regex replacement is taken as it is.
+    assert(LanceErrorCondition.TableNotFound.message(Map("path" -> "/w/$1\\x")) == "No Lance table at /w/$1\\x.")
+  }
+
+  test("docs/errors.md lists every condition with its SQLSTATE") {
+    val doc = new String(Files.readAllBytes(Paths.get("docs/errors.md")), "UTF-8")
+    for (c <- conditions) assert(doc.linesIterator.exists(l => l.contains(s"`${c.name}`") && l.contains(c.sqlState)), c.name)
+  }
+
+  private def converted(e: Throwable): Throwable with SparkThrowable = {
+    val out = LanceErrors.convert(e)
+    assert(out.getCause eq e, "the original is the cause")
+    out.asInstanceOf[Throwable with SparkThrowable]
+  }
+
+  test("a missing version, tag or table is an AnalysisException with its condition, SQLSTATE and parameters") {
+    val missing = converted(new VersionNotFoundException("/w/t.lance", 9, 3L))
+    assert(missing.isInstanceOf[AnalysisException])
+    assert(missing.getCondition == "LANCE_VERSION_NOT_FOUND" && missing.getSqlState == "42704")
+    assert(missing.getMessageParameters.get("version") == "9")
+    assert(missing.getMessage ==
+      "[LANCE_VERSION_NOT_FOUND] Lance table /w/t.lance has no version 9; its latest version is 3. SQLSTATE: 42704")
+    val removed = converted(new VersionRemovedException("/w/t.lance", 2, 5))
+    assert(removed.getCondition == "LANCE_VERSION_REMOVED" && removed.getMessageParameters.get("oldest") == "5")
+    val tag = converted(new TagNotFoundException("/w/t.lance", "gold", Seq("silver")))
+    assert(tag.getCondition == "LANCE_TAG_NOT_FOUND" && tag.getMessage.contains("'silver'"))
+    val table = converted(new TableNotFoundException("/w/none.lance"))
+    assert(table.getCondition == "LANCE_TABLE_NOT_FOUND" && table.getSqlState == "42P01")
+    assert(table.getMessage == "[LANCE_TABLE_NOT_FOUND] No Lance table at /w/none.lance. SQLSTATE: 42P01")
+  }
+
+  test("Spark's copy of an AnalysisException (withPosition) keeps the condition and SQLSTATE") {
+    val e = converted(new TagNotFoundException("/w/t.lance", "gold", Nil)).asInstanceOf[AnalysisException]
+    val copy = e.withPosition(Origin(line = Some(1), startPosition = Some(4)))
+    assert(copy.getCondition == "LANCE_TAG_NOT_FOUND" && copy.getSqlState == "42704")
+    assert(copy.getDefaultMessageTemplate == LanceErrorCondition.TagNotFound.template)
+  }
+
+  test("a commit conflict is a QueryExecutionException a caller can retry on; a replaced table and an unknown outcome are not") {
+    val conflict = converted(new CommitConflictException("/w/t.lance", 4, "it deleted rows this commit deletes"))
+    assert(conflict.isInstanceOf[QueryExecutionException])
+    assert(conflict.getCondition == "LANCE_CONCURRENT_COMMIT_CONFLICT" && conflict.getSqlState == "40001")
+    assert(LanceErrorCondition.retryable.contains(LanceErrorCondition.ConcurrentCommitConflict))
+    val replaced = converted(new CommitConflictException("/w/t.lance", 4, "it replaced the table", retryable = false))
+    assert(replaced.getCondition == "LANCE_CONCURRENT_TABLE_REPLACED" && replaced.getSqlState == "40000")
+    val unknown = converted(new CommitStateUnknownException("/w/t.lance", 4, new java.io.IOException("timeout")))
+    assert(unknown.getCondition == "LANCE_COMMIT_STATE_UNKNOWN" && unknown.getSqlState == "40003")
+    assert(!LanceErrorCondition.retryable.contains(LanceErrorCondition.CommitStateUnknown))
+  }
+
+  test("errors already in Spark's framework and errors of no condition pass unchanged") {
+    val spark = new AnalysisException("PATH_NOT_FOUND", Map("path" -> "/x"))
+    assert(LanceErrors.convert(spark) eq spark)
+    val io = new java.io.IOException("disk")
+    assert(LanceErrors.convert(io) eq io)
+  }
+
+  test("convertingArguments makes a bad argument LANCE_INVALID_ARGUMENT, a bad option LANCE_INVALID_OPTION") {
+    val arg = intercept[IllegalArgumentException](LanceErrors.convertingArguments()(throw new IllegalArgumentException("rows_per_zone must be positive")))
+    assert(arg.isInstanceOf[LanceIllegalArgumentException])
+    assert(arg.asInstanceOf[SparkThrowable].getCondition == "LANCE_INVALID_ARGUMENT" && arg.getMessage.contains("rows_per_zone must be positive."))
+    val opt = intercept[AnalysisException](LanceErrors.convertingArguments(LanceErrorCondition.InvalidOption)(
+      throw new IllegalArgumentException("Options versionAsOf and tag: give one version only")))
+    assert(opt.getCondition == "LANCE_INVALID_OPTION" && opt.getSqlState == "42616")
+  }
+}
