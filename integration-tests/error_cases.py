@@ -70,6 +70,12 @@ def run(spark, warehouse, prefix):
     path = os.path.join(str(warehouse), "db", f"{prefix}_errors.lance")
     spark.sql(f"CREATE TABLE {t} (id BIGINT, name STRING)")
     spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    # A table whose data files were deleted under it: the scan's tasks fail, on the executors.
+    gone = f"lance.db.{prefix}_gone"
+    spark.sql(f"CREATE TABLE {gone} AS SELECT id FROM range(3)")
+    data = os.path.join(str(warehouse), "db", f"{prefix}_gone.lance", "data")
+    for f in os.listdir(data):
+        os.remove(os.path.join(data, f))
     procedure = f"CALL lance.system.create_index(table => 'db.{prefix}_errors', column => "
     return {
         "missing_table": _caught(lambda: spark.table(f"lance.db.{prefix}_nosuch").collect()),
@@ -84,6 +90,7 @@ def run(spark, warehouse, prefix):
                               .load(path).collect()),
         "bad_property": _caught(lambda: spark.sql(
             f"CREATE TABLE lance.db.{prefix}_typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')")),
+        "file_gone_in_a_task": _caught(lambda: spark.table(gone).collect()),
         "commit_conflict": _caught(lambda: _racing_update(spark, t, path)),
     }
 
@@ -99,5 +106,6 @@ EXPECTED = {
     "missing_version_by_path": ["AnalysisException", "LANCE_VERSION_NOT_FOUND", "42704", False],
     "bad_option": ["AnalysisException", "LANCE_INVALID_OPTION", "42616", False],
     "bad_property": ["AnalysisException", "LANCE_INVALID_TABLE_PROPERTY", "42602", False],
+    "file_gone_in_a_task": ["QueryExecutionException", "LANCE_FILE_GONE", "58P01", True],
     "commit_conflict": ["QueryExecutionException", "LANCE_CONCURRENT_COMMIT_CONFLICT", "40001", True],
 }

@@ -10,11 +10,12 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
  * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
- * ([[write.OrderedInputRule]]).
+ * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
+    extensions.injectResolutionRule(_ => SetNotNullRule)
     extensions.injectOptimizerRule(_ => ConditionColumnsRule)
     extensions.injectOptimizerRule(_ => CarriedBlobsRule)
     extensions.injectOptimizerRule(new MergeSourceKeyFilter(_))

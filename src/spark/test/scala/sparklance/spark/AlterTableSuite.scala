@@ -83,8 +83,8 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
   }
 
   test("SET NOT NULL is checked against the data; the commit asks concurrent writers to retry") {
-    // Spark's analyzer refuses ALTER COLUMN ... SET NOT NULL before a catalog sees it, so this goes
-    // through the catalog API, as a program or another engine would.
+    // Through the catalog API, as a program or another engine would; ALTER COLUMN ... SET NOT NULL
+    // (with the session extension) and CALL system.set_not_null come here too.
     newTable("nn")
     val catalog = spark.sessionState.catalogManager.catalog("lance").asInstanceOf[LanceCatalog]
     val ident = Identifier.of(Array("alt"), "nn")

@@ -6,6 +6,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparklance.format.Resources
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.spark.Allocators
+import sparklance.spark.errors.LanceErrors
 
 /**
  * Reads an input partition's splits one after the other, in order, each with a
@@ -24,7 +25,10 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   private var splitsOpened = 0L
   private var remaining: Long = partition.limit.fold(Long.MaxValue)(_.toLong)
 
-  override def next(): Boolean = {
+  // A task's error reaches the driver as the cause of the job's failure: in Spark's framework too.
+  override def next(): Boolean = LanceErrors.converting(advance())
+
+  private def advance(): Boolean = {
     while (remaining > 0) {
       if (reader == null) {
         if (!splits.hasNext) return false
