@@ -15,7 +15,7 @@ val protobufVersion = "4.33.5"
 val hadoopVersion = "3.5.0" // the Hadoop client Spark 4.2.0 ships
 
 // Libraries Spark 4.2.0 ships, at its versions: provided at run time by Spark, or by whatever
-// engine or application uses the format module on its own (the README lists them).
+// engine or application uses the format module on its own (docs/format-library.md lists them).
 val shippedBySpark = Seq(
   "org.apache.arrow" % "arrow-vector" % arrowVersion,
   "org.apache.arrow" % "arrow-memory-netty" % arrowVersion,

@@ -110,7 +110,7 @@ def test_the_users_jars_and_packages_are_kept(tmp_path):
     assert out["rows"] == [[i, f"FromJar:{i}", f"FromPackage:{i}"] for i in range(3)]
     # The jars SparkContext ships to executors. PySpark 4.3 replaces the list spark-submit built
     # from spark.jars and the resolved packages by the builder's spark.jars, so the package's jar
-    # is not among them (see the README): it is on the driver's class path, which serves local mode.
+    # is not among them (see docs/configuration.md): it is on the driver's class path, which serves local mode.
     shipped = {j.rsplit("/", 1)[1] for j in out["jars"]}
     assert {"sparklance.jar", "user.jar"} <= shipped, out["jars"]
 

@@ -5,7 +5,7 @@ commits first: a Spark MERGE that read the table before another writer committed
 with a commit conflict (LANCE_CONCURRENT_COMMIT_CONFLICT), and pylance's merge_insert, which sees our commit, retries and
 updates instead (pylance checks this only for a key column marked as the table's primary key,
 which the table here declares). Under snapshot isolation MERGEs apply to the rows they read, so
-concurrent inserts of one key may all land, as the README says."""
+concurrent inserts of one key may all land, as docs/dml.md says."""
 import json
 import random
 import subprocess

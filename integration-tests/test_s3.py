@@ -227,7 +227,7 @@ def test_spark_and_pylance_writers_race_on_one_s3_table(spark, s3, s3_catalog, r
 
 
 def test_the_s3_demo_runs_with_settings_passed_once_to_executor_jvms(s3):
-    """dev/s3-demo.py, as the README runs it, on two executor JVMs: configure(hadoop=...) reaches them."""
+    """dev/s3-demo.py, as docs/storage.md runs it, on two executor JVMs: configure(hadoop=...) reaches them."""
     demo = HERE.parent / "dev" / "s3-demo.py"
     run = subprocess.run([sys.executable, str(demo), "--endpoint", s3.endpoint, "--master", "local-cluster[2,1,1024]"],
                          capture_output=True, text=True, timeout=600)

@@ -44,7 +44,7 @@ def configure(builder, warehouse, name="lance", hadoop=None):
     `hadoop` is a dict of Hadoop settings for the warehouse's file system, such as S3A's
     ``{"fs.s3a.endpoint": ..., "fs.s3a.access.key": ...}``; each is set as ``spark.hadoop.<key>``,
     which the driver and every executor apply (the connector's jars must be on the classpath: for
-    ``s3a://``, hadoop-aws matching Spark's Hadoop and the AWS SDK v2; see the README).
+    ``s3a://``, hadoop-aws matching Spark's Hadoop and the AWS SDK v2; see docs/storage.md).
 
     If a classic Spark session (or its SparkContext) is already running in this process, as in a
     notebook, the jar and the extension cannot be added to it: Spark reads them only when its JVM

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.json.Jsonb
 import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
 
-/** The type mapping between Spark and Lance (Arrow), in both directions; see the README's table. */
+/** The type mapping between Spark and Lance (Arrow), in both directions; see docs/types.md. */
 object SparkTypes {
   /** Spark's timestamps are UTC instants; Lance stores them as microseconds with zone "UTC". */
   val TimestampZone = "UTC"
@@ -194,7 +194,7 @@ class UnsupportedTypeException(table: String, column: String, tpe: Any, hint: St
     s"Column '$column' of table $table has type ${tpe match {
       case d: DataType => d.sql
       case other => other.toString
-    }}, which sparklance does not support${if (hint.nonEmpty) s": $hint" else "; supported types are listed in the README"}")
+    }}, which sparklance does not support${if (hint.nonEmpty) s": $hint" else "; supported types are listed in docs/types.md"}")
 
 /**
  * A statement reads or writes a column whose Lance type sparklance cannot map to Spark (see

@@ -1,6 +1,6 @@
 package sparklance.format.kernel
 
-// README example: begin
+// docs example: begin
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{BigIntVector, VarCharVector}
@@ -44,4 +44,4 @@ object KernelExample {
       .commit(RowLevelCommit.Kind.Delete)                               // concurrent commits
   }
 }
-// README example: end
+// docs example: end

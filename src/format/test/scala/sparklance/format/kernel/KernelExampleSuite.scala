@@ -10,8 +10,8 @@ import sparklance.format.io.LocalStorage
 import sparklance.format.table.Dataset
 
 /**
- * The README's example of the format module on its own (no Spark): it runs, leaves the table
- * pylance reads, and is in the README word for word.
+ * The example of the format module on its own (no Spark) in docs/format-library.md: it runs, leaves the table
+ * pylance reads, and is on that page word for word.
  */
 class KernelExampleSuite extends AnyFunSuite {
   private val source = Paths.get("src/format/test/scala/sparklance/format/kernel/KernelExample.scala")
@@ -44,11 +44,11 @@ class KernelExampleSuite extends AnyFunSuite {
     assert(Pylance.run(script, path).trim.linesIterator.toSeq.last == "3 [1, 2] ['Ada', 'Grace']")
   }
 
-  test("the README shows the example as it is compiled here") {
+  test("docs/format-library.md shows the example as it is compiled here") {
     val lines = Files.readAllLines(source).toArray(Array.empty[String]).toSeq
-    val example = lines.dropWhile(!_.contains("README example: begin")).tail.takeWhile(!_.contains("README example: end"))
-    val readme = new String(Files.readAllBytes(Paths.get("README.md")), "UTF-8")
+    val example = lines.dropWhile(!_.contains("docs example: begin")).tail.takeWhile(!_.contains("docs example: end"))
+    val readme = new String(Files.readAllBytes(Paths.get("docs/format-library.md")), "UTF-8")
     assert(example.size > 20 && readme.contains(example.mkString("\n")),
-      s"README.md must contain the code of $source between its README example markers")
+      s"docs/format-library.md must contain the code of $source between its docs example markers")
   }
 }
