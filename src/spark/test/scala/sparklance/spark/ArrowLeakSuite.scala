@@ -14,6 +14,7 @@ import sparklance.format.table.{FragmentWriter, LanceSchema, StorageVersion}
 import sparklance.spark.scan.{FragmentSplit, LanceColumnarReader, LanceInputPartition, ReadTarget}
 import sparklance.spark.write.{ArrowRowWriter, FragmentSink, WriteTarget}
 import sparklance.format.table.BasePaths
+import sparklance.spark.errors.LanceExecutionException
 
 /** Arrow memory taken by a reader or writer that then fails to construct is given back. */
 class ArrowLeakSuite extends AnyFunSuite {
@@ -59,7 +60,9 @@ class ArrowLeakSuite extends AnyFunSuite {
     def children = Allocators.root.getChildAllocators.asScala.count(_.getName.startsWith("scan-41-"))
     val reader = new LanceColumnarReader(target, LanceInputPartition(IndexedSeq(FragmentSplit(fragment.toByteArray, 0, 2))))
     // The split's file is opened by the first batch; Spark closes the reader of a failed task.
-    try intercept[CorruptFileException](reader.next()) finally reader.close()
+    // A scan task raises its error in Spark's framework, the file's own error as the cause.
+    try assert(intercept[LanceExecutionException](reader.next()).getCause.isInstanceOf[CorruptFileException])
+    finally reader.close()
     assert(children == 0)
   }
 }
