@@ -49,6 +49,9 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     assert(spark.table("lance.alt.add").schema("score").getComment().contains("model score"))
     assert(rows("SELECT id, first_col, tags, s.z, score FROM lance.alt.add ORDER BY id") ==
       Seq(Row(1L, null, null, null, null), Row(2L, null, null, null, null)))
+    // The whole struct too: its files lack the new child, which reads NULL beside the stored ones.
+    assert(rows("SELECT id, s FROM lance.alt.add ORDER BY id") == Seq(Row(1L, Row(10, "a", null)), Row(2L, null)))
+    assert(rows("SELECT id FROM lance.alt.add WHERE s.x = 10 AND s.z IS NULL") == Seq(Row(1L)))
     // New rows carry the new columns; lineage of the old rows is untouched by a metadata-only add.
     sql("INSERT INTO lance.alt.add (id, s, v, score, first_col, tags) VALUES (3, named_struct('x', 30, 'y', 'c', 'z', 7L), 'three', 0.5, 9, array('t'))")
     assert(rows("SELECT id, _row_last_updated_at_version FROM lance.alt.add WHERE id < 3 ORDER BY id") == Seq(Row(1L, 2L), Row(2L, 2L)))

@@ -2,11 +2,13 @@ package sparklance.format.table
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, LargeVarBinaryVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{FileGoneException, Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
+import sparklance.format.file.v2_1.PackedStructs
 import sparklance.format.file.{BlobDescriptors, BlobLocation, BlobSidecars, DataFileReader, RangeReads, RowBytes}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
@@ -202,6 +204,17 @@ final class FragmentScanner(
 
   // A data file that fails to open closes the ones opened before it.
   private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader))(fields.map(sourceFor))
+
+  // A struct child added after the fragment was written (ADD COLUMN s.z) has no leaf in any of its
+  // data files: the struct is read without it, and the child is added back as NULL.
+  private val listedIds: Set[Int] = dataFiles.flatMap(_.getFieldsList.asScala.map(_.intValue)).toSet
+  private def stored(f: LanceField): LanceField = f.arrowType match {
+    case _: ArrowType.Struct if f.children.nonEmpty && !PackedStructs.isPacked(f) =>
+      val kept = f.children.filter(_.preOrder.exists(n => n.children.isEmpty && listedIds(n.id)))
+      if (kept.isEmpty) f else f.copy(children = kept.map(stored))
+    case _ => f
+  }
+  private val readAs: Seq[LanceField] = fields.zip(sources).map { case (f, src) => if (src.isDefined) stored(f) else f }
   private var position = start
 
   // Rows per batch; before anything is decoded, what the stored bytes of the files read suggest.
@@ -271,8 +284,9 @@ final class FragmentScanner(
       val share = batchBytes / math.max(1, fields.size)
       var rows = count
       var left = batchBytes
-      fields.zip(sources).foreach { case (field, src) =>
-        val v = read(field, src, rows, math.max(left, share))
+      fields.lazyZip(readAs).lazyZip(sources).foreach { case (field, part, src) =>
+        val v = if (part eq field) read(field, src, rows, math.max(left, share))
+          else NullVectors.completing(read(part, src, rows, math.max(left, share)), field, allocator)
         vectors += v
         rows = math.min(rows, v.getValueCount)
         left -= RowBytes(v, 0, rows)

@@ -9,7 +9,7 @@ import sparklance.format.table.LanceField
  * Packed structs (field metadata `lance-encoding:packed`): one column whose values hold every
  * child's value after one another. Takes such a value apart into the vectors of the children read.
  */
-private[v2_1] object PackedStructs {
+private[format] object PackedStructs {
   val MetadataKey = "lance-encoding:packed"
 
   /** Whether `f` is a struct pylance stores packed. */
