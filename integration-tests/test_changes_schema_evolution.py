@@ -193,6 +193,8 @@ def test_drop_rename_and_narrowing_end_the_feed_naming_the_version(spark, wareho
 
     # pylance narrows a column (a cast Lance allows): rows from before it could not hold their values.
     ds = lance.dataset(path)
+    # pylance refuses to cast a column with an index: first the zone map every write keeps on `id`.
+    ds.drop_index("id_idx")
     ds.alter_columns({"path": "id", "data_type": pa.int32()})
     message = _schema_error(spark, f"SELECT * FROM {t} CHANGES FROM VERSION {renamed + 1}")
     assert f"version {_latest(path)} changed the type of column 'id' from BIGINT to INT, which is not a widening" \
