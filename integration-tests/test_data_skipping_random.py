@@ -505,9 +505,9 @@ def test_zone_map_segments_piling_up_from_writes_are_folded_into_one(spark, ware
         if n % 4 == 0:
             spark.sql(f"DELETE FROM {table_name} WHERE k = {start + 7}")
             deleted.add(start + 7)
-    # The 16th segment (the CREATE's and 15 appends') made the write fold them: one version for
-    # the fold, one segment covering every fragment, each of its zones as before.
-    assert len(lance.dataset(path).versions()) == versions + 2
+    # The 16th segment (the CREATE's and 15 appends') made the write fold them into its own, in its
+    # own version: one segment covering every fragment, each of its zones as before.
+    assert len(lance.dataset(path).versions()) == versions + 1
     fragments = sorted(f.fragment_id for f in lance.dataset(path).get_fragments())
     assert [sorted(s) for s in segments()] == [fragments]
     [index] = lance.dataset(path).describe_indices()
@@ -579,8 +579,10 @@ def test_racing_appends_each_commit_zones_for_the_fragment_ids_they_land_with(sp
     # The writers raced: commits landed over others', each attempt building its segments for the
     # ids it was about to commit with.
     assert sum(1 for h in history if h.operation == "Append" and h.read_version < h.version - 1) >= 1
-    # The 16th segment made a writer fold them while the others kept appending.
-    assert any(h.operation == "CreateIndex" for h in history), history
+    # The 16th segment made a writer fold them into its own, in its Append's version, while the
+    # others kept appending: one segment covers many appends' fragments, and no version of its own.
+    assert any(len(seg.fragment_ids) > 1 for s in segments for seg in s.segments), segments
+    assert not any(h.operation == "CreateIndex" for h in history), history
     # Every fragment covered by exactly one segment, with the ids its commit assigned.
     covered = sorted(f for s in segments for seg in s.segments for f in seg.fragment_ids)
     assert covered == fragments, (covered, fragments)
