@@ -3,7 +3,7 @@ package sparklance.format.skipping
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import scala.jdk.CollectionConverters._
-import sparklance.format.{CorruptFileException, Resources}
+import sparklance.format.{CorruptFileException, FileGoneException, Resources}
 import sparklance.format.file.DataFileReader
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
@@ -45,6 +45,9 @@ object IndexFile {
   def open(storage: Storage, files: BasePaths, index: IndexMetadata, name: String): IndexFile = {
     val path = Storage.join(files.indexDir(index), name)
     val size = index.getFilesList.asScala.find(_.getPath == name).map(_.getSizeBytes).filter(_ > 0)
-    new IndexFile(path, DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _))))
+    // A cleanup may remove the file under a statement reading an old version: typed, as for data files.
+    FileGoneException.guard(files.tablePath, path.stripPrefix(files.tablePath + "/")) {
+      new IndexFile(path, DataFileReader.open(size.fold(storage.openInput(path))(storage.openInput(path, _))))
+    }
   }
 }
