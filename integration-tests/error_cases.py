@@ -9,6 +9,7 @@ import time
 from pyspark.errors import PySparkException
 
 import sparklance
+from racing_writers import task_gate
 
 
 def _caught(action):
@@ -27,17 +28,7 @@ def _racing_update(spark, table, path):
     import lance
     import pyarrow as pa
     directory = tempfile.mkdtemp(prefix="race-")
-    reached, opened = os.path.join(directory, "reached"), os.path.join(directory, "open")
-
-    def gate(_):
-        import os as os_, time as time_
-        open(reached, "a").close()
-        deadline = time_.monotonic() + 120
-        while not os_.path.exists(opened):
-            if time_.monotonic() > deadline:
-                raise TimeoutError("the test never opened the gate")
-            time_.sleep(0.01)
-        return True
+    gate, reached, opened = task_gate(directory)
 
     spark.udf.register("race_gate", gate, "boolean")
     outcome = {}

@@ -1,6 +1,7 @@
 """Writers racing on one table, each owning the rows whose column `w` is its number, so that its
 committed operations commute with everyone else's: the expected table is every writer's committed
 operations replayed in its own order (see `replay`). Shared by the concurrency and vacuum tests."""
+import os
 import random
 import re
 
@@ -73,3 +74,20 @@ def replay(results, initial):
                     rows[rid] = (k, rows[rid][1] + 10)
             rows[next_id - 1] = (k, 0)
     return sorted((rid, w, v) for rid, (w, v) in rows.items())
+
+
+def task_gate(directory):
+    """A Python UDF that marks the gate reached (a file in `directory`), then holds its task until
+    the test opens the gate (creates the other file); returns (udf, reached path, open path)."""
+    reached, opened = os.path.join(directory, "reached"), os.path.join(directory, "open")
+
+    def gate(_):
+        import os as os_, time as time_
+        open(reached, "a").close()
+        deadline = time_.monotonic() + 120
+        while not os_.path.exists(opened):
+            if time_.monotonic() > deadline:
+                raise TimeoutError("the test never opened the gate")
+            time_.sleep(0.01)
+        return True
+    return gate, reached, opened

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from conftest import table_path
+from racing_writers import task_gate
 
 INITIAL = sorted((i, "eu" if i % 2 == 0 else "us") for i in range(20))
 CONCURRENT = (100, "us")
@@ -28,22 +29,6 @@ STATEMENTS = {
     "update": "UPDATE {t} SET region = 'updated' WHERE region = 'us' AND gate(id)",
     "delete": "DELETE FROM {t} WHERE region = 'us' AND gate(id)",
 }
-
-
-def _gate(directory):
-    """A UDF that marks the gate reached, then holds its task until the test opens the gate."""
-    reached, opened = os.path.join(directory, "reached"), os.path.join(directory, "open")
-
-    def gate(_):
-        import os as os_, time as time_
-        open(reached, "a").close()
-        deadline = time_.monotonic() + 120
-        while not os_.path.exists(opened):
-            if time_.monotonic() > deadline:
-                raise TimeoutError("the test never opened the gate")
-            time_.sleep(0.01)
-        return True
-    return gate, reached, opened
 
 
 def _conflict(error):
@@ -64,7 +49,7 @@ def test_statement_fails_over_a_concurrent_insert_it_could_have_read(spark, ware
     path = table_path(warehouse, table_name)
     versions = len(lance.dataset(path).versions())
 
-    gate, reached, opened = _gate(str(tmp_path))
+    gate, reached, opened = task_gate(str(tmp_path))
     spark.udf.register("gate", gate, "boolean")
     outcome = {}
 
