@@ -69,10 +69,18 @@ def properties(spark):
             return [type(e).__name__, str(e)]
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     spark.sql("CREATE TABLE lance.db.props (id BIGINT)")
-    return {
-        "typo": error("CREATE TABLE lance.db.typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')"),
-        "alter": error("ALTER TABLE lance.db.props SET TBLPROPERTIES ('optimize_write' = 'yes')"),
-    }
+    typo = error("CREATE TABLE lance.db.typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')")
+    alter = error("ALTER TABLE lance.db.props SET TBLPROPERTIES ('optimize_write' = 'yes')")
+    # SET NOT NULL: the server's session extension and the procedure, over Connect.
+    spark.sql("CREATE TABLE lance.db.nn (id BIGINT, name STRING)")
+    spark.sql("INSERT INTO lance.db.nn VALUES (1, NULL)")
+    refused = error("ALTER TABLE lance.db.nn ALTER COLUMN name SET NOT NULL")
+    spark.sql("UPDATE lance.db.nn SET name = 'a'")
+    spark.sql("ALTER TABLE lance.db.nn ALTER COLUMN name SET NOT NULL")
+    sparklance.set_not_null(spark, "lance.db.nn", "id")
+    schema = spark.table("lance.db.nn").schema
+    return {"typo": typo, "alter": alter, "set_not_null_refused": refused,
+            "nullable_after": [schema["id"].nullable, schema["name"].nullable]}
 
 
 def errors(spark, warehouse):

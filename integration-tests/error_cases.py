@@ -68,6 +68,15 @@ def run(spark, warehouse, prefix):
     for f in os.listdir(data):
         os.remove(os.path.join(data, f))
     procedure = f"CALL lance.system.create_index(table => 'db.{prefix}_errors', column => "
+    vectors = f"lance.db.{prefix}_vectors"
+    spark.sql(f"CREATE TABLE {vectors} (id BIGINT, v ARRAY<FLOAT>) TBLPROPERTIES ('v.arrow.fixed-size-list.size' = '3')")
+    spark.sql(f"CREATE TABLE lance.db.{prefix}_required (id BIGINT NOT NULL, name STRING)")
+    required = os.path.join(str(warehouse), "db", f"{prefix}_required.lance")
+    # A catalog whose settings are wrong fails when a statement first uses it.
+    bad_catalog = f"{prefix}_badcat"
+    spark.conf.set(f"spark.sql.catalog.{bad_catalog}", "sparklance.spark.LanceCatalog")
+    spark.conf.set(f"spark.sql.catalog.{bad_catalog}.warehouse", str(warehouse))
+    spark.conf.set(f"spark.sql.catalog.{bad_catalog}.commit_retries", "many")
     return {
         "missing_table": _caught(lambda: spark.table(f"lance.db.{prefix}_nosuch").collect()),
         "missing_column": _caught(lambda: spark.sql(f"SELECT nosuch FROM {t}").collect()),
@@ -83,6 +92,11 @@ def run(spark, warehouse, prefix):
             f"CREATE TABLE lance.db.{prefix}_typo (id BIGINT) TBLPROPERTIES ('enable_stable_rowids' = 'true')")),
         "file_gone_in_a_task": _caught(lambda: spark.table(gone).collect()),
         "commit_conflict": _caught(lambda: _racing_update(spark, t, path)),
+        "wrong_vector_dimension": _caught(lambda: spark.sql(f"INSERT INTO {vectors} VALUES (1, array(1.0, 2.0))")),
+        "null_in_not_null_column": _caught(lambda: spark.sql("SELECT CAST(NULL AS BIGINT) AS id, 'x' AS name")
+                                           .write.format("lance").mode("append").save(required)),
+        "bad_namespace_name": _caught(lambda: spark.sql("CREATE NAMESPACE lance.`.hidden`")),
+        "bad_catalog_setting": _caught(lambda: spark.sql(f"SHOW NAMESPACES IN {bad_catalog}").collect()),
     }
 
 
@@ -99,4 +113,9 @@ EXPECTED = {
     "bad_property": ["AnalysisException", "LANCE_INVALID_TABLE_PROPERTY", "42602", False],
     "file_gone_in_a_task": ["QueryExecutionException", "LANCE_FILE_GONE", "58P01", True],
     "commit_conflict": ["QueryExecutionException", "LANCE_CONCURRENT_COMMIT_CONFLICT", "40001", True],
+    "wrong_vector_dimension": ["QueryExecutionException", "LANCE_INVALID_VALUE", "22000", False],
+    # Spark checks NOT NULL before the rows reach sparklance, also on the path data source.
+    "null_in_not_null_column": ["SparkRuntimeException", "NOT_NULL_ASSERT_VIOLATION", "42000", False],
+    "bad_namespace_name": ["AnalysisException", "LANCE_INVALID_NAME", "42602", False],
+    "bad_catalog_setting": ["AnalysisException", "LANCE_INVALID_OPTION", "42616", False],
 }

@@ -11,3 +11,7 @@ def test_errors_have_pyspark_classes_conditions_and_sqlstates(spark, warehouse):
     # The conflicting UPDATE wrote nothing: the table holds the two rows and pylance's one.
     rows = lance.dataset(str(warehouse / "db" / "classic_errors.lance")).to_table().sort_by([("id", "ascending"), ("name", "ascending")]).to_pylist()
     assert rows == [{"id": 1, "name": "a"}, {"id": 1, "name": "racer"}, {"id": 2, "name": "b"}]
+    # The failed writes left their tables empty, as pylance reads them, at their first version.
+    for name in ("classic_vectors", "classic_required"):
+        dataset = lance.dataset(str(warehouse / "db" / f"{name}.lance"))
+        assert (dataset.version, dataset.count_rows()) == (1, 0)

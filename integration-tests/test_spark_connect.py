@@ -126,6 +126,11 @@ def test_table_property_errors_are_analysis_exceptions(server):
     out = _client(url, "properties")
     assert out["typo"][0] == "AnalysisException" and "did you mean 'enable_stable_row_ids'?" in out["typo"][1], out
     assert out["alter"][0] == "AnalysisException" and "'optimize_write'" in out["alter"][1] and "'yes'" in out["alter"][1], out
+    refused = out["set_not_null_refused"]
+    assert refused[0] == "AnalysisException" and "LANCE_SCHEMA_CHANGE_REFUSED" in refused[1] and "'name'" in refused[1], out
+    assert out["nullable_after"] == [False, False]
+    nn = lance.dataset(str(server[1] / "db" / "nn.lance"))
+    assert [nn.schema.field(c).nullable for c in ("id", "name")] == [False, False] and nn.version == 5
 
 
 def test_errors_have_pyspark_classes_conditions_and_sqlstates(server):

@@ -1,6 +1,7 @@
 package sparklance.spark
 
 import java.time.Duration
+import sparklance.format.InvalidOptionException
 import sparklance.format.commit.CommitRetries
 import sparklance.format.io.Storage
 import sparklance.hadoop.Storages
@@ -44,23 +45,23 @@ object CatalogSettings {
     val hadoop = sparkConf.filter(_._1.startsWith("spark.hadoop.")) ++
       catalogOptions.collect { case (k, v) if k.startsWith("hadoop.") => k.stripPrefix("hadoop.") -> v }
     val retries = catalogOptions.get(CommitRetriesKey).map { v =>
-      v.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"$CommitRetriesKey must be a non-negative integer, got '$v'"))
+      v.toIntOption.filter(_ >= 0).getOrElse(throw new InvalidOptionException(CommitRetriesKey, s"must be a non-negative integer, got '$v'"))
     }.getOrElse(CommitRetries.DefaultCount)
     def duration(key: String, default: Duration): Duration = catalogOptions.get(key).map { v =>
       val seconds = try org.apache.spark.network.util.JavaUtils.timeStringAsSec(v) catch { case _: NumberFormatException => -1L }
-      if (seconds < 0) throw new IllegalArgumentException(s"$key must be a duration such as '120s', '2min' or '7d', got '$v'")
+      if (seconds < 0) throw new InvalidOptionException(key, s"must be a duration such as '120s', '2min' or '7d', got '$v'")
       Duration.ofSeconds(seconds)
     }.getOrElse(default)
     val retryTime = duration(CommitRetryTime, CommitRetries.DefaultTime)
     val batchBytes = catalogOptions.get(ReadBatchBytes).map { v =>
       org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v) match {
         case b if b > 0 => b
-        case _ => throw new IllegalArgumentException(s"$ReadBatchBytes must be a positive size such as '32m', got '$v'")
+        case _ => throw new InvalidOptionException(ReadBatchBytes, s"must be a positive size such as '32m', got '$v'")
       }
     }.getOrElse(sparklance.format.table.FragmentScanner.DefaultBatchBytes)
     val nullableQuerySchema = catalogOptions.get(UseNullableQuerySchema).map { v =>
       v.trim.toLowerCase(java.util.Locale.ROOT).toBooleanOption
-        .getOrElse(throw new IllegalArgumentException(s"$UseNullableQuerySchema must be true or false, got '$v'"))
+        .getOrElse(throw new InvalidOptionException(UseNullableQuerySchema, s"must be true or false, got '$v'"))
     }.getOrElse(true)
     CatalogSettings(hadoop, CommitRetries(retries, retryTime), batchBytes, duration(TrashRetention, DefaultTrashRetention),
       nullableQuerySchema)

@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
-import sparklance.format.{DroppedTableKeptException, UnsupportedFeatureException}
+import sparklance.format.{DroppedTableKeptException, InvalidOptionException, UnsupportedFeatureException}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.format.io.Storage
 import sparklance.format.table.{Branches, Dataset, PendingSchema, Snapshot, Tags}
@@ -31,7 +31,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   private var settings: CatalogSettings = _
   private var warehouseStorage: Option[Storage] = None
 
-  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = LanceErrors.converting {
     catalogName = name
     warehouseOption = Option(options.get("warehouse")).filter(_.nonEmpty).map(TablePath.fromOption)
     val sparkConf = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
@@ -47,8 +47,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   private def warehouse: String = warehouseOption.getOrElse(throw noWarehouse)
   private[spark] def storage: Storage = warehouseStorage.getOrElse(throw noWarehouse)
-  private def noWarehouse = new IllegalArgumentException(
-    s"Catalog '$catalogName' has no warehouse, so it has no namespaces: it opens tables by location " +
+  private def noWarehouse = new InvalidOptionException(s"spark.sql.catalog.$catalogName.warehouse",
+    s"catalog '$catalogName' has no warehouse, so it has no namespaces: it opens tables by location " +
       s"($catalogName.`/path/t.lance`). Set spark.sql.catalog.$catalogName.warehouse to a directory for named tables")
 
   override def name(): String = catalogName
@@ -65,7 +65,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   private def checkPart(part: String, what: String): String = {
     if (part.isEmpty || part == "." || part == ".." || part.exists(c => c == '/' || c == '\\' || c == '\u0000') ||
         part.startsWith("."))
-      throw new IllegalArgumentException(
+      throw new InvalidNameException(part,
         s"Invalid $what name '$part' in catalog $catalogName: names may not be empty, start with '.', or contain '/' or '\\'")
     part
   }
@@ -129,24 +129,25 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   override def listNamespaces(): Array[Array[String]] = listNamespaces(Array.empty[String])
 
-  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = {
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] = LanceErrors.converting {
     if (namespace.nonEmpty && !namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
     storage.listDirectories(namespacePath(namespace))
       .filterNot(d => d.endsWith(".lance") || d.startsWith("."))
       .sorted.map(d => namespace :+ d).toArray
   }
 
-  override def namespaceExists(namespace: Array[String]): Boolean =
+  override def namespaceExists(namespace: Array[String]): Boolean = LanceErrors.converting {
     namespace.nonEmpty && warehouseOption.isDefined && storage.exists(namespacePath(namespace)) &&
       !namespace.last.endsWith(".lance")
+  }
 
-  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = LanceErrors.converting {
     if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
     Map("location" -> namespacePath(namespace)).asJava
   }
 
-  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
-    if (namespace.isEmpty) throw new IllegalArgumentException("Cannot create the empty namespace")
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = LanceErrors.converting {
+    if (namespace.isEmpty) throw new InvalidNameException("", "Cannot create the empty namespace")
     if (namespaceExists(namespace)) throw new NamespaceAlreadyExistsException(namespace)
     val unsupported = metadata.asScala.keySet.toSet -- Set("owner", "comment", "location")
     if (unsupported.nonEmpty)
@@ -157,7 +158,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit =
     throw new UnsupportedOperationException("sparklance namespaces have no properties to alter")
 
-  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = LanceErrors.converting {
     if (!namespaceExists(namespace)) return false
     val path = namespacePath(namespace)
     val hasContent = storage.listDirectories(path).exists(!_.startsWith(".")) || storage.list(path).nonEmpty
@@ -168,7 +169,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
 
   // ---- tables ----
 
-  override def listTables(namespace: Array[String]): Array[Identifier] = {
+  override def listTables(namespace: Array[String]): Array[Identifier] = LanceErrors.converting {
     if (!namespaceExists(namespace)) throw new NoSuchNamespaceException(namespace)
     storage.listDirectories(namespacePath(namespace)).filter(_.endsWith(".lance")).sorted
       .map(d => Identifier.of(namespace, d.stripSuffix(".lance")))
@@ -268,7 +269,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   private def checkCreate(ident: Identifier, partitions: Array[Transform], properties: util.Map[String, String]): Unit = {
     if (TablePath.of(ident).isEmpty) {
       if (ident.namespace().isEmpty)
-        throw new IllegalArgumentException(s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
+        throw new InvalidNameException(ident.name(), s"Table ${ident.name()} needs a namespace, e.g. $catalogName.db.${ident.name()}")
       if (!namespaceExists(ident.namespace())) throw new NoSuchNamespaceException(ident.namespace())
     }
     // The warehouse is the catalog's only record of its tables: a table elsewhere has no name here.

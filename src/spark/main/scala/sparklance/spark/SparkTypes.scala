@@ -65,7 +65,7 @@ object SparkTypes {
           if (metadata.contains(VectorDimension)) {
             val dim = metadata.getLong(VectorDimension)
             if (dim <= 0 || dim > Int.MaxValue)
-              throw new IllegalArgumentException(s"Column '$path' of $table: $VectorDimension must be positive, got $dim")
+              throw new UnsupportedTypeException(table, path, s"a vector of $dim items", s"$VectorDimension must be positive")
             if (!item.getChildren.isEmpty)
               throw new UnsupportedTypeException(table, path, s"a vector of ${element.sql} (vector items must be a primitive type)")
             new ArrowType.FixedSizeList(dim.toInt)

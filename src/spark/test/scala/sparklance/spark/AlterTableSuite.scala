@@ -104,6 +104,25 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     assert(pylance("nn", "print(ds.schema.field('v').nullable)") == "False")
   }
 
+  test("ALTER COLUMN ... SET NOT NULL and CALL set_not_null in SQL: the session extension's rule, as this Spark plans it") {
+    // The rule matches the plan Spark's parser and analyzer make of the statement, which can change
+    // between Spark versions: this suite runs on each Spark sparklance supports.
+    newTable("nnsql")
+    val before = dataset("nnsql").latestVersion
+    val e = intercept[AnalysisException](sql("ALTER TABLE lance.alt.nnsql ALTER COLUMN v SET NOT NULL"))
+    assert(e.getCondition == "LANCE_SCHEMA_CHANGE_REFUSED" && e.getMessage.contains("'v'"), e.getMessage)
+    val call = intercept[AnalysisException](sql("CALL lance.system.set_not_null(table => 'alt.nnsql', column => 's')"))
+    assert(call.getCondition == "LANCE_SCHEMA_CHANGE_REFUSED" && call.getMessage.contains("'s'"), call.getMessage)
+    assert(dataset("nnsql").latestVersion == before)
+    sql("UPDATE lance.alt.nnsql SET v = 'two', s = named_struct('x', 20, 'y', 'b') WHERE id = 2")
+    sql("ALTER TABLE lance.alt.nnsql ALTER COLUMN v SET NOT NULL")
+    sql("CALL lance.system.set_not_null(table => 'alt.nnsql', column => 's')")
+    assert(dataset("nnsql").latestVersion == before + 3)
+    val schema = spark.table("lance.alt.nnsql").schema
+    assert(!schema("v").nullable && !schema("s").nullable && schema("id").nullable == false)
+    assert(pylance("nnsql", "print(ds.schema.field('v').nullable, ds.schema.field('s').nullable)") == "False False")
+  }
+
   test("SET and UNSET TBLPROPERTIES: settings, Lance config and user metadata, one UpdateConfig each") {
     newTable("props")
     sql("ALTER TABLE lance.alt.props SET TBLPROPERTIES ('max_rows_per_file' = '2', 'lance.compaction.target_rows_per_fragment' = '50', " +

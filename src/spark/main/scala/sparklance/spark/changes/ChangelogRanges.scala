@@ -1,7 +1,7 @@
 package sparklance.spark.changes
 
 import org.apache.spark.sql.connector.catalog.ChangelogRange
-import sparklance.format.VersionRemovedException
+import sparklance.format.{InvalidOptionException, VersionRemovedException}
 import sparklance.format.table.{Dataset, Snapshot}
 
 /**
@@ -39,8 +39,8 @@ object ChangelogRanges {
     }
 
     def version(text: String, last: => Long): Long = {
-      val v = text.trim.toLongOption.getOrElse(throw new IllegalArgumentException(
-        s"Change data of $table: version '$text' is not a number; Lance versions are numbers"))
+      val v = text.trim.toLongOption.getOrElse(throw new InvalidOptionException("version",
+        s"change data of $table: version '$text' is not a number; Lance versions are numbers"))
       if (!kept(v)) {
         if (v >= 1 && v < versions.last) throw removed(v, last)
         ds.checkVersion(v)
@@ -52,16 +52,16 @@ object ChangelogRanges {
       case r: ChangelogRange.VersionRange =>
         val end = if (r.endingVersion().isPresent) version(r.endingVersion().get(), versions.last) else versions.last
         val start = version(r.startingVersion(), end)
-        if (end < start) throw new IllegalArgumentException(
-          s"Change data of $table from version $start to version $end: the range ends before it starts")
+        if (end < start) throw new InvalidOptionException("version range",
+          s"change data of $table from version $start to version $end: the range ends before it starts")
         // Without an end the range runs to the latest version, included.
         val endIncluded = r.endingBoundInclusive() || !r.endingVersion().isPresent
         (if (r.startingBoundInclusive()) start else start + 1, if (endIncluded) end else end - 1)
       case r: ChangelogRange.TimestampRange =>
         val startMicros = r.startingTimestamp()
         val endMicros = if (r.endingTimestamp().isPresent) r.endingTimestamp().get().longValue else Long.MaxValue
-        if (endMicros < startMicros) throw new IllegalArgumentException(
-          s"Change data of $table: the timestamp range ends before it starts")
+        if (endMicros < startMicros) throw new InvalidOptionException("timestamp range",
+          s"change data of $table: the timestamp range ends before it starts")
         def inRange(micros: Long) =
           (micros > startMicros || (r.startingBoundInclusive() && micros == startMicros)) &&
             (micros < endMicros || (r.endingBoundInclusive() && micros == endMicros))

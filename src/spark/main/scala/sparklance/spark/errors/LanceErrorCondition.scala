@@ -43,6 +43,7 @@ object LanceErrorCondition {
   case object ReservedColumn extends LanceErrorCondition("LANCE_RESERVED_COLUMN_NAME", "42939", Analysis, "<message>.")
   case object InvalidTableProperty extends LanceErrorCondition("LANCE_INVALID_TABLE_PROPERTY", "42602", Analysis,
     "Table property '<property>' of <table>: <detail>.")
+  case object InvalidName extends LanceErrorCondition("LANCE_INVALID_NAME", "42602", Analysis, "<message>.")
   case object InvalidOption extends LanceErrorCondition("LANCE_INVALID_OPTION", "42616", Analysis, "<message>.")
   case object UnsupportedType extends LanceErrorCondition("LANCE_UNSUPPORTED_TYPE", "0A000", Analysis, "<message>.")
   case object UnsupportedFeature extends LanceErrorCondition("LANCE_UNSUPPORTED_FEATURE", "0A000", Analysis, "<message>.")
@@ -62,6 +63,10 @@ object LanceErrorCondition {
     "<message>. The table was replaced or restored meanwhile: check that the statement still means what it should before re-running it.")
   case object CommitStateUnknown extends LanceErrorCondition("LANCE_COMMIT_STATE_UNKNOWN", "40003", Execution, "<message>.")
   case object FileGone extends LanceErrorCondition("LANCE_FILE_GONE", "58P01", Execution, "<message>.")
+  case object NotNullViolation extends LanceErrorCondition("LANCE_NOT_NULL_VIOLATION", "23502", Execution,
+    "NULL value in non-nullable column '<column>' of <table>. Nothing of the statement was written.")
+  case object InvalidValue extends LanceErrorCondition("LANCE_INVALID_VALUE", "22000", Execution,
+    "<message>. Nothing of the statement was written.")
   case object CorruptFile extends LanceErrorCondition("LANCE_CORRUPT_FILE", "XX001", Execution, "<message>.")
 
   // Lazy: a case object touched first initializes this object mid-way through its own
@@ -69,9 +74,9 @@ object LanceErrorCondition {
   /** Every condition, for the docs and the checks of the catalogue. */
   lazy val values: Seq[LanceErrorCondition] = Seq(TableNotFound, VersionNotFound, VersionRemoved, NoVersionAtTimestamp,
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
-    InvalidTableProperty, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
+    InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
-    CorruptFile)
+    NotNullViolation, InvalidValue, CorruptFile)
 
   /** The conditions where re-running the statement as it is can succeed. */
   lazy val retryable: Set[LanceErrorCondition] = Set(ConcurrentCommitConflict, FileGone)

@@ -2,7 +2,7 @@ package sparklance.spark.errors
 
 import org.apache.spark.SparkThrowable
 import sparklance.format._
-import sparklance.spark.{ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
+import sparklance.spark.{InvalidNameException, InvalidValueException, NotNullViolationException, ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
 import sparklance.spark.errors.{LanceErrorCondition => C}
 
 /**
@@ -50,11 +50,14 @@ object LanceErrors {
     case b: BranchNotFoundException => of(C.BranchNotFound, e, "path" -> b.path, "branch" -> b.branch)
     case b: BranchAlreadyExistsException => of(C.BranchAlreadyExists, e, "path" -> b.path, "branch" -> b.branch)
     case b: UnfinishedBranchException => of(C.UnfinishedBranch, e, "path" -> b.path, "branch" -> b.branch)
+    case n: InvalidNameException => of(C.InvalidName, e, "name" -> n.name)
     case o: InvalidOptionException => of(C.InvalidOption, e, "option" -> o.option)
     case c: CommitConflictException =>
       of(if (c.retryable) C.ConcurrentCommitConflict else C.ConcurrentTableReplaced, e, "path" -> c.tablePath, "version" -> c.version.toString)
     case c: CommitStateUnknownException => of(C.CommitStateUnknown, e, "path" -> c.tablePath, "version" -> c.version.toString)
     case f: FileGoneException => of(C.FileGone, e, "path" -> f.tablePath, "file" -> f.file)
+    case n: NotNullViolationException => of(C.NotNullViolation, e, "table" -> n.table, "column" -> n.column)
+    case v: InvalidValueException => of(C.InvalidValue, e, "column" -> v.column)
     case f: CorruptFileException => of(C.CorruptFile, e, "file" -> f.path)
     case s: SchemaChangeException => of(C.SchemaChangeRefused, e, "table" -> s.table, "column" -> s.column)
     case d: DroppedTableKeptException => of(C.DroppedTableKept, e, "table" -> d.table, "path" -> d.path)

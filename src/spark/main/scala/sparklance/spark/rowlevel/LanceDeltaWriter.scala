@@ -13,6 +13,7 @@ import sparklance.format.rowids.RowLineage
 import sparklance.format.skipping.WrittenZones
 import sparklance.format.table.RowAddress
 import sparklance.spark.Allocators
+import sparklance.spark.errors.LanceErrors
 import sparklance.spark.write.{FragmentSink, WriteTarget}
 
 /**
@@ -51,7 +52,12 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
 
   override def delete(metadata: InternalRow, id: InternalRow): Unit = { markDeleted(id); deletes += 1 }
 
-  override def update(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit = {
+  // The row-by-row calls convert errors without LanceErrors.converting's closure, which a call
+  // per row would allocate.
+  override def update(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit =
+    try updateRow(metadata, id, row) catch { case e: Exception => throw LanceErrors.convert(e) }
+
+  private def updateRow(metadata: InternalRow, id: InternalRow, row: InternalRow): Unit = {
     inPlace match {
       case None => rewrite(metadata, id, row)
       case Some(plan) =>
@@ -90,14 +96,17 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
     }
   }
 
-  override def insert(row: InternalRow): Unit = { insertRow(row); inserts += 1 }
+  override def insert(row: InternalRow): Unit = {
+    try insertRow(row) catch { case e: Exception => throw LanceErrors.convert(e) }
+    inserts += 1
+  }
 
   private def insertRow(row: InternalRow): Unit = {
     if (fresh == null) fresh = sink()
     fresh.append(row)
   }
 
-  override def commit(): WriterCommitMessage = {
+  override def commit(): WriterCommitMessage = LanceErrors.converting {
     finishFragment()
     val rewritten = if (kept == null) Nil else RowLineage.carry(kept.finish(), keptIds.result(), keptCreated.result())
     val added = if (fresh == null) Nil else fresh.finish()

@@ -7,7 +7,7 @@ import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.{ArrowType, FieldType}
 import org.apache.spark.sql.types._
 import java.nio.charset.StandardCharsets.UTF_8
-import sparklance.format.LanceException
+import sparklance.spark.InvalidValueException
 import sparklance.format.json.Jsonb
 
 /**
@@ -147,7 +147,7 @@ object SparkVectors {
   /** A value of `unit` in microseconds; one Spark's microseconds cannot hold fails, where it would wrap around. */
   private def toMicros(value: Long, unit: TimeUnit, column: String): Long = {
     def times(n: Long) = try Math.multiplyExact(value, n) catch {
-      case _: ArithmeticException => throw new LanceException(
+      case _: ArithmeticException => throw new InvalidValueException(column,
         s"Value $value (${unit.name.toLowerCase}) of column '$column' is beyond what Spark's microsecond values hold")
     }
     unit match {

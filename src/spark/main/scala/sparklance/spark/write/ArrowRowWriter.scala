@@ -10,10 +10,10 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 import scala.collection.mutable.ArrayBuffer
-import sparklance.format.{LanceException, Resources}
+import sparklance.format.Resources
 import sparklance.format.json.Jsonb
 import sparklance.format.table.LanceField
-import sparklance.spark.{SparkTypes, UnsupportedColumnException, UnsupportedTypeException}
+import sparklance.spark.{InvalidValueException, NotNullViolationException, SparkTypes, UnsupportedColumnException, UnsupportedTypeException}
 
 /**
  * Appends Spark rows to Arrow vectors of a table's Lance types. Spark has already cast the
@@ -63,7 +63,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
       nullable: Boolean, path: String): Unit =
     if (src.isNullAt(ordinal)) {
-      if (!nullable) throw new LanceException(s"NULL value in non-nullable column '$path' of $table")
+      if (!nullable) throw new NotNullViolationException(table, path)
       vec.setNull(index)
     } else {
       set(src, ordinal, index)
@@ -83,7 +83,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   private def variable(bytes: Array[Byte])(set: Array[Byte] => Unit): Unit = { set(bytes); appended += bytes.length + 4 }
 
   private def outOfRange(path: String, f: LanceField, v: Any) =
-    new LanceException(s"Value $v does not fit column '$path' of $table (${f.logicalType})")
+    new InvalidValueException(table, path, s"value $v does not fit its type ${f.logicalType}")
 
   private def setter(f: LanceField, st: DataType, vec: FieldVector, path: String): Setter = {
     def long(r: SpecializedGetters, c: Int): Long = st match {
@@ -126,7 +126,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: LargeVarBinaryVector, StringType) if f.json => (r, c, i) => {
         val text = r.getUTF8String(c).toString
         val jsonb = try Jsonb.encode(text) catch {
-          case e: Jsonb.JsonbException => throw new LanceException(s"Column '$path' of $table holds JSON: ${e.getMessage}", e)
+          case e: Jsonb.JsonbException => throw new InvalidValueException(table, path, s"a JSON column takes JSON text only: ${e.getMessage}", e)
         }
         variable(jsonb)(v.setSafe(i, _))
       }
@@ -226,7 +226,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
         (r, c, i) => {
           val array = r.getArray(c)
           if (array.numElements() != dim)
-            throw new LanceException(s"Column '$path' of $table holds vectors of $dim items; got an array of ${array.numElements()}")
+            throw new InvalidValueException(table, path, s"the column holds vectors of $dim items; got an array of ${array.numElements()}")
           val start = v.startNewValue(i)
           var k = 0
           while (k < dim) { put(array, k, start + k, data, set, nullable = true, s"$path.element"); k += 1 }

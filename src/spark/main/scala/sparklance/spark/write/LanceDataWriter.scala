@@ -5,15 +5,20 @@ import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
 import sparklance.format.Resources
 import sparklance.spark.Allocators
+import sparklance.spark.errors.LanceErrors
 
 /** One task's rows, written into new data files. */
 final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: String) extends DataWriter[InternalRow] {
   private val allocator = Allocators.child(name)
   private val sink = Resources.closeOnFailure(Seq(allocator))(new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator))
 
-  override def write(row: InternalRow): Unit = sink.append(row)
+  // Without LanceErrors.converting's closure, which a call per row would allocate.
+  override def write(row: InternalRow): Unit = try sink.append(row) catch { case e: Exception => throw LanceErrors.convert(e) }
 
-  override def commit(): WriterCommitMessage = { val written = sink.finish(); FragmentsMessage.of(written, sink.zones) }
+  override def commit(): WriterCommitMessage = LanceErrors.converting {
+    val written = sink.finish()
+    FragmentsMessage.of(written, sink.zones)
+  }
 
   override def abort(): Unit = sink.abort()
 

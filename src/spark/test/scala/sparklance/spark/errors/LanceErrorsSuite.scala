@@ -7,7 +7,16 @@ import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.trees.Origin
 import org.apache.spark.sql.execution.QueryExecutionException
 import org.scalatest.funsuite.AnyFunSuite
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.LongType
+import scala.jdk.CollectionConverters._
+import scala.util.Using
 import sparklance.format._
+import sparklance.format.table.LanceSchema
+import sparklance.spark.{InvalidValueException, NotNullViolationException}
+import sparklance.spark.write.ArrowRowWriter
 
 /** The catalogue of error conditions and the one conversion into Spark's error framework. */
 class LanceErrorsSuite extends AnyFunSuite {
@@ -96,5 +105,32 @@ class LanceErrorsSuite extends AnyFunSuite {
     val opt = intercept[AnalysisException](LanceErrors.convertingArguments(LanceErrorCondition.InvalidOption)(
       throw new IllegalArgumentException("Options versionAsOf and tag: give one version only")))
     assert(opt.getCondition == "LANCE_INVALID_OPTION" && opt.getSqlState == "42616")
+  }
+
+  test("a NULL for a NOT NULL column met by a write task is LANCE_NOT_NULL_VIOLATION, and survives the trip to the driver") {
+    // Spark's own NOT NULL checks usually come first; this is the writer's backstop.
+    val schema = LanceSchema.fromArrow(new Schema(List(
+      new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null)).asJava))
+    val allocator = new RootAllocator()
+    try {
+      val writer = new ArrowRowWriter("db.t", schema.fields, Seq(LongType), allocator)
+      try {
+        val raw = intercept[NotNullViolationException](writer.append(InternalRow(null)))
+        val e = converted(raw)
+        assert(e.isInstanceOf[QueryExecutionException] && e.getCondition == "LANCE_NOT_NULL_VIOLATION" && e.getSqlState == "23502")
+        assert(e.getMessageParameters.asScala == Map("table" -> "db.t", "column" -> "id"))
+        // A task's failure reaches the driver serialized: the condition must come through.
+        val bytes = new java.io.ByteArrayOutputStream()
+        Using.resource(new java.io.ObjectOutputStream(bytes))(_.writeObject(e))
+        val back = Using.resource(new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray)))(_.readObject())
+        assert(back.asInstanceOf[SparkThrowable].getCondition == "LANCE_NOT_NULL_VIOLATION")
+      } finally writer.close()
+    } finally allocator.close()
+  }
+
+  test("a value its column cannot hold is LANCE_INVALID_VALUE naming the column") {
+    val e = converted(new InvalidValueException("db.t", "v", "the column holds vectors of 3 items; got an array of 2"))
+    assert(e.isInstanceOf[QueryExecutionException] && e.getCondition == "LANCE_INVALID_VALUE" && e.getSqlState == "22000")
+    assert(e.getMessageParameters.get("column") == "v" && e.getMessage.contains("vectors of 3 items"))
   }
 }
