@@ -30,6 +30,22 @@ def timed(fn, prepare=None, runs=5, warmup=1):
     return statistics.median(samples), samples
 
 
+def timed_in_turns(fns, runs=5, warmup=1):
+    """{name: median wall time} of the callables in `fns` ({name: fn}), which take turns call by
+    call: `warmup` untimed rounds, then `runs` timed ones. Timing one system's runs after the
+    other's handed the later one a JIT the earlier had warmed up (a range query's first runs took
+    twice the time of its tenth), and a busy machine slows the systems alike this way."""
+    samples = {name: [] for name in fns}
+    for i in range(warmup + runs):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - start
+            if i >= warmup:
+                samples[name].append(elapsed)
+    return {name: statistics.median(xs) for name, xs in samples.items()}
+
+
 def restore(base: Path, work: Path):
     if work.exists():
         shutil.rmtree(work)

@@ -5,7 +5,8 @@ ROWS rows in 10 partitions / files, range partitioned and sorted by `k`: k BIGIN
 rows a day), v DOUBLE, s STRING (short), payload STRING (64 bytes). The Lance table has
 the defaults: its zone maps (on its first 32 columns, here all five, 8,192 rows a zone) are those its append commits, gathered by the write tasks, and its optimized
 write keeps the input's range partitions.
-Queries, 1 warm-up + 5 timed runs, median, and the ratio sparklance / each other system:
+Queries, 3 warm-up + 5 timed rounds in which the systems take turns, median, and the ratio
+sparklance / each other system:
   point   SELECT * WHERE k = <one key>
   range   count and sums over a 1% range of k
   day     count and sums WHERE day = <one day> (1% of rows)
@@ -23,7 +24,7 @@ Run: bench/setup && .venv-bench/bin/python bench/skipping.py [--rows 10000000]
 import argparse
 from pathlib import Path
 
-from common import print_table, scratch_dir, spark_session, timed
+from common import print_table, scratch_dir, spark_session, timed, timed_in_turns
 
 
 def scan_bytes(df):
@@ -93,13 +94,13 @@ def main():
         del tables["delta"]
     results = []
     for name, query in queries.items():
-        answers, medians, read = {}, {}, {}
+        answers, read = {}, {}
         for system, table in tables.items():
-            sql = query.format(t=table)
-            df_q = spark.sql(sql)
+            df_q = spark.sql(query.format(t=table))
             answers[system] = sorted(map(tuple, df_q.collect()))
             read[system] = scan_bytes(df_q)
-            medians[system], _ = timed(lambda sql=sql: spark.sql(sql).collect(), runs=args.runs)
+        medians = timed_in_turns({system: lambda sql=query.format(t=table): spark.sql(sql).collect()
+                                  for system, table in tables.items()}, runs=args.runs, warmup=3)
         assert all(a == answers["parquet"] for a in answers.values()), (name, answers)
         results.append((name, medians, read))
         print(name, {k: round(v, 3) for k, v in medians.items()}, read, flush=True)
