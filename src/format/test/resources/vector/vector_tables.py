@@ -30,11 +30,12 @@ queries[3] = rng.normal(0, 6, DIM)  # far from every cluster
 cases = []
 
 
-def record(name, ds, metric=None, auto=False):
-    allowed = ds.to_table(columns=["id"], filter="id % 3 = 0", with_row_id=True)["_rowid"].to_pylist()
+def record(name, ds, metric=None, auto=False, where="id % 3 = 0"):
+    allowed = ds.to_table(columns=["id"], filter=where, with_row_id=True)["_rowid"].to_pylist()
     params = [(1, None, False), (3, None, False), (2, 2, False), (2, 1, True)]
     if auto:
-        params.append((None, None, False))
+        # Auto probing; with a selective prefilter it searches more partitions until k rows pass.
+        params += [(None, None, False), (None, None, True)]
     for qi, q in enumerate(queries):
         for nprobes, refine, filtered in params:
             nearest = {"column": "vec", "q": q, "k": K}
@@ -45,18 +46,18 @@ def record(name, ds, metric=None, auto=False):
             if metric is not None:
                 nearest["metric"] = metric
             t = ds.to_table(columns=["id", "_distance"], nearest=nearest, with_row_id=True,
-                            filter="id % 3 = 0" if filtered else None, prefilter=filtered)
+                            filter=where if filtered else None, prefilter=filtered)
             cases.append({"table": name, "version": ds.version, "query": [float(x) for x in q], "k": K,
                           "nprobes": nprobes, "refine": refine, "metric": metric,
                           "filter": allowed if filtered else None,
                           "ids": t["_rowid"].to_pylist(), "distances": [float(d) for d in t["_distance"].to_pylist()]})
 
 
-def build(name, index_type, metric, storage, stable=False):
+def build(name, index_type, metric, storage, stable=False, bits=8):
     path = os.path.join(out, name)
     ds = lance.write_dataset(table(np.arange(ROWS), vectors(ROWS, 1)), path, max_rows_per_file=PER_FILE,
                              data_storage_version=storage, enable_stable_row_ids=stable)
-    opts = {"num_sub_vectors": 4} if index_type == "IVF_PQ" else {}
+    opts = {"num_sub_vectors": 4, "num_bits": bits} if index_type == "IVF_PQ" else {}
     ds.create_index("vec", index_type, metric=metric, num_partitions=8, **opts)
     record(name, ds, auto=metric == "l2")
     ds.delete("id % 7 = 1 or (id >= 1100 and id < 1400)")
@@ -78,6 +79,22 @@ build("sq_cosine", "IVF_SQ", "cosine", "2.0")
 build("sq_dot", "IVF_SQ", "dot", "2.1")
 build("pq_l2_stable", "IVF_PQ", "l2", "2.1", stable=True)
 build("flat_cosine_stable", "IVF_FLAT", "cosine", "2.2", stable=True)
+
+build("pq4_l2", "IVF_PQ", "l2", "2.1", bits=4)
+
+# Two segments (a delta from optimize_indices), each probing its own centroids; then an uncovered
+# fragment; Auto with a filter only 1 row in 40 passes.
+path = os.path.join(out, "segments")
+ds = lance.write_dataset(table(np.arange(ROWS), vectors(ROWS, 1)), path, max_rows_per_file=PER_FILE)
+ds.create_index("vec", "IVF_PQ", num_partitions=8, num_sub_vectors=4)
+ds = lance.write_dataset(table(np.arange(ROWS, ROWS + 1000), vectors(1000, 4)), path, mode="append")
+ds.optimize.optimize_indices(num_indices_to_merge=0)
+ds = lance.dataset(path)
+assert len(ds.describe_indices()[0].segments) == 2, ds.describe_indices()
+record("segments", ds, auto=True, where="id % 40 = 7")
+ds = lance.write_dataset(table(np.arange(ROWS + 1000, ROWS + 1300), vectors(300, 5)), path, mode="append")
+ds.delete("id % 5 = 0")
+record("segments", ds, auto=True, where="id % 40 = 7")
 
 # Refused by sparklance: an HNSW sub-index, and vectors of float64.
 hnsw = lance.write_dataset(table(np.arange(ROWS), vectors(ROWS, 1)), os.path.join(out, "hnsw"))
