@@ -6,10 +6,10 @@ import scala.collection.mutable
 final class TopHits(limit: Int) {
   private val heap = mutable.PriorityQueue.empty[VectorHit](VectorHit.ordering)
 
-  def offer(rowId: Long, distance: Float): Unit =
-    if (heap.size < limit) heap.enqueue(VectorHit(rowId, distance))
+  def offer(rowId: Long, address: Long, distance: Float): Unit =
+    if (heap.size < limit) heap.enqueue(VectorHit(rowId, address, distance))
     else {
-      val hit = VectorHit(rowId, distance)
+      val hit = VectorHit(rowId, address, distance)
       if (VectorHit.ordering.lt(hit, heap.head)) { heap.dequeue(); heap.enqueue(hit) }
     }
 

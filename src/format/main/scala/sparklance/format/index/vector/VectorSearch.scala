@@ -20,9 +20,10 @@ import sparklance.format.table.{FragmentScanner, LanceField, RowAddress, Snapsho
  * fragments are not covered, the candidates' raw vectors and every row of the uncovered fragments
  * are scored exactly before the final top k.
  *
- * Opened segments are kept for the next search until `close`; not thread-safe.
+ * Opened segments, deletion vectors and the row id index (stable row ids) are kept for the next
+ * search of this version until `close`; not thread-safe.
  */
-final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, allocator: BufferAllocator) extends AutoCloseable {
+final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator) extends AutoCloseable {
   val field: LanceField = snapshot.schema.field(column).getOrElse(
     throw new LanceException(s"Lance table ${snapshot.tablePath} version ${snapshot.version} has no column '$column'"))
   val dim: Int = VectorIndexSegment.dimension(field)
@@ -58,7 +59,11 @@ final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, a
     built.toSeq
   })
 
-  // Per search: deletion vectors of the fragments met, and the row id index of a stable-row-id table.
+  // Of this version, kept for the next search: deletion vectors of the fragments met, the row id
+  // index of a stable-row-id table, the row ids of uncovered fragments.
+  private lazy val live = new Liveness
+  private val stableIds = mutable.Map.empty[Long, Option[Array[Long]]]
+
   private final class Liveness {
     private val deleted = mutable.Map.empty[Long, RoaringBitmap]
     lazy val rowIdIndex: Option[RowIdIndex] = if (snapshot.stableRowIds) Some(RowLineage.index(storage, snapshot)) else None
@@ -82,7 +87,6 @@ final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, a
     if (query.vector.length != dim)
       throw new LanceException(s"The query vector has ${query.vector.length} dimensions; column '$column' has $dim")
     val plan = this.plan(query.metric, query.useIndex)
-    val live = new Liveness
     val accept: Long => Boolean = query.filter.getOrElse(_ => true)
     val refine = query.refineFactor
     val exactStage = refine.isDefined || plan.uncoveredFragments.nonEmpty
@@ -109,7 +113,8 @@ final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, a
             var i = 0
             while (i < ids.length) {
               val id = ids(i)
-              if (live.address(id, covered) != -1L && accept(id)) { top.offer(id, distances(i)); kept += 1 }
+              val address = live.address(id, covered)
+              if (address != -1L && accept(id)) { top.offer(id, address, distances(i)); kept += 1 }
               i += 1
             }
             probed += 1
@@ -120,7 +125,7 @@ final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, a
     }
     val hits =
       if (!exactStage) candidates.take(query.k)
-      else exact(query, plan, candidates, live, accept)
+      else exact(query, plan, candidates, accept)
     VectorSearchResult(hits, plan, searched)
   }
 
@@ -128,31 +133,28 @@ final class VectorSearch(storage: Storage, snapshot: Snapshot, column: String, a
    * The k nearest of the index's candidates and of every live row of the uncovered fragments that
    * the filter accepts, by exact distance (pylance's KNNVectorDistance after the index).
    */
-  private def exact(query: VectorQuery, plan: VectorSearchPlan, candidates: Seq[VectorHit], live: Liveness,
+  private def exact(query: VectorQuery, plan: VectorSearchPlan, candidates: Seq[VectorHit],
       accept: Long => Boolean): IndexedSeq[VectorHit] = {
     val metric = plan.metric
     val top = new TopHits(query.k)
-    // The candidates' rows, by fragment: address -> row id as the index stores it.
+    // The candidates' rows, by fragment: offset -> row id as the index stores it.
     val byFragment = mutable.Map.empty[Long, mutable.Map[Int, Long]]
-    val any = new RoaringBitmap()
-    fragments.keys.foreach(id => any.add(id.toInt))
-    candidates.foreach { h =>
-      val a = live.address(h.rowId, any)
-      if (a != -1L) byFragment.getOrElseUpdate(RowAddress.fragmentId(a), mutable.Map.empty)(RowAddress.offset(a).toInt) = h.rowId
-    }
+    candidates.foreach(h => byFragment.getOrElseUpdate(RowAddress.fragmentId(h.address), mutable.Map.empty)(RowAddress.offset(h.address).toInt) = h.rowId)
     for ((fragmentId, rows) <- byFragment) {
       val only = new RoaringBitmap()
       rows.keys.foreach(only.add)
       val f = fragments(fragmentId)
       scanVectors(new FragmentScanner(storage, snapshot.files, f, Seq(field), allocator, 0, f.getPhysicalRows, only = Some(only)))(
-        (offset, x, at) => top.offer(rows(offset), metric.distance(query.vector, x, at)))
+        (offset, x, at) => top.offer(rows(offset), RowAddress.of(fragmentId, offset), metric.distance(query.vector, x, at)))
     }
     for (fragmentId <- plan.uncoveredFragments) {
       val f = fragments(fragmentId)
-      val stableIds = if (snapshot.stableRowIds) RowLineage.rowIds(storage, snapshot.tablePath, f) else None
+      val ids = stableIds.getOrElseUpdate(fragmentId,
+        if (snapshot.stableRowIds) RowLineage.rowIds(storage, snapshot.tablePath, f) else None)
       scanVectors(new FragmentScanner(storage, snapshot.files, f, Seq(field), allocator, 0, f.getPhysicalRows)) { (offset, x, at) =>
-        val id = stableIds.fold(RowAddress.of(fragmentId, offset))(_(offset))
-        if (accept(id)) top.offer(id, metric.distance(query.vector, x, at))
+        val address = RowAddress.of(fragmentId, offset)
+        val id = ids.fold(address)(_(offset))
+        if (accept(id)) top.offer(id, address, metric.distance(query.vector, x, at))
       }
     }
     top.result

@@ -14,7 +14,7 @@ import sparklance.format.table.Dataset
  * vector_tables.py writes tables (3,000 clustered 16-dim rows in fragments of 1,000, 8
  * partitions) with IVF_FLAT, IVF_PQ and IVF_SQ indices for l2, cosine and dot, data storage
  * versions 2.0, 2.1 and 2.2 (index files follow the table's version), and records pylance's answers
- * for 4 queries x (nprobes 1, 3; nprobes 2 with refine 2; a prefilter), Auto probing on l2, after
+ * for 4 queries x (nprobes 1, 3; nprobes 2 with refine 2; a prefilter), Auto probing, after
  * the build, after deleting rows and after appending an unindexed fragment; two tables have stable
  * row ids; one has 4-bit PQ codes; one has two segments (a delta of optimize_indices), then an
  * uncovered fragment, searched with Auto and a filter passing 1 row in 40. Every answer must have
@@ -27,6 +27,10 @@ class VectorSearchSuite extends AnyFunSuite {
     d
   }
   private lazy val cases: Seq[JsonNode] = new ObjectMapper().readTree(dir.resolve("cases.json").toFile).elements().asScala.toSeq
+
+  private val rowIdIndices = scala.collection.mutable.Map.empty[(String, Long), sparklance.format.rowids.RowIdIndex]
+  private def rowIdIndex(table: String, version: Long) = rowIdIndices.getOrElseUpdate((table, version),
+    sparklance.format.rowids.RowLineage.index(LocalStorage, dataset(table).snapshot(Some(version))))
 
   private def tieProne(table: String) = table.startsWith("sq_") || table.startsWith("pq4_")
 
@@ -47,6 +51,9 @@ class VectorSearchSuite extends AnyFunSuite {
           nprobes = opt("nprobes").map(_.asInt), refineFactor = opt("refine").map(_.asInt),
           metric = opt("metric").map(m => VectorMetric.parse(m.asText)), filter = allowed.map(s => (id: Long) => s.contains(id)))
         val got = search.search(q).hits
+        // Each hit's address is where its row is in this version.
+        val addresses = if (search.snapshot.stableRowIds) got.map(h => rowIdIndex(table, version).address(h.rowId)) else got.map(_.rowId)
+        assert(got.map(_.address) == addresses)
         val wantIds = c.get("ids").elements().asScala.map(_.asLong).toSeq
         val wantD = c.get("distances").elements().asScala.map(_.floatValue).toSeq
         def close(a: Float, b: Float) = math.abs(a - b) <= 1e-4 * math.max(1f, math.abs(b))
