@@ -10,12 +10,14 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
  * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
- * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]).
+ * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]); and writes of data tagged as
+ * vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectResolutionRule(_ => SetNotNullRule)
+    extensions.injectCheckRule(_ => sparklance.spark.write.VectorInputCheck)
     extensions.injectOptimizerRule(_ => ConditionColumnsRule)
     extensions.injectOptimizerRule(_ => CarriedBlobsRule)
     extensions.injectOptimizerRule(new MergeSourceKeyFilter(_))
