@@ -54,6 +54,13 @@ trait DataFileReader extends Closeable {
    * rather than whole pages. A hint: results are the same either way.
    */
   def readSparsely(): Unit = ()
+
+  /**
+   * Global buffer `i` of a v2 file (0 is the FileDescriptor; index files keep payloads such as an
+   * IVF model or a PQ codebook in the others, named by number in the schema metadata).
+   */
+  def globalBuffer(i: Int): Array[Byte] =
+    throw new UnsupportedFeatureException(s"${getClass.getSimpleName} files have no global buffers")
 }
 
 object DataFileReader {

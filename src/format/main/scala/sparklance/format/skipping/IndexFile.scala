@@ -18,6 +18,8 @@ final class IndexFile private (val path: String, reader: DataFileReader) extends
   def schema: LanceSchema = reader.schema
   def numRows: Long = reader.numRows
   def flat: Boolean = schema.fields.forall(_.children.isEmpty)
+  /** Global buffer `i` (payloads of vector indices: IVF model, PQ codebook). */
+  def globalBuffer(i: Int): Array[Byte] = reader.globalBuffer(i)
 
   /** Rows [from, from + n) of the columns `names`, to `body`, and closed after. */
   def columns[T](names: Seq[String], allocator: BufferAllocator, from: Long, n: Int)(body: Seq[FieldVector] => T): T = {

@@ -43,6 +43,8 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
 
   def numColumns: Int = columns.length
 
+  override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
+
   private[v2_0] def column(i: Int): ColumnReader = {
     if (i < 0 || i >= columns.length)
       throw new CorruptFileException(path, s"column $i was requested, but the file has ${columns.length} columns")

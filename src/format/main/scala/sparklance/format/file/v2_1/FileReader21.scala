@@ -45,6 +45,8 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
 
   def numColumns: Int = columns.length
 
+  override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
+
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
     if (i < 0 || i >= columns.length)
       throw new CorruptFileException(path, s"column $i (field '$name') was requested, but the file has ${columns.length} columns")

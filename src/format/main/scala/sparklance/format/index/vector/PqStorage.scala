@@ -1,0 +1,65 @@
+package sparklance.format.index.vector
+
+import org.apache.arrow.vector.FieldVector
+
+/**
+ * IVF_PQ (LANCE-VECTOR-INDICES.md §4.2, §6.3): `subVectors` codes of `bits` bits a row, trained on
+ * residuals to the partition's centroid (l2, cosine on unit vectors) or on raw vectors (dot);
+ * `codebook` is `[subVectors][2^bits][dim / subVectors]`. Distances are the sums of per-sub-vector
+ * tables in sub-vector order, in f32, as pylance adds them: for cosine without refine that is the
+ * L2 estimate on unit residuals (about 2 - 2 cos), pylance's reported value.
+ */
+final case class PqStorage(metric: VectorMetric, dim: Int, subVectors: Int, bits: Int, transposed: Boolean,
+    codebook: Array[Float]) extends VectorStorage {
+  def column: String = "__pq_code"
+  private val centers = 1 << bits
+  private val subDim = dim / subVectors
+  private val bytesPerRow = subVectors * bits / 8
+
+  /** table(m * centers + c): the contribution of code c of sub-vector m. */
+  private def table(query: Array[Float], centroid: Array[Float]): Array[Float] = {
+    val t = new Array[Float](subVectors * centers)
+    val dot = metric == VectorMetric.Dot
+    val r = if (dot) query else Array.tabulate(dim)(j => query(j) - centroid(j))
+    var m = 0
+    while (m < subVectors) {
+      var c = 0
+      while (c < centers) {
+        val base = (m * centers + c) * subDim
+        var s = 0f
+        var j = 0
+        while (j < subDim) {
+          val v = codebook(base + j)
+          val q = r(m * subDim + j)
+          s += (if (dot) q * v else { val d = q - v; d * d })
+          j += 1
+        }
+        t(m * centers + c) = s
+        c += 1
+      }
+      m += 1
+    }
+    t
+  }
+
+  def distances(query: Array[Float], centroid: Array[Float], payload: FieldVector, n: Int): Array[Float] = {
+    val t = table(query, centroid)
+    val codes = VectorStorage.bytes(payload, n, bytesPerRow)
+    // Transposed (as pylance writes): byte b of row i is at b * n + i within the partition.
+    def byteAt(i: Int, b: Int): Int = (if (transposed) codes(b * n + i) else codes(i * bytesPerRow + b)) & 0xFF
+    def code(i: Int, m: Int): Int =
+      if (bits == 8) byteAt(i, m)
+      else { val b = byteAt(i, m / 2); if (m % 2 == 0) b & 0x0F else b >>> 4 }
+    val dot = metric == VectorMetric.Dot
+    Array.tabulate(n) { i =>
+      var s = if (dot) 1f else 0f
+      var m = 0
+      while (m < subVectors) {
+        val v = t(m * centers + code(i, m))
+        s = if (dot) s - v else s + v
+        m += 1
+      }
+      s
+    }
+  }
+}
