@@ -3,16 +3,9 @@ vector by ALTER TABLE ... SET TBLPROPERTIES, writes of arrays of another length 
 the row, and data tagged as vectors of another dimension refused. Each result read by pylance 14.0.2."""
 import lance
 import pyarrow as pa
-import pytest
 
 from conftest import table_path
-
-
-def _fails(call, *says):
-    with pytest.raises(Exception) as err:
-        call()
-    for s in says:
-        assert s in str(err.value), str(err.value)[:2000]
+from test_not_null_and_show_create import _fails
 
 
 def test_list_column_becomes_a_vector(spark, warehouse, table_name):
