@@ -10,8 +10,9 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
  * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
- * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]); and writes of data tagged as
- * vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]).
+ * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]);
+ * and writes of data tagged as vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]);
+ * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -24,5 +25,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => OuterMergeRule)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
+    extensions.injectTableFunction((search.VectorSearchFunction.identifier, search.VectorSearchFunction.info,
+      search.VectorSearchFunction.build))
   }
 }

@@ -60,4 +60,29 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(df.collect().map(r => (r.getLong(0), r.getLong(1))).sorted.toSeq == Seq((7L, 7L), (2008L, (2L << 32) | 8)))
     assert(scannedRows(df) == 2)
   }
+
+  test("vector_search, the session extension's table function, finds the nearest rows by each distance as this Spark plans it") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
+    sql("CREATE TABLE lance.pd.vec (id BIGINT, emb ARRAY<FLOAT>) TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '3')")
+    val random = new scala.util.Random(33)
+    val vectors = (0 until 200).map(i => i.toLong -> Array.fill(3)(random.nextGaussian().toFloat))
+    sql("INSERT INTO lance.pd.vec VALUES " + vectors.map { case (i, v) => s"($i, array(${v.map(x => s"CAST($x AS FLOAT)").mkString(", ")}))" }.mkString(", "))
+    val query = Array(0.3f, -0.2f, 0.9f)
+    def dot(a: Array[Float]) = a.zip(query).map { case (x, y) => x.toDouble * y }.sum
+    def norm(a: Array[Float]) = math.sqrt(a.map(x => x.toDouble * x).sum)
+    val distances = Map[String, Array[Float] => Double](
+      "l2" -> (v => v.zip(query).map { case (x, y) => (x.toDouble - y) * (x - y) }.sum),
+      "cosine" -> (v => 1 - dot(v) / (norm(v) * norm(query))),
+      "dot" -> (v => 1 - dot(v)))
+    for ((metric, distance) <- distances) {
+      val got = sql(s"SELECT id, _distance FROM vector_search(table => 'lance.pd.vec', vector_column => 'emb', " +
+        s"query_vector => array(${query.mkString(", ")}), k => 5, distance_type => '$metric')").collect()
+      val expected = vectors.sortBy { case (i, v) => (distance(v), i) }.take(5)
+      assert(got.map(_.getLong(0)).toSeq == expected.map(_._1), metric)
+      got.zip(expected).foreach { case (row, (_, v)) => assert(math.abs(row.getFloat(1) - distance(v)) < 1e-4, metric) }
+    }
+    // A top-k of each task's rows, never a sort of all of them.
+    val plan = sql("SELECT * FROM vector_search('lance.pd.vec', 'emb', array(1.0, 2.0, 3.0), 3)").queryExecution.executedPlan.toString
+    assert(plan.contains("TakeOrderedAndProject") && !plan.contains("Sort ["), plan)
+  }
 }

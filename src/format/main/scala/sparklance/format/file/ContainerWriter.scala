@@ -19,18 +19,15 @@ final class ContainerWriter(out: OutputStream) {
     if (length > 0) {
       out.write(bytes, offset, length)
       pos += length
-      val pad = ((ContainerWriter.Alignment - pos % ContainerWriter.Alignment) % ContainerWriter.Alignment).toInt
-      if (pad > 0) {
-        out.write(ContainerWriter.Padding, 0, pad)
-        pos += pad
-      }
+      pad()
     }
     start
   }
 
   /** Writes everything after the page buffers, flushes and returns the file size. */
   def finish(globalBuffers: Seq[Array[Byte]], columns: Seq[ColumnMetadata], majorVersion: Int, minorVersion: Int): Long = {
-    val globalEntries = globalBuffers.map(raw)
+    // pylance refuses global buffers after the first (index payloads) that do not start at a multiple of 64.
+    val globalEntries = globalBuffers.zipWithIndex.map { case (b, i) => if (i > 0) pad(); raw(b) }
     val columnMetaStart = pos
     val columnEntries = columns.map(c => raw(c.toByteArray))
     val columnTable = pos
@@ -40,6 +37,12 @@ final class ContainerWriter(out: OutputStream) {
     raw(Footer(columnMetaStart, columnTable, globalTable, globalBuffers.size, columns.size, majorVersion, minorVersion).toBytes)
     out.flush()
     pos
+  }
+
+  private def pad(): Unit = {
+    val n = ((ContainerWriter.Alignment - pos % ContainerWriter.Alignment) % ContainerWriter.Alignment).toInt
+    out.write(ContainerWriter.Padding, 0, n)
+    pos += n
   }
 
   private def raw(bytes: Array[Byte]): (Long, Long) = {

@@ -9,10 +9,12 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.commit.{CommitRecord, Statement}
 import sparklance.format.index.Indices
+import sparklance.format.index.vector.build.{BuildMetric, VectorIndexBuild, VectorIndexOptions, VectorIndexType}
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
+import sparklance.format.table.{LanceField, Snapshot}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.spark.{Allocators, LanceCatalog}
-import sparklance.spark.indexing.ZoneMapJob
+import sparklance.spark.indexing.{VectorIndexJob, ZoneMapJob}
 
 /**
  * `CALL lance.system.create_index(table => 'db.t', column => 'c', type => 'zonemap', name => 'c_idx',
@@ -20,14 +22,22 @@ import sparklance.spark.indexing.ZoneMapJob
  * column `c`, one Spark task a fragment, and commits it as a Lance CreateIndex that pylance reads
  * and uses as its own. An index of the same name is replaced. Scans then skip the zones a filter
  * on `c` rules out; fragments written later are read whole until the index is built again.
+ *
+ * `index_type => 'IVF_FLAT' | 'IVF_PQ' | 'IVF_SQ'` (or `type`) on a vector column builds a vector
+ * index in pylance's format, with pylance's option names: `metric` (l2, cosine, dot),
+ * `num_partitions`, `num_sub_vectors` (required for IVF_PQ), `num_bits` (8), `sample_rate`,
+ * `max_iters`, `target_partition_size` (see [[VectorIndexJob]]).
  */
 final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CreateIndexProcedure.Name
-  override def description(): String = "Builds a zone map index on a column of a table"
+  override def description(): String = "Builds a zone map or an IVF vector index on a column of a table"
 
   override def parameters(): Array[ProcedureParameter] =
     Array(param("table", StringType, required = true), param("column", StringType, required = true),
-      param("type", StringType), param("name", StringType), param("rows_per_zone", LongType))
+      param("type", StringType), param("name", StringType), param("rows_per_zone", LongType),
+      param("index_type", StringType), param("metric", StringType), param("num_partitions", LongType),
+      param("num_sub_vectors", LongType), param("num_bits", LongType), param("sample_rate", LongType),
+      param("max_iters", LongType), param("target_partition_size", LongType))
 
   override def resultSchema: StructType = StructType(Seq(
     StructField("name", StringType, nullable = false), StructField("fragments", LongType, nullable = false),
@@ -36,14 +46,58 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
   override protected def run(args: InternalRow): InternalRow = {
     val target = table(args, 0)
     val column = args.getUTF8String(1).toString
-    val kind = optional(args, 2)(args.getUTF8String).map(_.toString.toLowerCase(Locale.ROOT)).getOrElse("zonemap")
-    if (kind != "zonemap") throw new UnsupportedOperationException(
-      s"Procedure create_index of ${target.quotedName}: sparklance builds 'zonemap' indices, not '$kind' " +
-        "(it reads pylance's other scalar indices' coverage but does not build them)")
+    val named = Seq(optional(args, 2)(args.getUTF8String), optional(args, 5)(args.getUTF8String)).flatten.map(_.toString)
+    if (named.map(_.toLowerCase(Locale.ROOT)).distinct.size > 1) throw new IllegalArgumentException(
+      s"Procedure create_index of ${target.quotedName}: type and index_type disagree (${named.mkString(" and ")}); give one")
+    val kind = named.headOption.map(_.toLowerCase(Locale.ROOT)).getOrElse("zonemap")
+    val vector = VectorIndexType.parse(kind)
+    val vectorOptions = (6 to 12).filterNot(args.isNullAt).map(i => parameters()(i).name())
+    if (vector.isEmpty && vectorOptions.nonEmpty) throw new IllegalArgumentException(
+      s"Procedure create_index of ${target.quotedName}: ${vectorOptions.mkString(", ")} apply to vector indices " +
+        s"(index_type IVF_FLAT, IVF_PQ or IVF_SQ), not to '$kind'")
+    if (kind != "zonemap" && vector.isEmpty) throw new IllegalArgumentException(
+      s"Procedure create_index of ${target.quotedName}: sparklance builds 'zonemap', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, " +
+        s"not '$kind' (it reads pylance's other scalar indices' coverage but does not build them)")
     val read = target.dataset.snapshot(forWrite = true)
     val field = read.schema.field(column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
       s"Procedure create_index of ${target.quotedName}: no top-level column '$column' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
       "table" -> target.quotedName, "column" -> column)))
+    vector match {
+      case Some(indexType) => buildVector(target, read, field, indexType, args)
+      case None => buildZoneMap(target, read, field, column, args)
+    }
+  }
+
+  private def buildVector(target: LanceProcedure.Target, read: Snapshot, field: LanceField, indexType: VectorIndexType,
+      args: InternalRow): InternalRow = {
+    def int(position: Int): Option[Int] = optional(args, position)(args.getLong).map { v =>
+      if (v < Int.MinValue || v > Int.MaxValue) throw new IllegalArgumentException(
+        s"Procedure create_index: ${parameters()(position).name()} = $v is out of range")
+      v.toInt
+    }
+    val metricName = optional(args, 6)(args.getUTF8String).map(_.toString)
+    val metric = metricName.fold[BuildMetric](BuildMetric.L2)(m => BuildMetric.parse(m).getOrElse(throw new IllegalArgumentException(
+      s"Procedure create_index of ${target.quotedName}: unknown metric '$m' for ${indexType.name}; use l2, cosine or dot")))
+    val defaults = VectorIndexOptions(indexType)
+    val options = VectorIndexOptions(indexType, metric, numPartitions = int(7), numSubVectors = int(8),
+      numBits = int(9).getOrElse(defaults.numBits), sampleRate = int(10).getOrElse(defaults.sampleRate),
+      maxIterations = int(11).getOrElse(defaults.maxIterations), targetPartitionSize = optional(args, 12)(args.getLong))
+    if (!args.isNullAt(4)) throw new IllegalArgumentException(
+      s"Procedure create_index of ${target.quotedName}: rows_per_zone applies to zone maps, not to ${indexType.name}")
+    val indexName = optional(args, 3)(args.getUTF8String).map(_.toString).getOrElse(s"${field.name}_idx")
+    val where = s"Procedure create_index of ${target.quotedName}"
+    val existing = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}")
+    val replaced = VectorIndexBuild.replaced(existing, indexName, field, where)
+    val settings = catalog.settingsForTasks
+    val built = try VectorIndexJob.build(spark, target.quotedName, read, settings.storageConf, field, options, indexName)
+      catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"$where: ${e.getMessage}", e) }
+    val committed = ZoneMapSegment.commit(target.dataset, read, built.segments, replaced, settings.commitRetries,
+      CommitRecord(Statement.CreateIndex))
+    InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, built.segments.size.toLong, committed.version)
+  }
+
+  private def buildZoneMap(target: LanceProcedure.Target, read: Snapshot, field: LanceField, column: String,
+      args: InternalRow): InternalRow = {
     if (!ZoneValues.supports(field)) throw new UnsupportedOperationException(
       s"Procedure create_index of ${target.quotedName}: column '$column' of type ${field.arrowType} cannot have a zone map; " +
         "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")

@@ -46,12 +46,15 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
    */
   def write(vectors: Seq[FieldVector]): Unit = pages.write(vectors)
 
-  /** Finishes the file and closes `out`. */
-  def finish(): FileWriter21.Result = {
+  /**
+   * Finishes the file and closes `out`. `globalBuffers` follow the file descriptor (global buffer
+   * 0) as buffers 1, 2, ...: where index files keep payloads their schema metadata names by number.
+   */
+  def finish(globalBuffers: Seq[Array[Byte]] = Nil): FileWriter21.Result = {
     try {
       val descriptor = pages.finish(everyField = true)
       val columns = leaves.flatten.map(_.metadata)
-      val size = container.finish(Seq(descriptor), columns, 2, minor)
+      val size = container.finish(descriptor +: globalBuffers, columns, 2, minor)
       FileWriter21.Result(pages.rowCount, size, leafFields.flatten.map(_.id), columns.indices)
     } finally out.close()
   }

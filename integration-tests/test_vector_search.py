@@ -1,0 +1,99 @@
+"""Issue 33 item 3: vector_search(...), the table function of nearest-neighbour search, against an
+exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by row id), with a
+prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
+import lance
+import numpy as np
+import pytest
+from pyspark.errors import PySparkException
+
+from conftest import table_path
+
+DIM = 8
+
+
+@pytest.fixture(scope="module")
+def vectors(spark, warehouse):
+    """lance.db.vs: 600 rows of random vectors in 3 categories, written in two appends (versions 2 and 3)."""
+    name = "lance.db.vs"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, cat INT, emb ARRAY<FLOAT>) "
+              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
+    rng = np.random.default_rng(33)
+    data = rng.standard_normal((600, DIM)).astype(np.float32)
+    for lo, hi in ((0, 400), (400, 600)):
+        rows = [(i, i % 3, data[i].tolist()) for i in range(lo, hi)]
+        spark.createDataFrame(rows, f"id BIGINT, cat INT, emb ARRAY<FLOAT>").writeTo(name).append()
+    return name, data
+
+
+def _exact(data, query, metric, k, keep=None):
+    """The ids of the k nearest rows (and their distances) by numpy, in pylance's units."""
+    q = np.asarray(query, dtype=np.float64)
+    x = data.astype(np.float64)
+    if metric == "l2":
+        d = ((x - q) ** 2).sum(axis=1)
+    elif metric == "cosine":
+        d = 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
+    else:
+        d = 1 - x @ q
+    ids = [i for i in np.lexsort((np.arange(len(d)), d)) if keep is None or keep(i)][:k]
+    return ids, d[ids]
+
+
+def _literal(query):
+    return "array(" + ", ".join(f"CAST({v!r} AS FLOAT)" for v in query) + ")"
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
+def test_nearest_rows_equal_an_exact_search(spark, vectors, metric):
+    name, data = vectors
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        query = rng.standard_normal(DIM).astype(np.float32).tolist()
+        got = spark.sql(f"SELECT id, cat, _distance FROM vector_search(table => '{name}', vector_column => 'emb', "
+                        f"query_vector => {_literal(query)}, k => 7, distance_type => '{metric}')").collect()
+        ids, dist = _exact(data, query, metric, 7)
+        assert [r.id for r in got] == ids
+        assert [r.cat for r in got] == [i % 3 for i in ids]
+        assert np.allclose([r._distance for r in got], dist, rtol=1e-4, atol=1e-4)
+
+
+def test_filter_is_a_prefilter_and_positional_arguments_work(spark, vectors):
+    name, data = vectors
+    query = [0.5] * DIM
+    got = spark.sql(f"SELECT id FROM vector_search('{name}', 'emb', {_literal(query)}, 5, 'l2', 'cat = 2 AND id > 100')").collect()
+    ids, _ = _exact(data, query, "l2", 5, keep=lambda i: i % 3 == 2 and i > 100)
+    assert [r.id for r in got] == ids and len(ids) == 5
+
+
+def test_an_older_version_is_searched_as_it_was(spark, vectors):
+    name, data = vectors
+    query = [-0.25] * DIM
+    got = spark.sql(f"SELECT id FROM vector_search(table => '{name}', vector_column => 'emb', "
+                    f"query_vector => {_literal(query)}, k => 4, version => 2)").collect()
+    ids, _ = _exact(data[:400], query, "l2", 4)
+    assert [r.id for r in got] == ids
+
+
+def test_pylance_flat_search_agrees(spark, warehouse, vectors):
+    name, _ = vectors
+    query = np.linspace(-1, 1, DIM).astype(np.float32)
+    ours = spark.sql(f"SELECT id, _distance FROM vector_search('{name}', 'emb', {_literal(query.tolist())}, 6)").collect()
+    theirs = lance.dataset(table_path(warehouse, name)).to_table(
+        columns=["id"], nearest={"column": "emb", "q": query, "k": 6, "use_index": False}).to_pylist()
+    assert [r.id for r in ours] == [t["id"] for t in theirs]
+    assert np.allclose([r._distance for r in ours], [t["_distance"] for t in theirs], rtol=1e-5)
+
+
+@pytest.mark.parametrize("call, says", [
+    ("vector_search(table => '{t}', vector_column => 'emb', query_vector => array(1.0), kk => 3)", "no argument 'kk'"),
+    ("vector_search(table => '{t}', vector_column => 'cat', query_vector => array(1.0))", "not a vector"),
+    ("vector_search(table => '{t}', vector_column => 'emb', query_vector => array(1.0), distance_type => 'manhattan')",
+     "'distance_type' must be one of l2, cosine, dot"),
+    ("vector_search(table => '{t}', vector_column => 'emb', query_vector => array(1.0), k => 0)", "positive integer"),
+    ("vector_search(table => '{t}', vector_column => 'emb')", "needs the arguments query_vector"),
+    ("vector_search(table => '{t}', vector_column => 'emb', query_vector => array(1.0, 2.0))", "the query vector has 2"),
+])
+def test_bad_arguments_name_what_is_wrong(spark, vectors, call, says):
+    with pytest.raises(PySparkException) as err:
+        spark.sql("SELECT * FROM " + call.format(t=vectors[0])).collect()
+    assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)

@@ -1,0 +1,75 @@
+package sparklance.format.index.vector.build
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+/**
+ * What training made and every segment of one build shares (LANCE-VECTOR-INDICES.md §8): the IVF
+ * centroids (`[k][dim]`), and for IVF_PQ the codebook in the order the file keeps it,
+ * `[numSubVectors][256][dim / numSubVectors]`, for IVF_SQ the one value range of every dimension.
+ * Small (k·dim + 256·dim floats), so it travels to the tasks that encode rows with it.
+ */
+final case class VectorModel(
+    indexType: VectorIndexType,
+    metric: BuildMetric,
+    dim: Int,
+    centroids: Array[Float],
+    loss: Double,
+    numSubVectors: Int = 0,
+    codebook: Array[Float] = Array.emptyFloatArray,
+    sqBounds: (Float, Float) = (0f, 0f)) {
+
+  def numPartitions: Int = centroids.length / dim
+  def subDim: Int = dim / numSubVectors
+
+  /** Bytes of one row's payload in `auxiliary.idx`: the vector (FLAT), its codes (PQ, 8 bits each) or its levels (SQ). */
+  def bytesPerRow: Int = indexType match {
+    case VectorIndexType.IvfFlat => 4 * dim
+    case VectorIndexType.IvfPq => numSubVectors
+    case VectorIndexType.IvfSq => dim
+  }
+
+  /**
+   * The partition of `vector` (dim floats from `from`), whose values it may change: normalized in
+   * place for cosine, where the index is an L2 index over unit vectors.
+   */
+  def prepareAndAssign(vector: Array[Float], from: Int): Int = {
+    if (metric.normalizes) KMeans.normalize(vector, from, dim)
+    KMeans.nearest(vector, from, dim, centroids, numPartitions, metric.spherical)
+  }
+
+  /** Writes the payload of a vector [[prepareAndAssign]] put in `partition` to `out` at `at`. */
+  def encode(vector: Array[Float], from: Int, partition: Int, out: Array[Byte], at: Int): Unit = indexType match {
+    case VectorIndexType.IvfFlat =>
+      ByteBuffer.wrap(out, at, 4 * dim).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(vector, from, dim)
+    case VectorIndexType.IvfPq =>
+      val x = residual(vector, from, partition)
+      val sd = subDim
+      var m = 0
+      while (m < numSubVectors) {
+        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = false, codebookFrom = m * 256 * sd).toByte
+        m += 1
+      }
+    case VectorIndexType.IvfSq =>
+      var j = 0
+      while (j < dim) { out(at + j) = VectorModel.sqCode(vector(from + j), sqBounds).toByte; j += 1 }
+  }
+
+  /** What PQ encodes: `x − centroid` for l2 and cosine, the raw vector for dot. */
+  def residual(vector: Array[Float], from: Int, partition: Int): Array[Float] = {
+    val x = java.util.Arrays.copyOfRange(vector, from, from + dim)
+    if (!metric.spherical) {
+      var j = 0
+      while (j < dim) { x(j) -= centroids(partition * dim + j); j += 1 }
+    }
+    x
+  }
+}
+
+object VectorModel {
+  /** pylance's 8-bit level of `x` in [start, end]: floor((x − start) / (end − start) · 255), clamped (§4.3). */
+  def sqCode(x: Float, bounds: (Float, Float)): Int = {
+    val (start, end) = bounds
+    if (end <= start) 0
+    else math.max(0, math.min(255, math.floor((x.toDouble - start) / (end.toDouble - start) * 255).toInt))
+  }
+}
