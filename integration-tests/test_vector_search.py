@@ -49,8 +49,10 @@ def test_nearest_rows_equal_an_exact_search(spark, vectors, metric):
     rng = np.random.default_rng(7)
     for _ in range(3):
         query = rng.standard_normal(DIM).astype(np.float32).tolist()
-        got = spark.sql(f"SELECT id, cat, _distance FROM vector_search(table => '{name}', vector_column => 'emb', "
-                        f"query_vector => {_literal(query)}, k => 7, distance_type => '{metric}')").collect()
+        search = spark.sql(f"SELECT id, cat, _distance FROM vector_search(table => '{name}', vector_column => 'emb', "
+                           f"query_vector => {_literal(query)}, k => 7, distance_type => '{metric}')")
+        assert "TakeOrderedAndProject" in search._jdf.queryExecution().executedPlan().toString()
+        got = search.collect()
         ids, dist = _exact(data, query, metric, 7)
         assert [r.id for r in got] == ids
         assert [r.cat for r in got] == [i % 3 for i in ids]
@@ -97,3 +99,45 @@ def test_bad_arguments_name_what_is_wrong(spark, vectors, call, says):
     with pytest.raises(PySparkException) as err:
         spark.sql("SELECT * FROM " + call.format(t=vectors[0])).collect()
     assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)
+
+
+def _pylance_nearest(path, query, **options):
+    """(id, _distance) of pylance's `nearest` on the table at `path`."""
+    rows = lance.dataset(path).to_table(columns=["id"], nearest={"column": "emb", "q": np.asarray(query, np.float32), **options})
+    return [(r["id"], r["_distance"]) for r in rows.to_pylist()]
+
+
+@pytest.mark.parametrize("index_type, metric", [("IVF_FLAT", "l2"), ("IVF_PQ", "cosine"), ("IVF_SQ", "dot")])
+def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type, metric):
+    """A table Spark wrote, indexed by pylance, then appended to and deleted from by Spark: the index
+    covers the first fragments only, the rest is searched exactly, deleted rows never come back."""
+    name = f"lance.db.vs_{index_type.lower()}_{metric}"
+    path = table_path(warehouse, name)
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, emb ARRAY<FLOAT>) TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((700, DIM)).astype(np.float32)
+    spark.createDataFrame([(i, data[i].tolist()) for i in range(600)], "id BIGINT, emb ARRAY<FLOAT>").writeTo(name).append()
+    extra = {"num_sub_vectors": 4} if index_type == "IVF_PQ" else {}
+    lance.dataset(path).create_index("emb", index_type, num_partitions=4, metric=metric, **extra)
+    spark.createDataFrame([(i, data[i].tolist()) for i in range(600, 700)], "id BIGINT, emb ARRAY<FLOAT>").writeTo(name).append()
+    spark.sql(f"DELETE FROM {name} WHERE id % 7 = 0")
+    for seed in range(3):
+        query = np.random.default_rng(100 + seed).standard_normal(DIM).astype(np.float32)
+        search = spark.sql(f"SELECT id, _distance FROM vector_search(table => '{name}', vector_column => 'emb', "
+                           f"query_vector => {_literal(query.tolist())}, k => 8, distance_type => '{metric}', nprobes => 2, "
+                           f"refine_factor => 2)")
+        # The index answered: its rows are read by id, not ranked by a top-k over the table.
+        assert "TakeOrderedAndProject" not in search._jdf.queryExecution().executedPlan().toString()
+        ours = search.collect()
+        theirs = _pylance_nearest(path, query, k=8, metric=metric, nprobes=2, refine_factor=2)
+        assert [r.id for r in ours] == [t[0] for t in theirs]
+        assert np.allclose([r._distance for r in ours], [t[1] for t in theirs], rtol=1e-4, atol=1e-5)
+        assert all(r.id % 7 != 0 for r in ours)
+    # With every partition probed, IVF_FLAT is exact; a prefilter keeps the k nearest that pass.
+    if index_type == "IVF_FLAT":
+        query = [0.2] * DIM
+        live = [i for i in range(700) if i % 7 != 0]
+        got = spark.sql(f"SELECT id FROM vector_search(table => '{name}', vector_column => 'emb', query_vector => "
+                        f"{_literal(query)}, k => 5, nprobes => 4, filter => 'id % 2 = 1')").collect()
+        ids, _ = _exact(data, query, "l2", 5, keep=lambda i: i in live and i % 2 == 1)
+        assert [r.id for r in got] == ids

@@ -4,6 +4,8 @@ import java.util.Locale
 import org.apache.spark.sql.catalyst.expressions.{Expression, NamedArgumentExpression}
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.index.vector.VectorMetric
 
 /**
  * The arguments of `vector_search(...)`, lance-spark's names, by name (`k => 10`) or in this order:
@@ -11,7 +13,7 @@ import org.apache.spark.sql.types._
  * Every argument is a constant: the search is planned once, when the statement is analyzed.
  */
 final case class VectorSearchArguments(table: String, column: String, query: Array[Float], k: Int,
-    metric: VectorDistance, filter: Option[String], nprobes: Option[Int], refineFactor: Option[Int], version: Option[String])
+    metric: VectorMetric, filter: Option[String], nprobes: Option[Int], refineFactor: Option[Int], version: Option[String])
 
 object VectorSearchArguments {
   val Names: Seq[String] =
@@ -57,12 +59,18 @@ object VectorSearchArguments {
       column = text("vector_column").getOrElse(bad("argument 'vector_column' is NULL")),
       query = query,
       k = positive("k").getOrElse(10),
-      metric = text("distance_type").map(VectorDistance.parse).getOrElse(VectorDistance.L2),
+      metric = text("distance_type").map(metric).getOrElse(VectorMetric.L2),
       filter = text("filter").filter(_.trim.nonEmpty),
       nprobes = positive("nprobes"),
       refineFactor = positive("refine_factor"),
       version = text("version"))
   }
+
+  private def metric(name: String): VectorMetric =
+    try VectorMetric.parse(name.trim) catch {
+      case _: UnsupportedFeatureException =>
+        bad(s"argument 'distance_type' must be one of ${VectorMetric.all.map(_.name).mkString(", ")}, got '$name'")
+    }
 
   private def bad(detail: String): Nothing = throw new IllegalArgumentException(s"vector_search $detail")
 }

@@ -1,7 +1,5 @@
 package sparklance.format.index.vector
 
-import org.apache.arrow.vector.FieldVector
-
 /**
  * IVF_PQ (LANCE-VECTOR-INDICES.md §4.2, §6.3): `subVectors` codes of `bits` bits a row, trained on
  * residuals to the partition's centroid (l2, cosine on unit vectors) or on raw vectors (dot);
@@ -14,7 +12,7 @@ final case class PqStorage(metric: VectorMetric, dim: Int, subVectors: Int, bits
   def column: String = "__pq_code"
   private val centers = 1 << bits
   private val subDim = dim / subVectors
-  private val bytesPerRow = subVectors * bits / 8
+  val bytesPerRow: Int = subVectors * bits / 8
 
   /** table(m * centers + c): the contribution of code c of sub-vector m. */
   private def table(query: Array[Float], centroid: Array[Float]): Array[Float] = {
@@ -42,24 +40,27 @@ final case class PqStorage(metric: VectorMetric, dim: Int, subVectors: Int, bits
     t
   }
 
-  def distances(query: Array[Float], centroid: Array[Float], payload: FieldVector, n: Int): Array[Float] = {
+  def distances(query: Array[Float], centroid: Array[Float], codes: Array[Byte], n: Int): Array[Float] = {
     val t = table(query, centroid)
-    val codes = VectorStorage.bytes(payload, n, bytesPerRow)
     // Transposed (as pylance writes): byte b of row i is at b * n + i within the partition.
-    def byteAt(i: Int, b: Int): Int = (if (transposed) codes(b * n + i) else codes(i * bytesPerRow + b)) & 0xFF
-    def code(i: Int, m: Int): Int =
-      if (bits == 8) byteAt(i, m)
-      else { val b = byteAt(i, m / 2); if (m % 2 == 0) b & 0x0F else b >>> 4 }
+    // Sub-vector by sub-vector over all rows: each row still adds its terms in sub-vector order.
     val dot = metric == VectorMetric.Dot
-    Array.tabulate(n) { i =>
-      var s = if (dot) 1f else 0f
-      var m = 0
-      while (m < subVectors) {
-        val v = t(m * centers + code(i, m))
-        s = if (dot) s - v else s + v
-        m += 1
+    val out = Array.fill(n)(if (dot) 1f else 0f)
+    var m = 0
+    while (m < subVectors) {
+      val b = if (bits == 8) m else m / 2
+      val shift = if (bits == 8 || m % 2 == 0) 0 else 4
+      val mask = if (bits == 8) 0xFF else 0x0F
+      val base = m * centers
+      var i = 0
+      while (i < n) {
+        val byte = (if (transposed) codes(b * n + i) else codes(i * bytesPerRow + b)) & 0xFF
+        val v = t(base + ((byte >>> shift) & mask))
+        out(i) = if (dot) out(i) - v else out(i) + v
+        i += 1
       }
-      s
+      m += 1
     }
+    out
   }
 }

@@ -1,14 +1,13 @@
 package sparklance.format.index.vector
 
-import org.apache.arrow.vector.FieldVector
-
 /**
  * IVF_SQ (LANCE-VECTOR-INDICES.md §4.3, §6.3): one 8-bit code a dimension over the single range
  * [start, end] of the training sample, of raw vectors (unit vectors for cosine). The query is
  * quantized the same way and distances are taken between codes, scaled back by the step.
  */
-final case class SqStorage(metric: VectorMetric, start: Double, end: Double) extends VectorStorage {
+final case class SqStorage(metric: VectorMetric, dim: Int, start: Double, end: Double) extends VectorStorage {
   def column: String = "__sq_code"
+  def bytesPerRow: Int = dim
   private val levels = 255
   // As Lance computes them: the step in f32 from the f64 bounds, and distances as the integer
   // sum times step² (so that near-ties order as pylance's do).
@@ -21,9 +20,7 @@ final case class SqStorage(metric: VectorMetric, start: Double, end: Double) ext
     math.max(0, math.min(levels, c))
   }
 
-  def distances(query: Array[Float], centroid: Array[Float], payload: FieldVector, n: Int): Array[Float] = {
-    val dim = query.length
-    val codes = VectorStorage.bytes(payload, n, dim)
+  def distances(query: Array[Float], centroid: Array[Float], codes: Array[Byte], n: Int): Array[Float] = {
     metric match {
       case VectorMetric.Dot =>
         Array.tabulate(n) { i =>

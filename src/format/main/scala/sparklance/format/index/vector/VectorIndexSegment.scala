@@ -18,8 +18,9 @@ import sparklance.format.table.{LanceField, Snapshot}
 
 /**
  * One segment of an IVF vector index (LANCE-VECTOR-INDICES.md §1–2): the centroids of index.idx
- * and the partitions of auxiliary.idx, read partition by partition as a search probes them. The
- * caller may keep it open for several searches of the same snapshot; not thread-safe.
+ * and the partitions of auxiliary.idx, read partition by partition as a search probes them and
+ * kept (up to [[VectorIndexSegment.CacheBytes]]) for the next. The caller may keep it open for
+ * several searches of the same snapshot; not thread-safe.
  */
 final class VectorIndexSegment private (
     val entry: IndexMetadata,
@@ -48,15 +49,28 @@ final class VectorIndexSegment private (
     Array.tabulate(numPartitions)(p => (p, probe.distance(query, centroids, p * dim))).sortBy { case (p, d) => (d, p) }
   }
 
+  // Partitions read so far (row ids and payload bytes), up to CacheBytes: the next queries of a
+  // kept segment probe mostly the same partitions, and decoding them again cost more than scoring.
+  private val cache = scala.collection.mutable.Map.empty[Int, (Array[Long], Array[Byte])]
+  private var cachedBytes = 0L
+
+  private def partition(p: Int, allocator: BufferAllocator): (Array[Long], Array[Byte]) = cache.getOrElse(p, {
+    val n = partitions.lengths(p)
+    val read = auxiliary.columns(Seq("_rowid", storage.column), allocator, partitions.offsets(p), n) {
+      case Seq(ids: UInt8Vector, payload) => (Array.tabulate(n)(i => ids.get(i)), VectorStorage.bytes(payload, n, storage.bytesPerRow))
+      case other => throw new CorruptFileException(auxiliary.path, s"_rowid is ${other.head.getField.getType}, not uint64")
+    }
+    val size = n * (8L + storage.bytesPerRow)
+    if (cachedBytes + size <= VectorIndexSegment.CacheBytes) { cache(p) = read; cachedBytes += size }
+    read
+  })
+
   /** Row ids (as the index stores them) and distances to `query` of every row of partition `p`. */
   def scan(query: Array[Float], p: Int, allocator: BufferAllocator): (Array[Long], Array[Float]) = {
     val n = partitions.lengths(p)
     if (n == 0) return (Array.emptyLongArray, Array.emptyFloatArray)
-    auxiliary.columns(Seq("_rowid", storage.column), allocator, partitions.offsets(p), n) {
-      case Seq(ids: UInt8Vector, payload) =>
-        (Array.tabulate(n)(i => ids.getObjectNoOverflow(i).longValue), storage.distances(query, centroid(p), payload, n))
-      case other => throw new CorruptFileException(auxiliary.path, s"_rowid is ${other.head.getField.getType}, not uint64")
-    }
+    val (ids, payload) = partition(p, allocator)
+    (ids, storage.distances(query, centroid(p), payload, n))
   }
 
   def close(): Unit = auxiliary.close()
@@ -64,6 +78,8 @@ final class VectorIndexSegment private (
 
 object VectorIndexSegment {
   val TypeUrlSuffix = "VectorIndexDetails"
+  /** Bytes of partitions a segment keeps decoded for its next searches. */
+  val CacheBytes: Long = 128L << 20
   private val json = new ObjectMapper()
 
   def isVector(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)

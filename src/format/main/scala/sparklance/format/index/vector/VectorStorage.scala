@@ -13,11 +13,15 @@ trait VectorStorage {
   /** The payload column of auxiliary.idx. */
   def column: String
 
+  /** Bytes a row of the payload takes (the values of its fixed-size list). */
+  def bytesPerRow: Int
+
   /**
    * The distances to `query` (normalized already for a cosine index) of the `n` rows of one
-   * partition, whose centroid is `centroid`, from `payload`: the partition's rows of [[column]].
+   * partition, whose centroid is `centroid`, from `payload`: the values of the partition's rows of
+   * [[column]], [[bytesPerRow]] a row (little-endian floats for FLAT).
    */
-  def distances(query: Array[Float], centroid: Array[Float], payload: FieldVector, n: Int): Array[Float]
+  def distances(query: Array[Float], centroid: Array[Float], payload: Array[Byte], n: Int): Array[Float]
 }
 
 object VectorStorage {
@@ -39,7 +43,7 @@ object VectorStorage {
     def int(node: JsonNode, key: String): Int = Option(node.get(key)).filter(_.canConvertToInt).map(_.asInt).getOrElse(
       throw new CorruptFileException(path, s"storage_metadata has no integer '$key': $node"))
     indexType match {
-      case VectorIndexType.IvfFlat => FlatStorage(metric)
+      case VectorIndexType.IvfFlat => FlatStorage(metric, dim)
       case VectorIndexType.IvfPq =>
         val m = meta
         val (bits, subVectors) = (int(m, "nbits"), int(m, "num_sub_vectors"))
@@ -57,21 +61,15 @@ object VectorStorage {
         val bits = int(m, "num_bits")
         if (bits != 8) throw new UnsupportedFeatureException(s"SQ index $path has $bits-bit codes; sparklance reads 8")
         val bounds = Option(m.get("bounds")).getOrElse(throw new CorruptFileException(path, s"storage_metadata has no bounds: $m"))
-        SqStorage(metric, bounds.get("start").asDouble, bounds.get("end").asDouble)
+        SqStorage(metric, dim, bounds.get("start").asDouble, bounds.get("end").asDouble)
     }
   }
 
-  /** The bytes of a partition's `fixed_size_list<uint8>` codes. */
+  /** The values of the `n` rows of a fixed-size list column, `perRow` bytes a row. */
   private[vector] def bytes(payload: FieldVector, n: Int, perRow: Int): Array[Byte] = {
     val data = payload.asInstanceOf[FixedSizeListVector].getDataVector
     val out = new Array[Byte](n * perRow)
     data.getDataBuffer.getBytes(0, out)
     out
-  }
-
-  /** The floats of a partition's `fixed_size_list<float>` vectors. */
-  private[vector] def floats(payload: FieldVector, n: Int, dim: Int): Array[Float] = {
-    val buf = payload.asInstanceOf[FixedSizeListVector].getDataVector.getDataBuffer
-    Array.tabulate(n * dim)(i => buf.getFloat(i.toLong * 4))
   }
 }
