@@ -1,6 +1,8 @@
 """Issue 33 item 3: vector_search(...), the table function of nearest-neighbour search, against an
 exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by row id), with a
 prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
+import re
+
 import lance
 import numpy as np
 import pytest
@@ -101,6 +103,11 @@ def test_bad_arguments_name_what_is_wrong(spark, vectors, call, says):
     assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)
 
 
+def _reads_by_row_id(df):
+    """Whether the plan reads the rows an index search named (`_rowid IN (...)`), not every row."""
+    return re.search(r"_rowid#\d+L IN \(", df._jdf.queryExecution().optimizedPlan().toString()) is not None
+
+
 def _pylance_nearest(path, query, **options):
     """(id, _distance) of pylance's `nearest` on the table at `path`."""
     rows = lance.dataset(path).to_table(columns=["id"], nearest={"column": "emb", "q": np.asarray(query, np.float32), **options})
@@ -133,6 +140,18 @@ def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type,
         assert [r.id for r in ours] == [t[0] for t in theirs]
         assert np.allclose([r._distance for r in ours], [t[1] for t in theirs], rtol=1e-4, atol=1e-5)
         assert all(r.id % 7 != 0 for r in ours)
+        # ORDER BY Spark's own vector function LIMIT k plans the same index search.
+        function, order = {"l2": ("vector_l2_distance", "ASC"), "cosine": ("vector_cosine_similarity", "DESC"),
+                           "dot": ("vector_inner_product", "DESC")}[metric]
+        spark.conf.set("spark.sparklance.vector_search.nprobes", "2")
+        spark.conf.set("spark.sparklance.vector_search.refine_factor", "2")
+        try:
+            ordered = spark.sql(f"SELECT id FROM {name} ORDER BY {function}(emb, {_literal(query.tolist())}) {order} LIMIT 8")
+            assert _reads_by_row_id(ordered)
+            assert [r.id for r in ordered.collect()] == [t[0] for t in theirs]
+        finally:
+            spark.conf.unset("spark.sparklance.vector_search.nprobes")
+            spark.conf.unset("spark.sparklance.vector_search.refine_factor")
     # With every partition probed, IVF_FLAT is exact; a prefilter keeps the k nearest that pass.
     if index_type == "IVF_FLAT":
         query = [0.2] * DIM
@@ -141,3 +160,11 @@ def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type,
                         f"{_literal(query)}, k => 5, nprobes => 4, filter => 'id % 2 = 1')").collect()
         ids, _ = _exact(data, query, "l2", 5, keep=lambda i: i in live and i % 2 == 1)
         assert [r.id for r in got] == ids
+        spark.conf.set("spark.sparklance.vector_search.nprobes", "4")
+        try:
+            ordered = spark.sql(f"SELECT id, vector_l2_distance(emb, {_literal(query)}) AS d FROM {name} WHERE id % 2 = 1 "
+                                "ORDER BY d LIMIT 5")
+            assert _reads_by_row_id(ordered)
+            assert [r.id for r in ordered.collect()] == ids
+        finally:
+            spark.conf.unset("spark.sparklance.vector_search.nprobes")

@@ -56,6 +56,20 @@ object ColumnProperties {
     }
   }
 
+  /**
+   * The top-level column (its name in `schema`) and the dimension a vector key of ALTER TABLE SET
+   * TBLPROPERTIES makes it, checked as CREATE TABLE checks the key (see [[TableAlteration]]).
+   */
+  def vectorColumn(table: String, schema: StructType, key: String, value: String): (String, Int) = {
+    val path = key.stripSuffix(VectorSuffix).split('.').toSeq
+    if (path.size > 1) throw new InvalidTablePropertyException(table, key,
+      "names a field inside a struct; only a top-level column of an existing table becomes a vector")
+    val declared = declare(table, schema, key, value)
+    val at = schema.fields.indices.find(i => declared.fields(i) != schema.fields(i)).getOrElse(
+      schema.fields.indexWhere(f => org.apache.spark.sql.internal.SQLConf.get.resolver(f.name, path.head)))
+    (schema.fields(at).name, value.trim.toInt)
+  }
+
   /** `schema` with the field at `path` (a top-level column or struct fields, names as Spark resolves them) changed. */
   private def update(table: String, key: String, schema: StructType, path: Seq[String])(change: StructField => StructField): StructType = {
     val resolver = org.apache.spark.sql.internal.SQLConf.get.resolver

@@ -11,18 +11,22 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
  * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
  * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]);
- * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]).
+ * and writes of data tagged as vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]);
+ * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]), as
+ * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectResolutionRule(_ => SetNotNullRule)
+    extensions.injectCheckRule(_ => sparklance.spark.write.VectorInputCheck)
     extensions.injectOptimizerRule(_ => ConditionColumnsRule)
     extensions.injectOptimizerRule(_ => CarriedBlobsRule)
     extensions.injectOptimizerRule(new MergeSourceKeyFilter(_))
     extensions.injectOptimizerRule(_ => OuterMergeRule)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
+    extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
     extensions.injectTableFunction((search.VectorSearchFunction.identifier, search.VectorSearchFunction.info,
       search.VectorSearchFunction.build))
   }

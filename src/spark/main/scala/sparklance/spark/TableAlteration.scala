@@ -29,6 +29,8 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       throw new UnsupportedOperationException(s"ALTER TABLE $table: change properties and columns in separate statements")
     val set = properties.collect { case p: SetProperty => p.property() -> p.value() }.toMap
     val unset = properties.collect { case p: RemoveProperty => p.property() }.toSet
+    val vectors = set.filter { case (k, _) => k.endsWith(ColumnProperties.VectorSuffix) && ColumnProperties.isColumnKey(k) }
+    if (vectors.nonEmpty && vectors.size == set.size && unset.isEmpty) return makeVectors(vectors)
     retrying(TableAlteration.statement(changes)) { snapshot =>
       if (properties.nonEmpty) {
         val change = TableProperties.change(table, snapshot, set, unset)
@@ -41,6 +43,68 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       }
     }
     if (columns.nonEmpty) followZoneMapColumns(columns)
+  }
+
+  /**
+   * `ALTER TABLE t SET TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '384')` on a list column:
+   * the column becomes a vector of that many items of its item type, written anew under a new
+   * field id (as ALTER COLUMN ... TYPE does), in one commit, once the version it builds on is
+   * checked to hold only arrays of that length (and no NULL where the column is NOT NULL). A
+   * column that is a vector of that dimension already is left as it is, so that a replayed
+   * statement changes nothing.
+   */
+  private def makeVectors(declared: Map[String, String]): Unit = {
+    def changes(snapshot: Snapshot): Seq[SchemaChange] = {
+      val schema = SparkTypes.toSpark(snapshot.schema, table)
+      declared.toSeq.sortBy(_._1).flatMap { case (key, value) =>
+        val (column, dim) = ColumnProperties.vectorColumn(table, schema, key, value)
+        snapshot.schema.fields.find(_.name == column).get.arrowType match {
+          case v: org.apache.arrow.vector.types.pojo.ArrowType.FixedSizeList if v.getListSize == dim => None
+          case _ => Some(SchemaChange.MakeVector(Seq(column), dim))
+        }
+      }
+    }
+    if (changes(dataset.snapshot()).isEmpty) return
+    retrying(Statement.SetTblProperties) { snapshot =>
+      val planned = changes(snapshot)
+      // Refusals of the schema change itself (an index on the column, items that are no primitive) come first.
+      SchemaEvolution.plan(table, snapshot, planned)
+      planned.collect { case SchemaChange.MakeVector(path, dim) =>
+        requireLength(snapshot, path.head, dim, snapshot.schema.fields.find(_.name == path.head).get.nullable)
+      }
+      val (evolved, files) = planSchema(snapshot, planned)
+      (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
+    }
+  }
+
+  /**
+   * A list column made a vector of `dim` items must hold arrays of `dim` items only (and no NULL
+   * where it is NOT NULL) in the version the commit builds on: refused naming the first offending
+   * row by its address and its first key-like column, and how many there are.
+   */
+  private def requireLength(snapshot: Snapshot, column: String, dim: Int, nullable: Boolean): Unit = {
+    val q = s"`${column.replace("`", "``")}`"
+    val frame = SparkSession.active.read.option("versionAsOf", snapshot.version.toString).table(table)
+    val key = frame.schema.fields.find(f => f.name != column && !LanceTable.MetadataNames.contains(f.name) &&
+      (f.dataType match {
+        case _: org.apache.spark.sql.types.NumericType | _: org.apache.spark.sql.types.StringType |
+             org.apache.spark.sql.types.DateType => true
+        case _ => false
+      }))
+    val keyExpr = key.fold("CAST(NULL AS STRING)")(k => s"CAST(`${k.name.replace("`", "``")}` AS STRING)")
+    val bad = s"($q IS NOT NULL AND size($q) <> $dim)" + (if (nullable) "" else s" OR $q IS NULL")
+    val found = frame.where(bad).selectExpr("count(*)",
+      s"min_by(named_struct('addr', ${LanceTable.RowAddress}, 'len', coalesce(size($q), -1), 'key', $keyExpr), ${LanceTable.RowAddress})").head()
+    val count = found.getLong(0)
+    if (count > 0) {
+      val first = found.getStruct(1)
+      val (addr, len) = (first.getLong(0), first.getInt(1))
+      val where = s"the row at ${LanceTable.RowAddress} $addr (fragment ${addr >>> 32}, offset ${addr & 0xFFFFFFFFL})" +
+        key.fold("")(k => s", where ${k.name} = ${Option(first.getString(2)).getOrElse("NULL")}")
+      val holds = if (len < 0) "NULL, and the column is NOT NULL" else s"an array of $len items"
+      throw new SchemaChangeException(table, column, s"it cannot become a vector of $dim items: $count row(s) of version " +
+        s"${snapshot.version} hold another value, the first $where holding $holds; update or delete them first")
+    }
   }
 
   /**
@@ -80,8 +144,11 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
    * The planned change on `snapshot` and, for retyped columns, their values written anew, cast by
    * Spark (exactly: only widenings are planned): a column-only file per fragment, not committed.
    */
-  private def planColumns(snapshot: Snapshot, columns: Seq[TableChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) = {
-    val evolved = SchemaEvolution.plan(table, snapshot, columns.flatMap(schemaChange(snapshot, _)))
+  private def planColumns(snapshot: Snapshot, columns: Seq[TableChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) =
+    planSchema(snapshot, columns.flatMap(schemaChange(snapshot, _)))
+
+  private def planSchema(snapshot: Snapshot, changes: Seq[SchemaChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) = {
+    val evolved = SchemaEvolution.plan(table, snapshot, changes)
     evolved.tightened.foreach(requireNoNulls(snapshot, _))
     if (evolved.retyped.isEmpty) (evolved, Map.empty)
     else {

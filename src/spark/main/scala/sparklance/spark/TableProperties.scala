@@ -156,7 +156,11 @@ object TableProperties {
       throw new InvalidTablePropertyException(table, k, "declares a column when a table is created, and is no property " +
         "of an existing table" + (if (k == ColumnProperties.NotNullColumns) s": make a column NOT NULL with CALL " +
           "<catalog>.system.set_not_null(table => ..., column => ...), which checks that it holds no NULL"
-        else ": a column's type or encoding cannot change by a property; copy the table with CREATE TABLE ... " +
+        else if (k.endsWith(ColumnProperties.VectorSuffix) && set.contains(k)) ": set it in an ALTER TABLE ... SET TBLPROPERTIES " +
+          "of its own (it makes a list column a vector, writing the column anew)"
+        else if (k.endsWith(ColumnProperties.VectorSuffix)) ": a vector column stays a vector; copy it into a new ARRAY column " +
+          "(ADD COLUMNS, then UPDATE) to have a list again"
+        else ": a column's encoding cannot change by a property; copy the table with CREATE TABLE ... " +
           "TBLPROPERTIES (...) AS SELECT"))
     }
     val (format, rest) = set.partition { case (k, _) => byName.get(k).exists(_.fixedAtCreation) }

@@ -183,6 +183,42 @@ class AlterTableSuite extends AnyFunSuite with LocalSpark {
     }
   }
 
+  test("SET TBLPROPERTIES makes a list column a vector; writes of data tagged as vectors of another dimension are refused") {
+    import org.apache.spark.sql.types.{MetadataBuilder, StructType}
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
+    sql("CREATE TABLE lance.alt.vec (id BIGINT, emb ARRAY<FLOAT>, tags ARRAY<DOUBLE>)")
+    sql("INSERT INTO lance.alt.vec VALUES (1, array(1, 2), array(1)), (2, array(3, 4, 5), NULL), (3, NULL, NULL)")
+    val setDim = "ALTER TABLE lance.alt.vec SET TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '2')"
+    val before = dataset("vec").latestVersion
+    val refused = intercept[Exception](sql(setDim))
+    assert(causes(refused).exists(e => Seq("1 row(s)", "_rowaddr 1 ", "where id = 2", "an array of 3 items")
+      .forall(e.getMessage.contains)), causes(refused).map(_.getMessage).mkString(" / "))
+    assert(dataset("vec").latestVersion == before)
+    sql("DELETE FROM lance.alt.vec WHERE id = 2")
+    sql(setDim)
+    assert(txn("vec").hasMerge && dataset("vec").latestVersion == before + 2)
+    assert(spark.table("lance.alt.vec").schema("emb").metadata.getLong(SparkTypes.VectorDimension) == 2)
+    assert(rows("SELECT id, emb FROM lance.alt.vec ORDER BY id") == Seq(Row(1L, Seq(1.0f, 2.0f)), Row(3L, null)))
+    assert(pylance("vec", "print(ds.schema.field('emb').type, ds.validate())") == "fixed_size_list<item: float>[2] None")
+    // Data tagged as vectors: its dimension must be the column's, and a list column takes none.
+    def tagged(column: String, key: String, dim: Long) = {
+      val schema = StructType.fromDDL("id BIGINT, emb ARRAY<FLOAT>, tags ARRAY<DOUBLE>")
+      val df = spark.createDataFrame(java.util.List.of(Row(5L, Seq(1.0f, 2.0f), Seq(1.0))), schema)
+      df.withMetadata(column, new MetadataBuilder().putLong(key, dim).build())
+    }
+    for ((write, says) <- Seq[(() => Unit, String)](
+        (() => tagged("emb", SparkTypes.VectorDimension, 3).writeTo("lance.alt.vec").append(), "a vector of 2 items"),
+        (() => tagged("emb", "arrow.fixed-size-list.size", 3).write.insertInto("lance.alt.vec"), "a vector of 2 items"),
+        (() => tagged("tags", SparkTypes.VectorDimension, 1).writeTo("lance.alt.vec").overwrite(org.apache.spark.sql.functions.lit(true)),
+          "a list (ARRAY<DOUBLE>), not a vector"))) {
+      val e = intercept[Exception](write())
+      assert(causes(e).exists(c => c.getMessage.contains("LANCE_INVALID_VALUE") && c.getMessage.contains(says)),
+        causes(e).map(_.getMessage).mkString(" / "))
+    }
+    tagged("emb", SparkTypes.VectorDimension, 2).writeTo("lance.alt.vec").append()
+    assert(rows("SELECT count(*) FROM lance.alt.vec").head.getLong(0) == 3)
+  }
+
   test("MERGE WITH SCHEMA EVOLUTION and appends withSchemaEvolution add the source's new columns and widen types") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.alt")
     sql("CREATE TABLE lance.alt.evo (id BIGINT, n INT) TBLPROPERTIES ('enable_stable_row_ids' = 'true')")

@@ -84,5 +84,16 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     // A top-k of each task's rows, never a sort of all of them.
     val plan = sql("SELECT * FROM vector_search('lance.pd.vec', 'emb', array(1.0, 2.0, 3.0), 3)").queryExecution.executedPlan.toString
     assert(plan.contains("TakeOrderedAndProject") && !plan.contains("Sort ["), plan)
+    // With an l2 index, ORDER BY vector_l2_distance ... LIMIT reads the rows the index names
+    // (NearestByIndexRule, which matches the plan this Spark makes of Spark's vector functions).
+    sql("CALL lance.system.create_index(table => 'pd.vec', column => 'emb', index_type => 'IVF_FLAT', num_partitions => 2)")
+    withSQLConf("spark.sparklance.vector_search.nprobes" -> "2") {
+      val ordered = sql(s"SELECT id FROM lance.pd.vec WHERE id % 2 = 0 ORDER BY vector_l2_distance(emb, array(${query.map(x => s"${x}f").mkString(", ")})) LIMIT 5")
+      val optimized = ordered.queryExecution.optimizedPlan.toString
+      assert("""_rowid#\d+L IN \(""".r.findFirstIn(optimized).isDefined, optimized)
+      val l2 = distances("l2")
+      val expected = vectors.filter(_._1 % 2 == 0).sortBy { case (i, v) => (l2(v), i) }.take(5).map(_._1)
+      assert(ordered.collect().map(_.getLong(0)).toSeq == expected)
+    }
   }
 }

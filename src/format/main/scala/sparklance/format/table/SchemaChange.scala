@@ -29,6 +29,13 @@ object SchemaChange {
   /** A type change that keeps every value (see [[Widening]]): the column is written anew under a new field id. */
   final case class ChangeType(path: Seq[String], to: org.apache.arrow.vector.types.pojo.ArrowType) extends SchemaChange
 
+  /**
+   * A list column made a vector, a fixed-size list of `dimension` items of the list's item type:
+   * written anew under a new field id, as a type change is; every array must have `dimension` items
+   * (the caller checks the data, see [[SchemaEvolution.Evolved.retyped]]).
+   */
+  final case class MakeVector(path: Seq[String], dimension: Int) extends SchemaChange
+
   /** The field metadata key a column's comment is kept under (Spark's own name for it). */
   val CommentKey = "comment"
 }

@@ -31,7 +31,9 @@ object SchemaDiff {
     val retypedPaths = retyped.map(_.path).toSet
     val changes = retyped ++
       now.collect { case (id, (path, f)) if !was.contains(id) && !retypedPaths(path) => Added(path, f) } ++
-      was.collect { case (id, (path, f)) if !now.contains(id) && !retypedPaths(path) => Dropped(path, f) } ++
+      // The item field of a list made a vector goes with it (a vector keeps its item type in itself).
+      was.collect { case (id, (path, f)) if !now.contains(id) && !retypedPaths(path) &&
+          !retypedPaths.exists(r => path.startsWith(r + ".")) => Dropped(path, f) } ++
       now.collect { case (id, (path, f)) if was.get(id).exists(_._1 != path) => Renamed(was(id)._1, path, f) }
     changes.toSeq.sortBy(_.path)
   }

@@ -2,6 +2,7 @@ package sparklance.format.table
 
 import scala.jdk.CollectionConverters._
 import sparklance.format.SchemaChangeException
+import org.apache.arrow.vector.types.pojo.ArrowType
 import sparklance.format.commit.Operation
 import sparklance.format.table.SchemaChange._
 
@@ -43,6 +44,13 @@ object SchemaEvolution {
     lazy val indexed = sparklance.format.index.Indices.parse(snapshot.file.indexSection, s"$table version ${snapshot.version}")
     var adds = false
     def fail(path: Seq[String], why: String) = throw new SchemaChangeException(table, path.mkString("."), why)
+    // Zone maps (and bloom filters) go with the old field id of a column written anew (the commit
+    // drops indices of fields the schema lost); writes keep zone maps by default, so they must not
+    // stand in the way. Other indices are the user's to drop.
+    def requireNoIndex(path: Seq[String], f: LanceField): Unit =
+      indexed.find(i => f.preOrder.exists(x => i.getFieldsList.contains(Int.box(x.id))) &&
+          sparklance.format.index.Indices.kind(i) != sparklance.format.index.IndexKind.FragmentSummaries).foreach(i => fail(path,
+        s"it has the index ${sparklance.format.index.Indices.describe(i)}, which would not follow the new values; drop the index first"))
 
     for (change <- changes) change match {
       case AddField(path, arrow, position) =>
@@ -91,16 +99,32 @@ object SchemaEvolution {
           if (f.children.nonEmpty || f.arrowItemType.isDefined) fail(path, "only columns of a primitive type change type")
           Widening.refusal(f.arrowType, to).foreach(why => fail(path,
             s"cannot change ${f.logicalType} to ${LogicalTypes.toLogical(to, None)}: $why"))
-          // Zone maps (and bloom filters) go with the old field id (the commit drops indices of
-          // fields the schema lost); writes keep zone maps by default, so they must not stand in
-          // the way. Other indices are the user's to drop.
-          indexed.find(i => i.getFieldsList.contains(Int.box(f.id)) &&
-              sparklance.format.index.Indices.kind(i) != sparklance.format.index.IndexKind.FragmentSummaries).foreach(i => fail(path,
-            s"it has the index ${sparklance.format.index.Indices.describe(i)}, which would not follow the new values; drop the index first"))
+          requireNoIndex(path, f)
           val widened = f.copy(id = nextId, arrowType = to)
           nextId += 1
           retyped += Retyped(f, widened)
           widened
+        }
+      case MakeVector(path, dimension) =>
+        if (path.size > 1) fail(path, "only a top-level column becomes a vector")
+        if (dimension <= 0) fail(path, s"a vector has a positive number of items, not $dimension")
+        fields = updateField(fields, path, fail) { f =>
+          f.arrowType match {
+            case v: ArrowType.FixedSizeList => fail(path, s"it is a vector of ${v.getListSize} items already; " +
+              "a vector's dimension does not change (copy the column into a new one of the other dimension)")
+            case _: ArrowType.List | _: ArrowType.LargeList =>
+            case _ => fail(path, s"it is ${f.logicalType}, and only a list (ARRAY) column becomes a vector")
+          }
+          val item = f.children.head
+          if (item.children.nonEmpty || item.arrowItemType.isDefined || item.dictionary.isDefined || item.storedLogicalType.isDefined)
+            fail(path, s"its items are ${item.logicalType}, and a vector's items are of a primitive type")
+          requireNoIndex(path, f)
+          // Lance's schema keeps a fixed-size list's item type in the field itself (no child field).
+          val vector = f.copy(id = nextId, arrowType = new ArrowType.FixedSizeList(dimension), children = Nil,
+            arrowItemType = Some(item.arrowType))
+          nextId += 1
+          retyped += Retyped(f, vector)
+          vector
         }
       case MoveField(path, position) =>
         fields = updateSiblings(fields, path.init, path, fail) { siblings =>

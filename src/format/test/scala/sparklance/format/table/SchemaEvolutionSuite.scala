@@ -61,6 +61,28 @@ class SchemaEvolutionSuite extends AnyFunSuite {
     assert(tightened.tightened == Seq(Seq("a")) && tightened.operation == Operation.Project(tightened.schema, preservesNullability = false))
   }
 
+  test("a list column made a vector: a new field id, the item type kept in the field; what is no list of primitives is refused") {
+    val ds = new Dataset(LocalStorage, Files.createTempDirectory("evolution").resolve("v.lance").toString)
+    val float32 = new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE)
+    val schema = LanceSchema.fromArrow(new Schema(List(field("a"), field("emb", ArrowType.List.INSTANCE, kids = Seq(field("item", float32))),
+      field("nested", ArrowType.List.INSTANCE, kids = Seq(field("item", ArrowType.Struct.INSTANCE, kids = Seq(field("x")))))).asJava))
+    new Committer(ds).commit(None, Operation.Overwrite(Nil, schema, Map(Committer.StorageVersionKey -> "2.2")))
+    val e = SchemaEvolution.plan("t", ds.snapshot(), Seq(MakeVector(Seq("emb"), 3)))
+    val vector = e.schema.fields(1)
+    assert(vector.id == schema.maxFieldId + 1 && vector.children.isEmpty && vector.arrowItemType.contains(float32))
+    assert(vector.arrowType == new ArrowType.FixedSizeList(3) && e.retyped.map(_.from.name) == Seq("emb"))
+    assert(e.operation.isInstanceOf[Operation.Merge] && !e.operation.asInstanceOf[Operation.Merge].preservesNullability)
+    assert(SchemaDiff.of(schema, e.schema).map(_.getClass.getSimpleName) == Seq("Retyped"), "the list's item goes with it")
+    def refused(change: SchemaChange): String =
+      intercept[SchemaChangeException](SchemaEvolution.plan("t", ds.snapshot(), Seq(change))).getMessage
+    assert(refused(MakeVector(Seq("a"), 3)).contains("only a list (ARRAY) column"))
+    assert(refused(MakeVector(Seq("nested"), 3)).contains("primitive type"))
+    assert(refused(MakeVector(Seq("emb"), 0)).contains("positive"))
+    val converted = new Committer(ds).commit(Some(ds.snapshot()), e.operation).snapshot
+    assert(intercept[SchemaChangeException](SchemaEvolution.plan("t", converted, Seq(MakeVector(Seq("emb"), 4))))
+      .getMessage.contains("a vector of 3 items already"))
+  }
+
   test("an append written before a concurrent type change retries instead of landing as NULLs") {
     val ds = table()
     val read = ds.snapshot()

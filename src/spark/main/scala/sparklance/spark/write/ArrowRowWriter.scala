@@ -51,14 +51,36 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   /** Bytes of the rows appended so far, to cut batches by size as well as by rows. */
   def bufferedBytes: Long = appended
 
+  // Rows appended since the writer was made (across batches), to name a bad row that has no key column.
+  private var appendedRows = 0L
+
   def append(row: InternalRow): Unit = {
     var c = 0
-    while (c < setters.length) {
+    try while (c < setters.length) {
       put(row, c, rows, vectors(c), setters(c), fields(c).nullable, fields(c).name)
       c += 1
+    } catch {
+      case e: InvalidValueException => throw new InvalidValueException(e.column, s"${e.getMessage} (${whichRow(row, c)})", e.getCause)
     }
     rows += 1
+    appendedRows += 1
   }
+
+  /**
+   * Names the row a bad value is in, for the user to find it: by the first column other than the
+   * bad one whose values read as a key (a number, text, a date), else by its place in the task's input.
+   */
+  private def whichRow(row: InternalRow, bad: Int): String =
+    fields.indices.find(i => i != bad && ArrowRowWriter.keyLike(sparkTypes(i))) match {
+      case Some(k) =>
+        val value = if (row.isNullAt(k)) "NULL" else sparkTypes(k) match {
+          case DateType => java.time.LocalDate.ofEpochDay(row.getInt(k).toLong).toString
+          case _: StringType => s"'${row.getUTF8String(k)}'"
+          case t => row.get(k, t).toString
+        }
+        s"in the row where ${fields(k).name} = $value"
+      case None => s"in row ${appendedRows + 1} of the task's input (the row has no key-like column to name it by)"
+    }
 
   private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
       nullable: Boolean, path: String): Unit =
@@ -241,5 +263,13 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
     case TimeUnit.SECOND => Math.floorDiv(micros, 1000000L)
     case TimeUnit.NANOSECOND =>
       try Math.multiplyExact(micros, 1000L) catch { case _: ArithmeticException => throw outOfRange(path, f, micros) }
+  }
+}
+
+object ArrowRowWriter {
+  /** Whether values of a Spark type can name a row in a message: numbers, text, dates. */
+  private def keyLike(t: DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | LongType | DateType | _: StringType | _: DecimalType => true
+    case _ => false
   }
 }

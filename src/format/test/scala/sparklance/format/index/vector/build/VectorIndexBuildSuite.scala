@@ -6,6 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.util.Using
 import sparklance.format.Pylance
 import sparklance.format.index.Indices
+import sparklance.format.index.vector.{VectorMetric, VectorQuery, VectorSearch}
 import sparklance.format.io.LocalStorage
 import sparklance.format.table.Dataset
 
@@ -60,6 +61,27 @@ class VectorIndexBuildSuite extends AnyFunSuite {
     assert(out.contains(""""used": true"""), out)
     assert(number(out, "recall") >= 0.9, out)
   }
+
+  for ((kind, metric) <- Seq(VectorIndexType.IvfFlat -> BuildMetric.L2, VectorIndexType.IvfPq -> BuildMetric.Cosine))
+    test(s"the format library's VectorSearch uses a ${kind.name} $metric index built here") {
+      val subVectors = if (kind == VectorIndexType.IvfPq) Some(4) else None
+      val (path, dataset) = build(VectorIndexOptions(kind, metric, numPartitions = Some(4), numSubVectors = subVectors))
+      val random = new scala.util.Random(5)
+      Using.resource(new RootAllocator()) { allocator =>
+        Using.resource(new VectorSearch(LocalStorage, dataset.snapshot(), "vec", allocator)) { search =>
+          val queryMetric = Some(VectorMetric.parse(metric.name))
+          val refine = if (kind == VectorIndexType.IvfFlat) None else Some(10)
+          val found = (0 until 20).map { _ =>
+            val q = Array.fill(16)(random.nextGaussian().toFloat * 4)
+            val indexed = search.search(VectorQuery("vec", q, 10, nprobes = Some(4), refineFactor = refine, metric = queryMetric))
+            assert(indexed.plan.indexed && indexed.plan.segments == 2, s"$path: ${indexed.plan}")
+            val exact = search.search(VectorQuery("vec", q, 10, metric = queryMetric, useIndex = false))
+            (indexed.hits.map(_.rowId).toSet & exact.hits.map(_.rowId).toSet).size
+          }.sum / 200.0
+          assert(found >= (if (kind == VectorIndexType.IvfFlat) 1.0 else 0.9), found)
+        }
+      }
+    }
 
   test("options pylance refuses are refused by name") {
     def refused(options: VectorIndexOptions, words: String) =
