@@ -1,0 +1,233 @@
+"""Vector search benchmark (issue 33 item 4): sparklance's IVF_PQ index build and `vector_search`
+against pylance 14's `create_index` and `nearest` on the same table, in one process.
+
+Data: ROWS x DIM float32 vectors from a seeded clustered generator (256 cluster centres uniform in
+[-4, 4), each vector a centre plus uniform noise in [-1, 1); values from Spark's `hash`, so the same
+for any partitioning), written by Spark (local[2]) into `emb ARRAY<FLOAT>` declared a vector with
+TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = 'DIM'), next to `id BIGINT`. The table is copied
+twice (by file copy) so that each index lives on a table of its own: `pl` indexed by pylance, `sl`
+by sparklance (vector_search and pylance both use a column's first index of the metric).
+Queries: QUERIES vectors of the same generator with ids past the table's (not in it), k = 10, l2.
+
+Measured (the systems take turns run by run, bench/common.timed_in_turns):
+  1. build   IVF_PQ, num_partitions = round(sqrt(ROWS)), num_sub_vectors = DIM / 8, l2, pylance's
+             other defaults: pylance `create_index` vs `CALL lance.system.create_index` with the
+             same options; RUNS timed rounds, no warm-up round (a build replaces the last one).
+             Peak memory of each build: the Spark driver's heap (sum of its heap pools' peaks, and
+             the old generation's) and the Python process's resident set (where pylance builds).
+  2. recall  recall@10 against exact search (numpy, float64) over the QUERIES queries at default
+             settings (no nprobes, no refine): vector_search on the pylance-built index and on
+             sparklance's, pylance's `nearest` on both.
+  3. latency one warm query, median over the QUERIES queries after 3 untimed ones (the
+             recall queries ran before):
+             `spark.sql("SELECT id, _distance FROM vector_search(...)").collect()` vs pylance
+             `ds.to_table(nearest=..., columns=["id"])` on the pylance-built index. Where
+             sparklance's time goes: `spark.sql(...)` alone (parse and analysis, which runs the
+             driver-side index search of the table function and plans the read by row id), the
+             index search alone (sparklance.format.index.vector.VectorSearch through py4j, opened
+             per query as vector_search does, and kept open), and the rest (`collect()`: optimize,
+             plan, read the 10 rows by id, join their distances, sort).
+  4. exact   no index: vector_search vs Spark's `ORDER BY vector_l2_distance(emb, array(...))
+             LIMIT 10` on the unindexed table, RUNS timed rounds after 1 warm-up, one query.
+
+Run: .venv/bin/python bench/vector.py [--rows 1000000] [--dim 128] [--runs 2] [--queries 30]
+(the issue's second shape: --rows 200000 --dim 768; a quick check: --rows 20000 --dim 32 --runs 2)"""
+import argparse
+import math
+import shutil
+import statistics
+import time
+
+import lance
+import numpy as np
+
+from common import PeakMemory, print_table, scratch_dir, spark_session, timed_in_turns
+
+CLUSTERS = 256
+K = 10
+
+
+def generator(spark, first, count, dim):
+    """Rows `first` .. `first + count - 1` of the clustered generator as a DataFrame (id, emb)."""
+    unit = "(CAST(hash({}, j, {}) AS BIGINT) + 2147483648) / 4294967296.0"  # uniform in [0, 1)
+    centre = "(8 * " + unit.format(f"id % {CLUSTERS}", 1) + " - 4)"
+    noise = "(2 * " + unit.format("id", 2) + " - 1)"
+    return spark.range(first, first + count).selectExpr(
+        "id", f"transform(sequence(0, {dim - 1}), j -> CAST({centre} + {noise} AS FLOAT)) AS emb")
+
+
+def exact_top(data, norms, queries, k=K):
+    """The ids of the k nearest rows of each query by squared l2 distance (numpy, float64)."""
+    tops = []
+    for q in queries.astype(np.float64):
+        d = norms.copy()
+        for lo in range(0, len(data), 65536):  # float64 products a block at a time, not a float64 copy of the data
+            d[lo:lo + 65536] -= 2 * (data[lo:lo + 65536].astype(np.float64) @ q)
+        d += q @ q
+        top = np.argpartition(d, k)[:k]
+        tops.append(set(top[np.argsort(d[top])].tolist()))
+    return tops
+
+
+def recall(found, exact):
+    return sum(len(set(f) & e) for f, e in zip(found, exact)) / (K * len(exact))
+
+
+STARTED = time.perf_counter()
+
+
+def progress(*what):
+    print(f"[{time.perf_counter() - STARTED:.0f} s]", *what)
+
+
+def literal(q):
+    return "array(" + ", ".join(repr(float(x)) for x in q) + ")"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--runs", type=int, default=2, help="timed rounds of the builds and of exact search")
+    ap.add_argument("--queries", type=int, default=30, help="queries for recall and latency")
+    args = ap.parse_args()
+    rows, dim = args.rows, args.dim
+    assert dim % 8 == 0, "--dim must be a multiple of 8 (num_sub_vectors = dim / 8)"
+    partitions, sub_vectors = max(1, round(math.sqrt(rows))), dim // 8
+    root = scratch_dir("sparklance-bench-vector-")
+    spark = spark_session(root / "warehouse")
+    jvm = spark._jvm
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.bench")
+    spark.sql(f"CREATE TABLE lance.bench.t (id BIGINT, emb ARRAY<FLOAT>) "
+              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{dim}')")
+    start = time.perf_counter()
+    generator(spark, 0, rows, dim).writeTo("lance.bench.t").append()
+    write_s = time.perf_counter() - start
+    paths = {name: str(root / "warehouse" / "bench" / f"{name}.lance") for name in ("t", "pl", "sl")}
+    for name in ("pl", "sl"):
+        shutil.copytree(paths["t"], paths[name])
+    table = lance.dataset(paths["t"]).to_table(columns=["id", "emb"])
+    data = np.empty((rows, dim), np.float32)
+    data[table["id"].to_numpy()] = table["emb"].combine_chunks().values.to_numpy().reshape(rows, dim)
+    del table
+    norms = np.einsum("ij,ij->i", data, data, dtype=np.float64)
+    queries = np.array([r.emb for r in generator(spark, rows, args.queries, dim).orderBy("id").collect()], np.float32)
+    start = time.perf_counter()
+    exact = exact_top(data, norms, queries)
+    numpy_s = (time.perf_counter() - start) / len(queries)
+    del data
+    progress(f"{rows:,} x {dim}: written by Spark in {write_s:.1f} s; numpy exact search {numpy_s * 1e3:.1f} ms a query")
+
+    # 1. Index builds.
+    memory = PeakMemory(jvm)
+    peaks = {}
+
+    def build_pylance():
+        memory.reset()
+        lance.dataset(paths["pl"]).create_index("emb", index_type="IVF_PQ", metric="l2", num_partitions=partitions,
+                                                num_sub_vectors=sub_vectors, replace=True)
+        peaks["pylance"] = memory.read()
+
+    def build_sparklance():
+        memory.reset()
+        spark.sql(f"CALL lance.system.create_index(table => 'bench.sl', column => 'emb', index_type => 'IVF_PQ', "
+                  f"metric => 'l2', num_partitions => {partitions}, num_sub_vectors => {sub_vectors})").collect()
+        peaks["sparklance"] = memory.read()
+
+    builds = timed_in_turns({"pylance": build_pylance, "sparklance": build_sparklance}, runs=args.runs, warmup=0)
+    progress("build", {k: round(v, 2) for k, v in builds.items()}, peaks)
+
+    # 2. Recall at default settings.
+    def search_sql(table, q):
+        return (f"SELECT id, _distance FROM vector_search(table => 'lance.bench.{table}', vector_column => 'emb', "
+                f"query_vector => {literal(q)}, k => {K}, distance_type => 'l2')")
+
+    datasets = {name: lance.dataset(paths[name]) for name in ("pl", "sl")}
+
+    def pylance_nearest(name, q):
+        return datasets[name].to_table(nearest={"column": "emb", "q": q, "k": K, "metric": "l2"}, columns=["id"])
+
+    sqls = {name: [search_sql(name, q) for q in queries] for name in ("pl", "sl", "t")}
+    recalls = {}
+    for name, label in (("pl", "pylance index"), ("sl", "sparklance index")):
+        recalls[label] = (
+            recall([[r.id for r in spark.sql(s).collect()] for s in sqls[name]], exact),
+            recall([pylance_nearest(name, q)["id"].to_pylist() for q in queries], exact))
+    progress("recall@10 (vector_search, pylance nearest)", recalls)
+
+    # 3. Warm single-query latency on the pylance-built index, and where sparklance's time goes.
+    def module(package, name):  # a Scala object
+        return getattr(getattr(package, name + "$"), "MODULE$")
+
+    storage = module(jvm.sparklance.format.io, "LocalStorage")
+    ds_path = jvm.sparklance.format.table.Dataset(storage, paths["pl"], jvm.scala.Option.empty())
+    snapshot = ds_path.snapshot(jvm.scala.Option.empty(), False)
+    metric = jvm.scala.Option.apply(module(jvm.sparklance.format.index.vector, "VectorMetric$L2"))
+    allocator = jvm.sparklance.spark.Allocators.child("bench-vector")
+    none = jvm.scala.Option.empty()
+
+    def jquery(q):
+        arr = spark.sparkContext._gateway.new_array(jvm.float, dim)
+        for i, x in enumerate(q):
+            arr[i] = float(x)
+        return jvm.sparklance.format.index.vector.VectorQuery("emb", arr, K, none, none, metric, none, True)
+
+    jqueries = [jquery(q) for q in queries]
+    kept_open = jvm.sparklance.format.index.vector.VectorSearch(storage, snapshot, "emb", allocator)
+
+    def search_per_query(jq):
+        s = jvm.sparklance.format.index.vector.VectorSearch(storage, snapshot, "emb", allocator)
+        try:
+            s.search(jq)
+        finally:
+            s.close()
+
+    n = len(queries)
+    fns = {
+        "vector_search collect": lambda it=iter(range(10**9)): spark.sql(sqls["pl"][next(it) % n]).collect(),
+        "pylance nearest": lambda it=iter(range(10**9)): pylance_nearest("pl", queries[next(it) % n]),
+        "spark.sql only": lambda it=iter(range(10**9)): spark.sql(sqls["pl"][next(it) % n]),
+        "VectorSearch opened per query": lambda it=iter(range(10**9)): search_per_query(jqueries[next(it) % n]),
+        "VectorSearch kept open": lambda it=iter(range(10**9)): kept_open.search(jqueries[next(it) % n]),
+    }
+    latency = timed_in_turns(fns, runs=n, warmup=3)
+    kept_open.close()
+    allocator.close()
+    progress("latency", {k: round(v * 1e3, 2) for k, v in latency.items()})
+
+    # 4. Exact search without an index: vector_search vs Spark's own ORDER BY ... LIMIT.
+    q = queries[0]
+    plain = (f"SELECT id, vector_l2_distance(emb, CAST({literal(q)} AS ARRAY<FLOAT>)) AS d FROM lance.bench.t "
+             f"ORDER BY d LIMIT {K}")
+    exact_answers = {"vector_search": [r.id for r in spark.sql(sqls["t"][0]).collect()],
+                     "ORDER BY LIMIT": [r.id for r in spark.sql(plain).collect()]}
+    # Both exact: the numpy answer up to near-ties of float32 sums.
+    for name, ids in exact_answers.items():
+        assert len(set(ids) & exact[0]) >= K - 1, (name, ids, exact[0])
+    progress("exact answers checked")
+    exact_s = timed_in_turns({"vector_search": lambda: spark.sql(sqls["t"][0]).collect(),
+                              "ORDER BY LIMIT": lambda: spark.sql(plain).collect()}, runs=args.runs, warmup=1)
+    progress("exact", {k: round(v, 3) for k, v in exact_s.items()})
+
+    title = f"{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}"
+    print_table(f"{title}: index build (median of {args.runs}, no warm-up)",
+                ["system", "seconds", "vs pylance", "driver heap MiB", "old gen MiB", "python rss MiB"],
+                [[s, f"{builds[s]:.2f}", f"{builds[s] / builds['pylance']:.2f}", peaks[s]["jvm heap"],
+                  peaks[s]["jvm old gen"], peaks[s]["python rss"]] for s in ("sparklance", "pylance")])
+    print_table(f"recall@10 at default settings, {n} queries, vs numpy exact search",
+                ["index built by", "vector_search", "pylance nearest"],
+                [[label, f"{a:.3f}", f"{b:.3f}"] for label, (a, b) in recalls.items()])
+    base = latency["pylance nearest"]
+    print_table(f"warm single-query latency on the pylance-built index (median of {n})",
+                ["what", "ms", "vs pylance nearest"],
+                [[name, f"{v * 1e3:.2f}", f"{v / base:.2f}"] for name, v in latency.items()] +
+                [["collect after spark.sql", f"{(latency['vector_search collect'] - latency['spark.sql only']) * 1e3:.2f}",
+                  "-"]])
+    print_table(f"exact search without an index, one query (median of {args.runs})",
+                ["query", "seconds", "vs ORDER BY LIMIT"],
+                [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
