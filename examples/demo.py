@@ -82,7 +82,33 @@ def main(warehouse: Path) -> None:
     spark_rows = spark.table("lance.db.people").count()
     assert table.num_rows == spark_rows, f"pylance read {table.num_rows} rows, Spark {spark_rows}"
     print("pylance and Spark agree on", spark_rows, "rows")
+    vector_search(spark, warehouse)
     spark.stop()
+
+
+def vector_search(spark, warehouse: Path) -> None:
+    """A vector column, an IVF_PQ index built by Spark, and a nearest-neighbour search that pylance answers alike."""
+    import numpy as np
+    print("== Vector search: 2,000 embeddings of 16 dimensions, an IVF_PQ index, the 3 rows nearest a query")
+    spark.sql("DROP TABLE IF EXISTS lance.db.docs PURGE")
+    spark.sql("CREATE TABLE lance.db.docs (id BIGINT, topic INT, emb ARRAY<FLOAT>) "
+              "TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '16')")
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((8, 16))
+    vectors = (centers[np.arange(2000) % 8] + 0.1 * rng.standard_normal((2000, 16))).astype(np.float32)
+    spark.createDataFrame([(i, i % 8, vectors[i].tolist()) for i in range(2000)], "id BIGINT, topic INT, emb ARRAY<FLOAT>") \
+        .writeTo("lance.db.docs").append()
+    spark.sql("CALL lance.system.create_index(table => 'db.docs', column => 'emb', index_type => 'IVF_PQ', "
+              "num_partitions => 8, num_sub_vectors => 4)").show()
+    query = vectors[42] + 0.01
+    literal = "array(" + ", ".join(f"{v}f" for v in query.tolist()) + ")"
+    found = spark.sql(f"SELECT id, topic, _distance FROM vector_search(table => 'lance.db.docs', vector_column => 'emb', "
+                      f"query_vector => {literal}, k => 3, nprobes => 2, refine_factor => 4)")
+    found.show()
+    theirs = lance.dataset(str(warehouse / "db" / "docs.lance")).to_table(
+        columns=["id"], nearest={"column": "emb", "q": query, "k": 3, "nprobes": 2, "refine_factor": 4})
+    assert [r.id for r in found.collect()] == theirs.column("id").to_pylist(), "pylance found other rows"
+    print("pylance's nearest on the index Spark built finds the same rows")
 
 
 if __name__ == "__main__":

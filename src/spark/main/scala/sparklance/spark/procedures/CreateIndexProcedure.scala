@@ -9,7 +9,8 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.commit.{CommitRecord, Statement}
 import sparklance.format.index.Indices
-import sparklance.format.index.vector.build.{BuildMetric, VectorIndexBuild, VectorIndexOptions, VectorIndexType}
+import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
+import sparklance.format.index.vector.build.{VectorIndexBuild, VectorIndexOptions}
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
 import sparklance.format.table.{LanceField, Snapshot}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
@@ -50,7 +51,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     if (named.map(_.toLowerCase(Locale.ROOT)).distinct.size > 1) throw new IllegalArgumentException(
       s"Procedure create_index of ${target.quotedName}: type and index_type disagree (${named.mkString(" and ")}); give one")
     val kind = named.headOption.map(_.toLowerCase(Locale.ROOT)).getOrElse("zonemap")
-    val vector = VectorIndexType.parse(kind)
+    val vector = VectorIndexType.find(kind)
     val vectorOptions = (6 to 12).filterNot(args.isNullAt).map(i => parameters()(i).name())
     if (vector.isEmpty && vectorOptions.nonEmpty) throw new IllegalArgumentException(
       s"Procedure create_index of ${target.quotedName}: ${vectorOptions.mkString(", ")} apply to vector indices " +
@@ -76,7 +77,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       v.toInt
     }
     val metricName = optional(args, 6)(args.getUTF8String).map(_.toString)
-    val metric = metricName.fold[BuildMetric](BuildMetric.L2)(m => BuildMetric.parse(m).getOrElse(throw new IllegalArgumentException(
+    val metric = metricName.fold[VectorMetric](VectorMetric.L2)(m => VectorMetric.find(m).getOrElse(throw new IllegalArgumentException(
       s"Procedure create_index of ${target.quotedName}: unknown metric '$m' for ${indexType.name}; use l2, cosine or dot")))
     val defaults = VectorIndexOptions(indexType)
     val options = VectorIndexOptions(indexType, metric, numPartitions = int(7), numSubVectors = int(8),

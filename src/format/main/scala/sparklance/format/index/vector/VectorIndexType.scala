@@ -6,7 +6,10 @@ import sparklance.format.UnsupportedFeatureException
  * The kind of an IVF index, as `lance:index` in its index.idx names it: the IVF partitioning with
  * a FLAT sub-index over one of three storages (raw vectors, PQ codes, SQ codes).
  */
-sealed abstract class VectorIndexType(val name: String) {
+sealed abstract class VectorIndexType(val name: String) extends Serializable {
+  /** pylance's default partition size, from which it derives num_partitions (rows / size, at least 1). */
+  def targetPartitionSize: Long = if (this == VectorIndexType.IvfFlat) 4096L else 8192L
+
   override def toString: String = name
 }
 
@@ -16,6 +19,9 @@ object VectorIndexType {
   case object IvfSq extends VectorIndexType("IVF_SQ")
 
   val all: Seq[VectorIndexType] = Seq(IvfFlat, IvfPq, IvfSq)
+
+  /** The type pylance names `name` (any case), if sparklance builds and searches it. */
+  def find(name: String): Option[VectorIndexType] = all.find(_.name == name.toUpperCase(java.util.Locale.ROOT))
 
   /**
    * The type named `name` in the index `what`. HNSW sub-indices are refused: matching pylance's

@@ -8,7 +8,12 @@ import sparklance.format.proto.VectorIndexProtos.VectorMetricType
  * A distance between float vectors, in pylance's units (LANCE-VECTOR-INDICES.md §3): squared L2
  * (no square root), `1 - cos`, `1 - dot`. Smaller is nearer for all three.
  */
-sealed abstract class VectorMetric(val name: String) {
+sealed abstract class VectorMetric(val name: String, val proto: VectorMetricType) extends Serializable {
+  /** Cosine indices are L2 indices over unit vectors: rows, samples and queries are normalized first. */
+  def normalizes: Boolean = this == VectorMetric.Cosine
+  /** Dot indices keep unit-norm centroids and quantize raw vectors, not residuals. */
+  def spherical: Boolean = this == VectorMetric.Dot
+
   /** The exact distance between `q` and the `dim` floats of `x` from `offset`. */
   def distance(q: Array[Float], x: Array[Float], offset: Int): Float
 
@@ -21,7 +26,7 @@ sealed abstract class VectorMetric(val name: String) {
 }
 
 object VectorMetric {
-  case object L2 extends VectorMetric("l2") {
+  case object L2 extends VectorMetric("l2", VectorMetricType.L2) {
     def distance(q: Array[Float], x: Array[Float], offset: Int): Float = {
       var s = 0f
       var j = 0
@@ -30,7 +35,7 @@ object VectorMetric {
     }
   }
 
-  case object Cosine extends VectorMetric("cosine") {
+  case object Cosine extends VectorMetric("cosine", VectorMetricType.Cosine) {
     def distance(q: Array[Float], x: Array[Float], offset: Int): Float = {
       var dot, qq, xx = 0f
       var j = 0
@@ -44,11 +49,17 @@ object VectorMetric {
     }
   }
 
-  case object Dot extends VectorMetric("dot") {
+  case object Dot extends VectorMetric("dot", VectorMetricType.Dot) {
     def distance(q: Array[Float], x: Array[Float], offset: Int): Float = 1f - dot(q, x, offset)
   }
 
   val all: Seq[VectorMetric] = Seq(L2, Cosine, Dot)
+
+  /** The metric pylance names `name` (any case; "euclidean" is its alias of l2), if sparklance has it. */
+  def find(name: String): Option[VectorMetric] = name.toLowerCase(Locale.ROOT) match {
+    case "euclidean" => Some(L2)
+    case other => all.find(_.name == other)
+  }
 
   /** "l2", "cosine" or "dot" in any case (pylance's names; "euclidean" is pylance's alias of l2). */
   def parse(name: String): VectorMetric = name.toLowerCase(Locale.ROOT) match {

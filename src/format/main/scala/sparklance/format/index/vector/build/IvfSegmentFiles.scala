@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.VectorIndexType
 import com.google.protobuf.ByteString
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets.UTF_8

@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
 /**
  * What a vector index build is asked for, under pylance's option names (`create_index(column,
  * index_type, metric=..., num_partitions=..., num_sub_vectors=..., num_bits=..., sample_rate=...,
@@ -10,7 +11,7 @@ package sparklance.format.index.vector.build
  */
 final case class VectorIndexOptions(
     indexType: VectorIndexType,
-    metric: BuildMetric = BuildMetric.L2,
+    metric: VectorMetric = VectorMetric.L2,
     numPartitions: Option[Int] = None,
     numSubVectors: Option[Int] = None,
     numBits: Int = 8,

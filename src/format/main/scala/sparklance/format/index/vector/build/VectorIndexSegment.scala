@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.VectorIndexType
 import com.google.protobuf.{Any => AnyMessage, ByteString}
 import java.nio.ByteBuffer
 import java.util.UUID

@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
 import java.nio.{ByteBuffer, ByteOrder}
 
 /**
@@ -10,7 +11,7 @@ import java.nio.{ByteBuffer, ByteOrder}
  */
 final case class VectorModel(
     indexType: VectorIndexType,
-    metric: BuildMetric,
+    metric: VectorMetric,
     dim: Int,
     centroids: Array[Float],
     loss: Double,

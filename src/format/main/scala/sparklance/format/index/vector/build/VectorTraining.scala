@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.VectorIndexType
 import scala.util.Random
 
 /**

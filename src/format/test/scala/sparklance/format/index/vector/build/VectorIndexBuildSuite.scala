@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
 import java.nio.file.{Files, Paths}
 import org.apache.arrow.memory.RootAllocator
 import org.scalatest.funsuite.AnyFunSuite
@@ -38,7 +39,7 @@ class VectorIndexBuildSuite extends AnyFunSuite {
     path -> dataset
   }
 
-  for (kind <- VectorIndexType.all; metric <- BuildMetric.all) test(s"pylance uses a ${kind.name} $metric index built here") {
+  for (kind <- VectorIndexType.all; metric <- VectorMetric.all) test(s"pylance uses a ${kind.name} $metric index built here") {
     val subVectors = if (kind == VectorIndexType.IvfPq) Some(4) else None
     val (path, _) = build(VectorIndexOptions(kind, metric, numPartitions = Some(4), numSubVectors = subVectors))
     val out = Pylance.run(script, "check", path, "vec_idx", metric.name, "4", kind.name).trim.linesIterator.toSeq.last
@@ -51,7 +52,7 @@ class VectorIndexBuildSuite extends AnyFunSuite {
     assert(out.contains(""""covered_after_optimize": [0, 1, 2]"""), out)
     // optimize_indices merges these small partitions into one and re-encodes against it: pylance's
     // own IVF_PQ dot index on this table fell to 0.85 there (l2 0.985, cosine 0.975).
-    val afterOptimize = if (kind == VectorIndexType.IvfPq && metric == BuildMetric.Dot) 0.8 else least
+    val afterOptimize = if (kind == VectorIndexType.IvfPq && metric == VectorMetric.Dot) 0.8 else least
     assert(number(out, "recall_after_optimize") >= afterOptimize, out)
   }
 
@@ -62,7 +63,7 @@ class VectorIndexBuildSuite extends AnyFunSuite {
     assert(number(out, "recall") >= 0.9, out)
   }
 
-  for ((kind, metric) <- Seq(VectorIndexType.IvfFlat -> BuildMetric.L2, VectorIndexType.IvfPq -> BuildMetric.Cosine))
+  for ((kind, metric) <- Seq(VectorIndexType.IvfFlat -> VectorMetric.L2, VectorIndexType.IvfPq -> VectorMetric.Cosine))
     test(s"the format library's VectorSearch uses a ${kind.name} $metric index built here") {
       val subVectors = if (kind == VectorIndexType.IvfPq) Some(4) else None
       val (path, dataset) = build(VectorIndexOptions(kind, metric, numPartitions = Some(4), numSubVectors = subVectors))
@@ -93,6 +94,6 @@ class VectorIndexBuildSuite extends AnyFunSuite {
     assert(VectorIndexOptions(VectorIndexType.IvfFlat).partitions(20000) == 4)
     assert(VectorIndexOptions(VectorIndexType.IvfSq).partitions(20000) == 2)
     assert(VectorIndexOptions(VectorIndexType.IvfSq).partitions(2000) == 1)
-    assert(BuildMetric.parse("Euclidean").contains(BuildMetric.L2) && BuildMetric.parse("hamming").isEmpty)
+    assert(VectorMetric.find("Euclidean").contains(VectorMetric.L2) && VectorMetric.find("hamming").isEmpty)
   }
 }
