@@ -94,6 +94,12 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
       val l2 = distances("l2")
       val expected = vectors.filter(_._1 % 2 == 0).sortBy { case (i, v) => (l2(v), i) }.take(5).map(_._1)
       assert(ordered.collect().map(_.getLong(0)).toSeq == expected)
+      // A query that reads _rowid itself gets each candidate once, with its id.
+      val withIds = sql(s"SELECT id, _rowid FROM lance.pd.vec WHERE id % 2 = 0 ORDER BY vector_l2_distance(emb, " +
+        s"array(${query.map(x => s"${x}f").mkString(", ")})) LIMIT 5").collect()
+      val ids = sql(s"SELECT id, _rowid FROM lance.pd.vec WHERE id IN (${expected.mkString(", ")})").collect()
+        .map(r => r.getLong(0) -> r.getLong(1)).toMap
+      assert(withIds.map(r => r.getLong(0) -> r.getLong(1)).toSeq == expected.map(i => i -> ids(i)))
     }
   }
 }

@@ -72,8 +72,7 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
           allowed.map(ids => (id: Long) => ids.contains(id)))).hits
       }
     }
-    val withRowId = relation.copy(output = relation.output :+ rowId)
-    val candidates = Filter(In(rowId, hits.map(h => Literal(h.rowId, LongType))), withRowId)
+    val candidates = Filter(In(rowId, hits.map(h => Literal(h.rowId, LongType))), withRowId(relation, rowId))
     val newChild = sort.child.transformUp { case r: DataSourceV2Relation if r eq relation => candidates }
     val newSort = sort.copy(child = keepOutput(newChild, sort.child.output))
     Some(top.fold[LogicalPlan](newSort)(p => p.copy(child = newSort)))
@@ -81,12 +80,15 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
 
   /** The ids of the relation's rows that pass `filters`: the index's prefilter. */
   private def passing(relation: DataSourceV2Relation, rowId: AttributeReference, filters: Seq[Expression]): Roaring64NavigableMap = {
-    val withRowId = relation.copy(output = relation.output :+ rowId)
-    val plan = Project(Seq(rowId), filters.foldLeft[LogicalPlan](withRowId)((p, c) => Filter(c, p)))
+    val plan = Project(Seq(rowId), filters.foldLeft[LogicalPlan](withRowId(relation, rowId))((p, c) => Filter(c, p)))
     val ids = new Roaring64NavigableMap()
     session.asInstanceOf[SparkSession].sessionState.executePlan(plan).executedPlan.executeCollect().foreach(r => ids.addLong(r.getLong(0)))
     ids
   }
+
+  /** The relation with its `_rowid` column, which a query that selects `_rowid` already reads. */
+  private def withRowId(relation: DataSourceV2Relation, rowId: AttributeReference): DataSourceV2Relation =
+    if (relation.output.exists(_.exprId == rowId.exprId)) relation else relation.copy(output = relation.output :+ rowId)
 
   /** `plan` projected to `output` where the relation's added row id column would otherwise show. */
   private def keepOutput(plan: LogicalPlan, output: Seq[Attribute]): LogicalPlan =
