@@ -51,8 +51,8 @@ Batch k-NN (5.), the same machine, `--rows 200000 --dim 128 --join-queries 10000
 force (19.9x; at 50 queries the index plan's time is mostly fixed: each task opening the index, and
 the scan of the table's 200k rows the matches are joined with by _rowid); 10,000 queries 26.3 s by
 index probes, 2.6 ms a query vs the brute force's 1,143 ms a query (434x per query; the brute force
-on all 10,000 would take about 3.2 hours, so it was not run). Recall@10 of both index plans vs the
-brute force 0.380 (IVF_PQ at pylance's default nprobes, no refine; the same as vector_search)."""
+on all 10,000 would take about 3.2 hours, so it was not run). Recall@10 of the index plan vs the
+brute force: 0.380 (IVF_PQ at pylance's default nprobes, no refine; the same as vector_search)."""
 import argparse
 import math
 import shutil
