@@ -2,6 +2,7 @@
 exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by row id), with a
 prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
 import re
+import time
 
 import lance
 import numpy as np
@@ -179,6 +180,16 @@ def _with_jobs_counted(spark, action):
         result = action()
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
+    # The status tracker learns of jobs from the listener bus, in order: once a job started after
+    # the action shows, every job of the action shows.
+    marker = group + "-marker"
+    sc.setJobGroup(marker, "the jobs before are all listed")
+    try:
+        sc.parallelize([1], 1).count()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    while not sc.statusTracker().getJobIdsForGroup(marker):
+        time.sleep(0.01)
     return result, len(sc.statusTracker().getJobIdsForGroup(group))
 
 

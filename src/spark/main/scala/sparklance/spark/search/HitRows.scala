@@ -1,7 +1,7 @@
 package sparklance.spark.search
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, InterpretedUnsafeProjection, JoinedRow}
 import org.apache.spark.sql.connector.expressions.Expressions
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.{SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
@@ -58,7 +58,8 @@ object HitRows {
     val factory = batch.createReaderFactory()
     val n = schema.size
     // Columns of the schema, then the distance (after the row id, which the join puts at n).
-    val project = UnsafeProjection.create(
+    // Interpreted: generating and compiling code took longer than copying k rows.
+    val project = InterpretedUnsafeProjection.createProjection(
       schema.fields.toSeq.zipWithIndex.map { case (f, i) => BoundReference(i, f.dataType, f.nullable) } :+
         BoundReference(n + 1, FloatType, nullable = false))
     val distance = hits.map(h => h.rowId -> h.distance).toMap
