@@ -78,6 +78,11 @@ class NearestJoinSuite extends AnyFunSuite with LocalSpark {
       assert(got.groupBy(_.getLong(0)).map { case (q, rs) => q -> rs.map(_.getLong(1)).toSet } == exact(l2, 3))
       val embs = rows.toMap
       got.foreach(r => assert(r.getSeq[Float](2) == embs(r.getLong(1)).toSeq))
+      // Filters of the table side are a prefilter: each query gets the 5 nearest rows that pass.
+      val filtered = sql(s"SELECT q.qid, t.id FROM $queryView q JOIN (SELECT id, emb FROM $t WHERE id % 2 = 1) t " +
+        "APPROX NEAREST 5 BY DISTANCE vector_l2_distance(q.v, t.emb)")
+      assert(!crossJoined(physical(filtered)))
+      assert(matches(filtered) == exact(l2, 5, _ % 2 == 1))
       // EXACT keeps Spark's plan.
       assert(crossJoined(physical(sql(s"SELECT q.qid, t.id FROM $queryView q JOIN $t t EXACT NEAREST 5 BY DISTANCE vector_l2_distance(q.v, t.emb)"))))
       // Deleted rows never come back; appended rows (which the index does not cover) are searched exactly.

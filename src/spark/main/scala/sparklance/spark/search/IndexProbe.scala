@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, Generator, UnaryEx
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, LongType, StructField, StructType}
+import org.roaringbitmap.longlong.Roaring64NavigableMap
 import sparklance.format.Resources
 import sparklance.format.index.vector.{VectorMetric, VectorQuery, VectorSearch}
 import sparklance.format.table.Dataset
@@ -15,10 +16,11 @@ import sparklance.spark.Allocators
 
 /**
  * What a task needs to search one table version's vector index: where the table is (and how to
- * reach its storage), its version, the column, and the search's options.
+ * reach its storage), its version, the column, the search's options, and the ids of the rows that
+ * pass the table side's filters (a prefilter), when it has any.
  */
 final case class ProbeTarget(tablePath: String, version: Long, storageConf: Map[String, String], column: String,
-    metric: VectorMetric, k: Int, nprobes: Option[Int], refineFactor: Option[Int]) {
+    metric: VectorMetric, k: Int, nprobes: Option[Int], refineFactor: Option[Int], allowed: Option[Roaring64NavigableMap]) {
   /** This version's search, with the allocator it reads into; closing it closes both. */
   def open(): ProbeTarget.Opened = {
     val allocator = Allocators.child("nearest_join")
@@ -28,7 +30,8 @@ final case class ProbeTarget(tablePath: String, version: Long, storageConf: Map[
     }
   }
 
-  def query(vector: Array[Float]): VectorQuery = VectorQuery(column, vector, k, nprobes, refineFactor, Some(metric))
+  def query(vector: Array[Float]): VectorQuery =
+    VectorQuery(column, vector, k, nprobes, refineFactor, Some(metric), allowed.map(ids => (id: Long) => ids.contains(id)))
 }
 
 object ProbeTarget {

@@ -65,7 +65,7 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
       Using.resource(new VectorSearch(table.dataset.storage, table.snapshot, column.name, allocator)) { search =>
         if (!search.plan(Some(metric)).indexed || query.length != search.dim) return None
         val filters = chain.collect { case Filter(condition, _) => condition }
-        val allowed = if (filters.isEmpty) None else Some(passing(relation, rowId, filters))
+        val allowed = if (filters.isEmpty) None else Some(passing(session, relation, rowId, filters))
         search.search(VectorQuery(column.name, query, k, option(session, "nprobes"), option(session, "refine_factor"), Some(metric),
           allowed.map(ids => (id: Long) => ids.contains(id)))).hits
       }
@@ -74,14 +74,6 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
     val newChild = sort.child.transformUp { case r: DataSourceV2Relation if r eq relation => candidates }
     val newSort = sort.copy(child = keepOutput(newChild, sort.child.output))
     Some(top.fold[LogicalPlan](newSort)(p => p.copy(child = newSort)))
-  }
-
-  /** The ids of the relation's rows that pass `filters`: the index's prefilter. */
-  private def passing(relation: DataSourceV2Relation, rowId: AttributeReference, filters: Seq[Expression]): Roaring64NavigableMap = {
-    val plan = Project(Seq(rowId), filters.foldLeft[LogicalPlan](withRowId(relation, rowId))((p, c) => Filter(c, p)))
-    val ids = new Roaring64NavigableMap()
-    session.asInstanceOf[SparkSession].sessionState.executePlan(plan).executedPlan.executeCollect().foreach(r => ids.addLong(r.getLong(0)))
-    ids
   }
 
   /** `plan` projected to `output` where the relation's added row id column would otherwise show. */
@@ -96,6 +88,15 @@ object NearestByIndexRule {
   /** The session's setting `name` (nprobes, refine_factor) of index searches; None when unset or not positive. */
   def option(session: org.apache.spark.sql.SparkSession, name: String): Option[Int] =
     session.conf.getOption(s"$ConfPrefix$name").map(_.trim.toInt).filter(_ > 0)
+
+  /** The ids of the relation's rows that pass `filters`: the index's prefilter. */
+  def passing(session: org.apache.spark.sql.SparkSession, relation: DataSourceV2Relation, rowId: AttributeReference,
+      filters: Seq[Expression]): Roaring64NavigableMap = {
+    val plan = Project(Seq(rowId), filters.foldLeft[LogicalPlan](withRowId(relation, rowId))((p, c) => Filter(c, p)))
+    val ids = new Roaring64NavigableMap()
+    session.asInstanceOf[SparkSession].sessionState.executePlan(plan).executedPlan.executeCollect().foreach(r => ids.addLong(r.getLong(0)))
+    ids
+  }
 
   /** The relation with its `_rowid` column, which a query that selects `_rowid` already reads. */
   def withRowId(relation: DataSourceV2Relation, rowId: AttributeReference): DataSourceV2Relation =

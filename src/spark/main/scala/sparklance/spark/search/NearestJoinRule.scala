@@ -2,7 +2,7 @@ package sparklance.spark.search
 
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, AttributeReference, Descending, EqualTo, Expression}
 import org.apache.spark.sql.catalyst.plans.{LeftOuter, NearestByDistance}
-import org.apache.spark.sql.catalyst.plans.logical.{Generate, Join, JoinHint, LogicalPlan, NearestByJoin, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Generate, Join, JoinHint, LogicalPlan, NearestByJoin, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.types.{FloatType, LongType}
@@ -24,8 +24,11 @@ import sparklance.spark.{Allocators, LanceTable}
  * single `vector_search` does) and k hits of the row at hand; the join by id is Spark's, which
  * spills (sort-merge) or broadcasts only under Spark's size threshold.
  *
- * EXACT NEAREST, a right side other than the table (a filter, a projection), or a table without
- * an index of that column and distance keep Spark's plan.
+ * Filters of the table side (`JOIN (SELECT * FROM t WHERE ...) t`) are a prefilter, as
+ * `vector_search`'s: the ids of the rows that pass them are found first, on the driver (a bitmap
+ * of ids, shipped to the tasks), and each query gets the k nearest rows that pass.
+ * EXACT NEAREST, a table side that computes anything else (a join, an aggregate, a computed
+ * column), or a table without an index of that column and distance keep Spark's plan.
  */
 final class NearestJoinRule(session: org.apache.spark.sql.SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
@@ -33,11 +36,11 @@ final class NearestJoinRule(session: org.apache.spark.sql.SparkSession) extends 
   }
 
   private def rewrite(j: NearestByJoin): Option[LogicalPlan] = {
-    val relation = lanceRelation(j.right).getOrElse(return None)
+    val (relation, filters) = lanceRelation(j.right).getOrElse(return None)
     val direction = if (j.direction == NearestByDistance) Ascending else Descending
     val (metric, arguments) = NearestByIndexRule.vectorCall(j.rankingExpression, direction).getOrElse(return None)
     def queryOf(query: Expression, column: Expression) = column match {
-      case c: Attribute if relation.outputSet.contains(c) && query.deterministic && query.references.subsetOf(j.left.outputSet) =>
+      case c: Attribute if relation.outputSet.contains(c) && j.right.outputSet.contains(c) && query.deterministic && query.references.subsetOf(j.left.outputSet) =>
         Some((query, c))
       case _ => None
     }
@@ -48,20 +51,30 @@ final class NearestJoinRule(session: org.apache.spark.sql.SparkSession) extends 
       Using.resource(new VectorSearch(table.dataset.storage, table.snapshot, column.name, allocator))(_.plan(Some(metric)).indexed)
     }
     if (!indexed) return None
+    val allowed = if (filters.isEmpty) None else Some(NearestByIndexRule.passing(session, relation, rowId, filters))
     val target = ProbeTarget(table.snapshot.tablePath, table.snapshot.version, table.settings.storageConf, column.name, metric,
-      j.numResults, NearestByIndexRule.option(session, "nprobes"), NearestByIndexRule.option(session, "refine_factor"))
+      j.numResults, NearestByIndexRule.option(session, "nprobes"), NearestByIndexRule.option(session, "refine_factor"), allowed)
     val hit = AttributeReference(IndexProbe.HitColumn, LongType)()
     val distance = AttributeReference(IndexProbe.DistanceColumn, FloatType)()
     // LEFT OUTER: a query row the index finds nothing for keeps one row, with a NULL id that matches no table row.
     val probes = Generate(IndexProbe(query, target), Nil, outer = j.joinType == LeftOuter, None, Seq(hit, distance), j.left)
-    val rows = j.right.transformUp { case r: DataSourceV2Relation if r eq relation => NearestByIndexRule.withRowId(r, rowId) }
+    // The table side with its row ids, carried up through its projections.
+    val rows = j.right.transformUp {
+      case r: DataSourceV2Relation if r eq relation => NearestByIndexRule.withRowId(r, rowId)
+      case p @ Project(list, _) if !list.exists(_.exprId == rowId.exprId) => p.copy(projectList = list :+ rowId)
+    }
     Some(Project(j.output, Join(probes, rows, j.joinType, Some(EqualTo(hit, rowId)), JoinHint.NONE)))
   }
 
-  /** The Lance table `plan` reads as it is (under aliases only). */
-  private def lanceRelation(plan: LogicalPlan): Option[DataSourceV2Relation] = plan match {
+  /**
+   * The Lance table `plan` reads and the conditions its rows must pass, where `plan` is the table
+   * under aliases, column selections and deterministic filters only.
+   */
+  private def lanceRelation(plan: LogicalPlan): Option[(DataSourceV2Relation, Seq[Expression])] = plan match {
     case SubqueryAlias(_, child) => lanceRelation(child)
-    case r: DataSourceV2Relation if r.table.isInstanceOf[LanceTable] => Some(r)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => lanceRelation(child)
+    case Filter(condition, child) if condition.deterministic => lanceRelation(child).map { case (r, fs) => (r, fs :+ condition) }
+    case r: DataSourceV2Relation if r.table.isInstanceOf[LanceTable] => Some((r, Nil))
     case _ => None
   }
 }
