@@ -50,8 +50,10 @@ final case class VectorModel(
       val x = residual(vector, from, partition)
       val sd = subDim
       var m = 0
+      // The code of each sub-vector is its nearest codeword under the index metric, as pylance
+      // encodes (and its deltas then agree with ours): L2 for l2 and cosine, `1 − x·c` for dot.
       while (m < numSubVectors) {
-        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = false, codebookFrom = m * 256 * sd).toByte
+        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = metric.spherical, codebookFrom = m * 256 * sd).toByte
         m += 1
       }
     case VectorIndexType.IvfSq =>
