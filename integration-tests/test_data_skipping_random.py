@@ -35,7 +35,7 @@ def splits_read(df):
     return rows, metrics["splitsRead"]
 
 
-STEPS = 10
+STEPS = 7
 FILTERS_PER_STEP = 12
 
 SCHEMA = pa.schema([

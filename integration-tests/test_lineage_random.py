@@ -19,7 +19,7 @@ import pytest
 import sparklance
 from conftest import table_path
 
-STATEMENTS_PER_SEED = 80
+STATEMENTS_PER_SEED = 60
 CHANGE_PAIRS_FINAL = 15
 WORDS = ["a", "b", "cc", "", "zz"]
 LINEAGE = ["_rowid", "_row_created_at_version", "_row_last_updated_at_version"]

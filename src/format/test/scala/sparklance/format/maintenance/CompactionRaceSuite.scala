@@ -2,7 +2,7 @@ package sparklance.format.maintenance
 
 import java.nio.file.{Files, Paths}
 import java.util.concurrent.{ConcurrentLinkedQueue, Executors, TimeUnit}
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.BigIntVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
@@ -10,6 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import scala.util.{Random, Using}
 import sparklance.format.Pylance
+import sparklance.format.CommitConflictException
 import sparklance.format.commit.{CommitRetries, Committer, Operation, RowLevelCommit, Transactions}
 import sparklance.format.skipping.ZoneMapFold
 import sparklance.format.io.LocalStorage
@@ -111,6 +112,12 @@ class CompactionRaceSuite extends AnyFunSuite {
     val deleted = new ConcurrentLinkedQueue[Long]()
     val failures = new ConcurrentLinkedQueue[Throwable]()
     val stop = new AtomicBoolean(false)
+    // Compaction runs ended (landed or not) and landed: writers wait for runs to end now and then,
+    // so that compactions land during the race even on a loaded machine, where a run of rounds
+    // that each lose to some delete could otherwise go on until the writers are done.
+    val runs = new AtomicInteger(0)
+    val landed = new AtomicInteger(0)
+    val gaveUp = new ConcurrentLinkedQueue[CommitConflictException]()
     val pool = Executors.newFixedThreadPool(4)
     val writers = (0 until 3).map { w =>
       pool.submit(new Runnable {
@@ -118,26 +125,35 @@ class CompactionRaceSuite extends AnyFunSuite {
           val random = new Random(w)
           // Writer w owns the ids = w (mod 3): writers never delete the same row.
           val mine = random.shuffle(before.keys.filter(_ % 3 == w).toSeq).take(25)
-          for (id <- mine) try {
+          for ((id, n) <- mine.zipWithIndex) try {
+            if (n % 5 == 4) {
+              val seen = runs.get
+              val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+              while (runs.get == seen && System.nanoTime() < deadline) Thread.sleep(5)
+            }
             deleteIds(ds, ds.snapshot(), Seq(id)).commit(RowLevelCommit.Kind.Delete)
             deleted.add(id)
           } catch { case e: Throwable => failures.add(e) }
         }
       })
     }
-    var compactions = 0
     val compactor = pool.submit(new Runnable {
       def run(): Unit = while (!stop.get) {
-        try { if (new Compaction(ds).run(CompactionOptions(targetRowsPerFragment = 100, materializeDeletionsThreshold = 0.0)).version.isDefined) compactions += 1 }
-        catch { case e: Throwable => failures.add(e) }
+        try { if (new Compaction(ds).run(CompactionOptions(targetRowsPerFragment = 100, materializeDeletionsThreshold = 0.0)).version.isDefined) landed.incrementAndGet() }
+        catch {
+          // A compaction may give up after losing every attempt to deletes; it must change nothing then.
+          case e: CommitConflictException if e.retryable => gaveUp.add(e)
+          case e: Throwable => failures.add(e)
+        }
+        runs.incrementAndGet()
       }
     })
-    writers.foreach(_.get(120, TimeUnit.SECONDS))
+    writers.foreach(_.get(300, TimeUnit.SECONDS))
     stop.set(true)
-    compactor.get(120, TimeUnit.SECONDS)
+    compactor.get(300, TimeUnit.SECONDS)
     pool.shutdown()
     assert(failures.isEmpty, failures.asScala.map(_.toString).mkString("\n"))
-    assert(compactions > 0 && deleted.size == 75)
+    assert(landed.get > 0 && deleted.size == 75, s"${landed.get} compactions landed in ${runs.get} runs (${gaveUp.size} gave up); ${deleted.size} deletes")
     val after = rows(ds, ds.snapshot())
     assert(after.keySet == before.keySet -- deleted.asScala)
     assert(after.forall { case (id, (_, rowId)) => before(id)._2 == rowId })
