@@ -10,20 +10,8 @@ import sys
 
 import lance
 import numpy as np
-import pyarrow as pa
 
-DIM = 16
-
-
-def vectors(n, seed):
-    rng = np.random.default_rng(seed)
-    centers = np.random.default_rng(7).standard_normal((20, DIM)).astype("float32") * 4
-    return (centers[rng.integers(0, 20, n)] + rng.standard_normal((n, DIM))).astype("float32")
-
-
-def table(v, first):
-    return pa.table({"id": pa.array(range(first, first + len(v)), pa.int64()),
-                     "vec": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), DIM)})
+from built import table, vectors  # the same seeded clustered vectors
 
 
 def main():
