@@ -96,6 +96,10 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--runs", type=int, default=2, help="timed rounds of the builds and of exact search")
     ap.add_argument("--queries", type=int, default=30, help="queries for recall and latency")
+    ap.add_argument("--join-queries", type=int, default=10_000, help="queries of the batch k-NN join (5.)")
+    ap.add_argument("--brute-queries", type=int, default=200,
+                    help="queries of the join run both ways (Spark's brute force is a cross join: Q x ROWS pairs)")
+    ap.add_argument("--join-only", action="store_true", help="build the pylance index and run only 5.")
     args = ap.parse_args()
     rows, dim = args.rows, args.dim
     assert dim % 8 == 0, "--dim must be a multiple of 8 (num_sub_vectors = dim / 8)"
@@ -123,6 +127,14 @@ def main():
     numpy_s = (time.perf_counter() - start) / len(queries)
     del data
     progress(f"{rows:,} x {dim}: written by Spark in {write_s:.1f} s; numpy exact search {numpy_s * 1e3:.1f} ms a query")
+
+    if args.join_only:
+        lance.dataset(paths["pl"]).create_index("emb", index_type="IVF_PQ", metric="l2", num_partitions=partitions,
+                                                num_sub_vectors=sub_vectors)
+        progress("pylance index built")
+        batch_knn(spark, args, f"{rows:,} x {dim} float32, IVF_PQ {partitions} x {sub_vectors}")
+        spark.stop()
+        return
 
     # 1. Index builds.
     memory = PeakMemory(jvm)
@@ -232,7 +244,63 @@ def main():
     print_table(f"exact search without an index, one query (median of {args.runs})",
                 ["query", "seconds", "vs ORDER BY LIMIT"],
                 [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
+    batch_knn(spark, args, title)
     spark.stop()
+
+
+def batch_knn(spark, args, title):
+    """5. `q JOIN t APPROX NEAREST 10 BY DISTANCE vector_l2_distance(q.v, t.emb)`: on the table with
+    the pylance-built index (index probes per query-side task, search.NearestJoinRule) and on the
+    unindexed copy (Spark's own plan: a cross join and a top-k aggregate per query), same data, same
+    queries, default nprobes. The queries are JOIN_QUERIES vectors of the generator past the table's
+    ids, in a Lance table of their own (two fragments: two query-side tasks). Both plans run on the
+    first BRUTE_QUERIES queries, taking turns; the index plan then also on all of them."""
+    rows = spark.table("lance.bench.t").count()
+    first = rows + 1_000_000
+    spark.sql("CREATE TABLE lance.bench.q (qid BIGINT, v ARRAY<FLOAT>)")
+    generator(spark, first, args.join_queries, args.dim).toDF("qid", "v").writeTo("lance.bench.q").append()
+    brute_n = min(args.brute_queries, args.join_queries)
+
+    def join(table, n):
+        return spark.sql(f"SELECT q.qid, t.id FROM (SELECT * FROM lance.bench.q WHERE qid < {first + n}) q "
+                         f"JOIN lance.bench.{table} t APPROX NEAREST {K} BY DISTANCE vector_l2_distance(q.v, t.emb)")
+
+    def plan(df):
+        return df._jdf.queryExecution().executedPlan().toString()
+
+    def answers(df, n):
+        found = {}
+        for r in df.collect():
+            found.setdefault(r.qid, []).append(r.id)
+        return [found.get(first + i, []) for i in range(n)]
+
+    probes, brute = join("pl", brute_n), join("t", brute_n)
+    ours, theirs = answers(probes, brute_n), answers(brute, brute_n)
+    assert "lance_index_probe" in plan(probes) and "NestedLoopJoin" not in plan(probes), plan(probes)
+    assert "NestedLoopJoin" in plan(brute) or "CartesianProduct" in plan(brute), plan(brute)
+    # Each query's matches are vector_search's on the same index (a few queries checked).
+    for i in range(3):
+        v = spark.sql(f"SELECT v FROM lance.bench.q WHERE qid = {first + i}").first().v
+        searched = [r.id for r in spark.sql(
+            f"SELECT id FROM vector_search(table => 'lance.bench.pl', vector_column => 'emb', "
+            f"query_vector => {literal(v)}, k => {K})").collect()]
+        assert sorted(ours[i]) == sorted(searched), (i, ours[i], searched)
+    recalls = {"index probes": recall(ours, [set(t) for t in theirs])}
+    progress(f"batch k-NN answers checked; recall@10 of the index join vs the brute force {recalls['index probes']:.3f}")
+    times = timed_in_turns({"index probes": lambda: join("pl", brute_n).collect(),
+                            "Spark brute force": lambda: join("t", brute_n).collect()}, runs=args.runs, warmup=0)
+    progress("batch k-NN", brute_n, "queries", {k: round(v, 2) for k, v in times.items()})
+    full = timed_in_turns({"index probes": lambda: join("pl", args.join_queries).collect()}, runs=args.runs, warmup=0)
+    progress("batch k-NN", args.join_queries, "queries", {k: round(v, 2) for k, v in full.items()})
+    print_table(f"{title}: batch k-NN join, k = {K} (median of {args.runs})",
+                ["plan", "queries", "seconds", "ms a query", "speed-up vs brute force"],
+                [["index probes", brute_n, f"{times['index probes']:.2f}", f"{times['index probes'] / brute_n * 1e3:.2f}",
+                  f"{times['Spark brute force'] / times['index probes']:.1f}"],
+                 ["Spark brute force", brute_n, f"{times['Spark brute force']:.2f}",
+                  f"{times['Spark brute force'] / brute_n * 1e3:.2f}", "1.0"],
+                 ["index probes", args.join_queries, f"{full['index probes']:.2f}",
+                  f"{full['index probes'] / args.join_queries * 1e3:.2f}",
+                  f"{times['Spark brute force'] / brute_n / (full['index probes'] / args.join_queries):.1f} (per query)"]])
 
 
 if __name__ == "__main__":

@@ -13,12 +13,14 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * ([[write.OrderedInputRule]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]);
  * and writes of data tagged as vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]);
  * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]), as
- * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]).
+ * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]), and an
+ * APPROX NEAREST join probes the index for each query row ([[search.NearestJoinRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectResolutionRule(_ => SetNotNullRule)
+    extensions.injectPostHocResolutionRule(new search.NearestJoinRule(_))
     extensions.injectCheckRule(_ => sparklance.spark.write.VectorInputCheck)
     extensions.injectOptimizerRule(_ => ConditionColumnsRule)
     extensions.injectOptimizerRule(_ => CarriedBlobsRule)

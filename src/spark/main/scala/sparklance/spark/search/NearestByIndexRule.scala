@@ -1,6 +1,6 @@
 package sparklance.spark.search
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Ascending, Attribute, AttributeReference, Descending, Expression, In, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Ascending, Attribute, AttributeReference, Descending, Expression, In, Literal, RuntimeReplaceable}
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, GlobalLimit, LocalLimit, LogicalPlan, Project, Sort}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -66,9 +66,7 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
         if (!search.plan(Some(metric)).indexed || query.length != search.dim) return None
         val filters = chain.collect { case Filter(condition, _) => condition }
         val allowed = if (filters.isEmpty) None else Some(passing(relation, rowId, filters))
-        val conf = session.conf
-        def option(name: String) = conf.getOption(s"$ConfPrefix$name").map(_.trim.toInt).filter(_ > 0)
-        search.search(VectorQuery(column.name, query, k, option("nprobes"), option("refine_factor"), Some(metric),
+        search.search(VectorQuery(column.name, query, k, option(session, "nprobes"), option(session, "refine_factor"), Some(metric),
           allowed.map(ids => (id: Long) => ids.contains(id)))).hits
       }
     }
@@ -86,10 +84,6 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
     ids
   }
 
-  /** The relation with its `_rowid` column, which a query that selects `_rowid` already reads. */
-  private def withRowId(relation: DataSourceV2Relation, rowId: AttributeReference): DataSourceV2Relation =
-    if (relation.output.exists(_.exprId == rowId.exprId)) relation else relation.copy(output = relation.output :+ rowId)
-
   /** `plan` projected to `output` where the relation's added row id column would otherwise show. */
   private def keepOutput(plan: LogicalPlan, output: Seq[Attribute]): LogicalPlan =
     if (plan.output == output) plan else Project(output, plan)
@@ -99,20 +93,22 @@ object NearestByIndexRule {
   /** Session settings of index searches planned from ORDER BY ... LIMIT. */
   val ConfPrefix = "spark.sparklance.vector_search."
 
+  /** The session's setting `name` (nprobes, refine_factor) of index searches; None when unset or not positive. */
+  def option(session: org.apache.spark.sql.SparkSession, name: String): Option[Int] =
+    session.conf.getOption(s"$ConfPrefix$name").map(_.trim.toInt).filter(_ > 0)
+
+  /** The relation with its `_rowid` column, which a query that selects `_rowid` already reads. */
+  def withRowId(relation: DataSourceV2Relation, rowId: AttributeReference): DataSourceV2Relation =
+    if (relation.output.exists(_.exprId == rowId.exprId)) relation else relation.copy(output = relation.output :+ rowId)
+
   /**
    * The metric, vector column and query of an ordering by one of Spark's vector functions, in the
    * direction that puts the nearest rows first; None for any other ordering. Spark's functions are
    * replaced by static calls of VectorFunctionImplUtils before optimization.
    */
-  def distance(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, Attribute, Array[Float])] = e match {
-    case s: StaticInvoke if s.staticObject.getName.endsWith("VectorFunctionImplUtils") && s.arguments.size >= 2 =>
-      val metric = (s.functionName, direction) match {
-        case ("vectorL2Distance", Ascending) => VectorMetric.L2
-        case ("vectorCosineSimilarity", Descending) => VectorMetric.Cosine
-        case ("vectorInnerProduct", Descending) => VectorMetric.Dot
-        case _ => return None
-      }
-      val (column, constant) = s.arguments.take(2) match {
+  def distance(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, Attribute, Array[Float])] =
+    vectorCall(e, direction).flatMap { case (metric, arguments) =>
+      val (column, constant) = arguments match {
         case Seq(a: Attribute, c) if c.foldable => (a, c)
         case Seq(c, a: Attribute) if c.foldable => (a, c)
         case _ => return None
@@ -123,6 +119,23 @@ object NearestByIndexRule {
         case _ => return None
       }
       Some((metric, column, query))
+    }
+
+  /**
+   * The metric and the two arguments of a call of one of Spark's vector functions whose order in
+   * `direction` puts the nearest rows first; None for any other expression. Before optimization
+   * the call is Spark's RuntimeReplaceable expression, after it the static call that replaces it.
+   */
+  def vectorCall(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, Seq[Expression])] = e match {
+    case r: RuntimeReplaceable => vectorCall(r.replacement, direction)
+    case s: StaticInvoke if s.staticObject.getName.endsWith("VectorFunctionImplUtils") && s.arguments.size >= 2 =>
+      val metric = (s.functionName, direction) match {
+        case ("vectorL2Distance", Ascending) => VectorMetric.L2
+        case ("vectorCosineSimilarity", Descending) => VectorMetric.Cosine
+        case ("vectorInnerProduct", Descending) => VectorMetric.Dot
+        case _ => return None
+      }
+      Some((metric, s.arguments.take(2)))
     case _ => None
   }
 }
