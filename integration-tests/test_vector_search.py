@@ -2,6 +2,7 @@
 exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by row id), with a
 prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
 import re
+import time
 
 import lance
 import numpy as np
@@ -168,3 +169,81 @@ def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type,
             assert [r.id for r in ordered.collect()] == ids
         finally:
             spark.conf.unset("spark.sparklance.vector_search.nprobes")
+
+
+def _with_jobs_counted(spark, action):
+    """action()'s result and how many Spark jobs it ran (in this thread, its job group)."""
+    sc = spark.sparkContext
+    group = f"vector-search-jobs-{id(action)}"
+    sc.setJobGroup(group, "counting the jobs of a vector search")
+    try:
+        result = action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    # The status tracker learns of jobs from the listener bus, in order: once a job started after
+    # the action shows, every job of the action shows.
+    marker = group + "-marker"
+    sc.setJobGroup(marker, "the jobs before are all listed")
+    try:
+        sc.parallelize([1], 1).count()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    while not sc.statusTracker().getJobIdsForGroup(marker):
+        time.sleep(0.01)
+    return result, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_small_answer_is_read_on_the_driver_as_a_spark_job_reads_it(spark, warehouse):
+    """The few rows an index search names are read on the driver, no Spark job run: the same rows
+    and distances as the Spark job reading them by row id, and as pylance's `nearest`. A commit
+    after a search (an append, a delete) is seen by the next search, though the opened index is kept;
+    the version before is still searched as it was."""
+    name = "lance.db.vs_driver"
+    path = table_path(warehouse, name)
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
+              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
+    data = np.random.default_rng(11).standard_normal((500, DIM)).astype(np.float32)
+    rows = [(i, f"t{i}", data[i].tolist()) for i in range(500)]
+    for lo, hi in ((0, 300), (300, 500)):  # versions 2 and 3
+        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
+    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)  # version 4
+    query = np.random.default_rng(12).standard_normal(DIM).astype(np.float32)
+
+    def search(extra=""):
+        return (f"SELECT * FROM vector_search(table => '{name}', vector_column => 'emb', query_vector => "
+                f"{_literal(query.tolist())}, k => 6, nprobes => 2, refine_factor => 2{extra})")
+
+    def distributed(sql):
+        spark.conf.set("spark.sparklance.vector_search.driver_read_rows", "0")
+        try:
+            return _with_jobs_counted(spark, lambda: spark.sql(sql).collect())
+        finally:
+            spark.conf.unset("spark.sparklance.vector_search.driver_read_rows")
+
+    def check(sql, filtered=False):
+        local, jobs = _with_jobs_counted(spark, lambda: spark.sql(sql).collect())
+        if not filtered:  # a prefilter finds the rows passing it with a job
+            assert jobs == 0
+        assert "LocalTableScan" in spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+        by_job, jobs = distributed(sql)
+        assert jobs > 0
+        assert local == by_job and len(local) == 6
+        assert [r.tag for r in local] == [f"t{r.id}" for r in local]
+        assert [r.emb for r in local] == [data[r.id].tolist() for r in local]
+        return local
+
+    first = check(search())
+    theirs = _pylance_nearest(path, query, k=6, nprobes=2, refine_factor=2)
+    assert [(r.id, r._distance) for r in first] == [(i, pytest.approx(d, rel=1e-5, abs=1e-6)) for i, d in theirs]
+    check(search(", filter => 'id % 2 = 0'"), filtered=True)
+    # A commit: rows at the query (found exactly: no index covers them) and the nearest row deleted.
+    spark.createDataFrame([(1000 + i, f"t{1000 + i}", query.tolist()) for i in range(2)],
+                          "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()  # version 5
+    spark.sql(f"DELETE FROM {name} WHERE id = {first[0].id}")  # version 6
+    data = np.vstack([data, np.zeros((600, DIM), np.float32)])
+    data[1000] = data[1001] = query
+    after = check(search())
+    assert [r.id for r in after[:2]] == [1000, 1001] and first[0].id not in [r.id for r in after]
+    theirs = _pylance_nearest(path, query, k=6, nprobes=2, refine_factor=2)
+    assert [r.id for r in after] == [i for i, _ in theirs]
+    assert [r.id for r in check(search(", version => 4"))] == [r.id for r in first]

@@ -12,6 +12,27 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     collect(df.queryExecution.executedPlan) { case s: BatchScanExec => s.metrics("numOutputRows").value }.sum
   }
 
+  /** `body`'s result and the Spark jobs it ran (those of its job group). */
+  private def jobsOf[T](body: => T): (T, Int) = {
+    val sc = spark.sparkContext
+    val group = s"counted-${System.nanoTime}"
+    val started = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        Option(e.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).foreach(started.add)
+    }
+    sc.addSparkListener(listener)
+    try {
+      sc.setJobGroup(group, "counted")
+      val result = try body finally sc.clearJobGroup()
+      // Listeners get events in order: once a job started after `body` is seen, all of body's are.
+      sc.setJobGroup(s"$group-marker", "marker")
+      try sc.parallelize(Seq(1), 1).count() finally sc.clearJobGroup()
+      while (!started.contains(s"$group-marker")) Thread.sleep(10)
+      (result, started.toArray.count(_ == group))
+    } finally sc.removeSparkListener(listener)
+  }
+
   private lazy val table = {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.pd")
     sql("CREATE TABLE lance.pd.t (id BIGINT, s STRING) TBLPROPERTIES ('max_rows_per_file' = '1000', 'optimize_write' = 'false')")
@@ -87,6 +108,14 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     // With an l2 index, ORDER BY vector_l2_distance ... LIMIT reads the rows the index names
     // (NearestByIndexRule, which matches the plan this Spark makes of Spark's vector functions).
     sql("CALL lance.system.create_index(table => 'pd.vec', column => 'emb', index_type => 'IVF_FLAT', num_partitions => 2)")
+    // The index's answer: its few rows read on the driver (no Spark job), as a job reads them.
+    val bySearch = s"SELECT * FROM vector_search(table => 'lance.pd.vec', vector_column => 'emb', query_vector => " +
+      s"array(${query.mkString(", ")}), k => 5, nprobes => 2)"
+    val (local, jobs) = jobsOf(sql(bySearch).collect())
+    assert(jobs == 0 && local.length == 5)
+    val (byJob, jobsByJob) = withSQLConf(sparklance.spark.search.HitRows.MaxRowsConf -> "0")(jobsOf(sql(bySearch).collect()))
+    assert(jobsByJob > 0 && byJob.toSeq == local.toSeq)
+    assert(local.map(_.getLong(0)).toSeq == vectors.sortBy { case (i, v) => (distances("l2")(v), i) }.take(5).map(_._1))
     withSQLConf("spark.sparklance.vector_search.nprobes" -> "2") {
       val ordered = sql(s"SELECT id FROM lance.pd.vec WHERE id % 2 = 0 ORDER BY vector_l2_distance(emb, array(${query.map(x => s"${x}f").mkString(", ")})) LIMIT 5")
       val optimized = ordered.queryExecution.optimizedPlan.toString

@@ -1,6 +1,8 @@
 package sparklance.spark.search
 
 import org.apache.spark.sql.{Column, DataFrame, Row}
+import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.functions.col
@@ -14,7 +16,9 @@ import sparklance.spark.{Allocators, LanceTable, SparkTypes}
  * How `vector_search` finds its rows. With a vector index of the column and metric (pylance's or
  * sparklance's), the driver searches it as pylance's `nearest` does ([[VectorSearch]]: probed
  * partitions of each segment, refine, the exact distances of fragments no segment covers) and the
- * rows of its answer are read by row id. Without one the search is exact: every row that passes
+ * rows of its answer are read by row id: on the driver, with the scan's own readers and no Spark
+ * job, when they are few and small ([[HitRows.fits]]), else by a scan of those rows joined with
+ * their distances. Without one the search is exact: every row that passes
  * the filter gets its distance and Spark plans ORDER BY ... LIMIT k as a top-k (each task keeps its
  * k nearest, the driver merges them), never a sort of every row.
  */
@@ -66,9 +70,23 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
     }
   }
 
-  def dataFrame: DataFrame = {
+  /**
+   * The answer: for an index search whose rows may be read on the driver, a LocalRelation of them
+   * (nearest first, as pylance orders them: distance, then row id), which Spark answers with no job.
+   */
+  def logicalPlan: LogicalPlan = {
     field
     indexed match {
+      case Some(result) if HitRows.fits(spark.conf.getOption(_), table, rows.columns.toSet, result.hits) =>
+        val schema = rows.schema
+        LocalRelation(DataTypeUtils.toAttributes(StructType(schema.fields :+
+          StructField(DistanceColumn, FloatType, nullable = false))), HitRows.read(table, schema, result.hits))
+      case found => dataFrame(found).queryExecution.analyzed
+    }
+  }
+
+  private def dataFrame(found: Option[VectorSearchResult]): DataFrame =
+    found match {
       case Some(result) =>
         // The answer's rows, read by row id (the scan reads only those), with the search's distances.
         val hits = spark.createDataFrame(spark.sparkContext.parallelize(result.hits.map(h => Row(h.rowId, h.distance)), 1),
@@ -87,9 +105,6 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
           .limit(args.k)
           .drop(TieBreak)
     }
-  }
-
-  def logicalPlan = dataFrame.queryExecution.analyzed
 }
 
 object VectorSearchPlan {

@@ -13,6 +13,7 @@ final case class PqStorage(metric: VectorMetric, dim: Int, subVectors: Int, bits
   private val centers = 1 << bits
   private val subDim = dim / subVectors
   val bytesPerRow: Int = subVectors * bits / 8
+  override def modelBytes: Long = codebook.length * 4L
 
   /** table(m * centers + c): the contribution of code c of sub-vector m. */
   private def table(query: Array[Float], centroid: Array[Float]): Array[Float] = {

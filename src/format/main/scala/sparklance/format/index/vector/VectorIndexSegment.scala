@@ -19,8 +19,9 @@ import sparklance.format.table.{LanceField, Snapshot}
 /**
  * One segment of an IVF vector index (LANCE-VECTOR-INDICES.md §1–2): the centroids of index.idx
  * and the partitions of auxiliary.idx, read partition by partition as a search probes them and
- * kept (up to [[VectorIndexSegment.CacheBytes]]) for the next. The caller may keep it open for
- * several searches of the same snapshot; not thread-safe.
+ * kept (up to [[VectorIndexSegment.CacheBytes]]) for the next. Index files never change, so a
+ * segment serves any search of a version whose manifest holds the same entry ([[VectorIndexCache]]);
+ * thread-safe (partition reads are one at a time).
  */
 final class VectorIndexSegment private (
     val entry: IndexMetadata,
@@ -54,7 +55,7 @@ final class VectorIndexSegment private (
   private val cache = scala.collection.mutable.Map.empty[Int, (Array[Long], Array[Byte])]
   private var cachedBytes = 0L
 
-  private def partition(p: Int, allocator: BufferAllocator): (Array[Long], Array[Byte]) = cache.getOrElse(p, {
+  private def partition(p: Int, allocator: BufferAllocator): (Array[Long], Array[Byte]) = synchronized(cache.getOrElse(p, {
     val n = partitions.lengths(p)
     val read = auxiliary.columns(Seq("_rowid", storage.column), allocator, partitions.offsets(p), n) {
       case Seq(ids: UInt8Vector, payload) => (Array.tabulate(n)(i => ids.get(i)), VectorStorage.bytes(payload, n, storage.bytesPerRow))
@@ -63,7 +64,10 @@ final class VectorIndexSegment private (
     val size = n * (8L + storage.bytesPerRow)
     if (cachedBytes + size <= VectorIndexSegment.CacheBytes) { cache(p) = read; cachedBytes += size }
     read
-  })
+  }))
+
+  /** Heap bytes this segment holds: centroids, the storage's model (a PQ codebook) and the partitions kept. */
+  def heapBytes: Long = synchronized(cachedBytes) + centroids.length * 4L + storage.modelBytes
 
   /** Row ids (as the index stores them) and distances to `query` of every row of partition `p`. */
   def scan(query: Array[Float], p: Int, allocator: BufferAllocator): (Array[Long], Array[Float]) = {
@@ -73,7 +77,7 @@ final class VectorIndexSegment private (
     (ids, storage.distances(query, centroid(p), payload, n))
   }
 
-  def close(): Unit = auxiliary.close()
+  def close(): Unit = synchronized(auxiliary.close())
 }
 
 object VectorIndexSegment {

@@ -20,10 +20,13 @@ import sparklance.format.table.{FragmentScanner, LanceField, RowAddress, Snapsho
  * fragments are not covered, the candidates' raw vectors and every row of the uncovered fragments
  * are scored exactly before the final top k.
  *
- * Opened segments, deletion vectors and the row id index (stable row ids) are kept for the next
- * search of this version until `close`; not thread-safe.
+ * Segments are leased from `cache` (opened on a miss) and given back at `close`, so that the next
+ * VectorSearch of the table finds them opened, their probed partitions decoded; deletion vectors
+ * and the row id index (stable row ids) are kept for the next search of this version until
+ * `close`. Not thread-safe (one VectorSearch per thread; the cache is shared).
  */
-final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator) extends AutoCloseable {
+final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator,
+    cache: VectorIndexCache = VectorIndexCache.shared) extends AutoCloseable {
   val field: LanceField = snapshot.schema.field(column).getOrElse(
     throw new LanceException(s"Lance table ${snapshot.tablePath} version ${snapshot.version} has no column '$column'"))
   val dim: Int = VectorIndexSegment.dimension(field)
@@ -53,8 +56,10 @@ final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: S
 
   private def segments(name: String): Seq[VectorIndexSegment] = opened.getOrElseUpdate(name, {
     val built = mutable.ArrayBuffer.empty[VectorIndexSegment]
-    Resources.closeOnFailure(built) {
-      entries.filter(_.getName == name).foreach(e => built += VectorIndexSegment.open(storage, snapshot, e, field))
+    try entries.filter(_.getName == name).foreach { e =>
+      built += cache.acquire(snapshot.tablePath, e)(VectorIndexSegment.open(storage, snapshot, e, field))
+    } catch {
+      case t: Throwable => built.foreach(s => try cache.release(s) catch { case e: Throwable => t.addSuppressed(e) }); throw t
     }
     built.toSeq
   })
@@ -178,7 +183,8 @@ final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: S
     } finally scanner.close()
 
   def close(): Unit = {
-    Resources.closeAll(opened.values.flatten)
+    val leased = opened.values.flatten.toSeq
     opened.clear()
+    Resources.closeAll(leased.map(s => (() => cache.release(s)): AutoCloseable))
   }
 }

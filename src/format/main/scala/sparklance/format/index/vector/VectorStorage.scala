@@ -22,6 +22,9 @@ trait VectorStorage {
    * [[column]], [[bytesPerRow]] a row (little-endian floats for FLAT).
    */
   def distances(query: Array[Float], centroid: Array[Float], payload: Array[Byte], n: Int): Array[Float]
+
+  /** Heap bytes of the model the distances need besides the payload (a PQ codebook; none for FLAT and SQ). */
+  def modelBytes: Long = 0L
 }
 
 object VectorStorage {

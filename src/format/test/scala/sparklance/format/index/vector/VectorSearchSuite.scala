@@ -115,6 +115,33 @@ class VectorSearchSuite extends AnyFunSuite {
     } finally allocator.close()
   }
 
+  test("the cache keeps opened segments per manifest entry across searches and versions; evicted ones are opened again") {
+    Pylance.pythonOrCancel()
+    val allocator = new RootAllocator()
+    val ds = dataset("segments")
+    val latest = ds.snapshot()
+    val q = VectorQuery("vec", Array.fill(16)(0.25f), 6, nprobes = Some(3), refineFactor = Some(2))
+    def search(snapshot: sparklance.format.table.Snapshot, cache: VectorIndexCache) = {
+      val s = new VectorSearch(LocalStorage, snapshot, "vec", allocator, cache)
+      try s.search(q).hits finally s.close()
+    }
+    try {
+      val none = new VectorIndexCache(0) // every segment evicted, and closed, at its release
+      val opened = search(latest, none)
+      assert(none.size == 0 && none.bytes == 0)
+      val cache = new VectorIndexCache(VectorIndexCache.DefaultCapacityBytes)
+      assert(search(latest, cache) == opened)
+      assert(cache.size == 2 && cache.bytes > 0) // two segments, their probed partitions decoded
+      val held = cache.bytes
+      assert(search(latest, cache) == opened && cache.size == 2 && cache.bytes == held)
+      // The version before the last append holds the same two entries: its search finds them cached.
+      val before = ds.snapshot(Some(latest.version - 1))
+      assert(search(before, cache) == search(before, none) && cache.size == 2)
+      cache.clear()
+      assert(cache.size == 0 && search(latest, cache) == opened)
+    } finally allocator.close()
+  }
+
   test("exact distances in pylance's units") {
     val q = Array(1f, 2f, 2f)
     val x = Array(2f, 0f, 2f)
