@@ -44,7 +44,7 @@ ORDER BY LIMIT 0.96 s. At this build speed the 1M default runs well over 15 minu
 
 Warm single-query latency after the driver-side read and the index cache (2026-12-02, --latency-only,
 load average 10-12 on the 2 cores, so every figure is 2-4x an idle machine's; medians of 30 queries,
-then the median of 3 runs for 20k): 20,000 x 32: vector_search 112 ms vs pylance 5.8 ms (16.7x;
+then the median of 3 runs for 20k): 20,000 x 32: vector_search 112 ms vs pylance 5.8 ms (ratio 16.7x, the median of the runs';
 was 63x), the same query reading its rows by a Spark job 958 ms, spark.sql alone 87 ms,
 VectorSearch 4.0 ms with the index cached vs 16.7 ms opened per query. 200,000 x 128 (one run):
 296 ms vs 7.9 ms (37x; was 90x), rows by a job 1,431 ms, spark.sql alone 184 ms, VectorSearch
