@@ -1,7 +1,12 @@
 package sparklance.spark
 
 import java.util
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.NoSuchIndexException
+import org.apache.spark.sql.catalyst.util.QuotingUtils
 import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.catalog.index.{SupportsIndex, TableIndex}
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.expressions.filter.{AlwaysTrue, Predicate}
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
@@ -10,6 +15,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
+import sparklance.spark.indexing.{IndexRequest, TableIndexes}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, StatementReads}
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
@@ -25,7 +32,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     val settings: CatalogSettings = CatalogSettings(), val pending: Option[PendingSchema] = None,
     val timeTravel: Boolean = false)
     extends Table with SupportsRead with SupportsWrite with SupportsMetadataColumns
-    with SupportsRowLevelOperations with SupportsDeleteV2 with SupportsSchemaEvolution {
+    with SupportsRowLevelOperations with SupportsDeleteV2 with SupportsSchemaEvolution with SupportsIndex {
 
   override def name(): String = tableName
 
@@ -136,6 +143,49 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
         }
       })
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
+
+  // ---- CREATE INDEX and DROP INDEX ----
+
+  private def indexes = new TableIndexes(tableName, dataset, settings)
+
+  /**
+   * `CREATE INDEX [IF NOT EXISTS] name ON t [USING kind] (column [OPTIONS (...)]) [OPTIONS (...)]`
+   * builds what `CALL create_index` builds, with the same option names (the column's OPTIONS and
+   * the index's are one set); Spark passes USING as the `type` property. An index of that name
+   * already present is an IndexAlreadyExistsException, which IF NOT EXISTS turns into nothing.
+   */
+  override def createIndex(indexName: String, columns: Array[NamedReference],
+      columnsProperties: util.Map[NamedReference, util.Map[String, String]], properties: util.Map[String, String]): Unit =
+    LanceErrors.convertingArguments(LanceErrorCondition.InvalidOption) {
+      val where = s"CREATE INDEX $indexName ON $tableName"
+      val column = columns match {
+        case Array(one) if one.fieldNames.length == 1 => one.fieldNames.head
+        case _ => throw new IllegalArgumentException(
+          s"$where: an index covers one top-level column, got (${columns.map(_.describe).mkString(", ")})")
+      }
+      val options = properties.asScala.toMap - SupportsIndex.PROP_TYPE
+      val columnOptions = columnsProperties.asScala.values.flatMap(_.asScala).toMap
+      columnOptions.find { case (k, v) => options.get(k).exists(_ != v) }.foreach { case (k, v) =>
+        throw new IllegalArgumentException(s"$where: option $k is given twice, as '${options(k)}' and '$v'")
+      }
+      val request = IndexRequest.parse(where, column, Option(properties.get(SupportsIndex.PROP_TYPE)).filter(_.nonEmpty),
+        Some(indexName), options ++ columnOptions)
+      indexes.create(SparkSession.active, request, replace = false, where)
+    }
+
+  /** `DROP INDEX [IF EXISTS] name ON t`: as `CALL drop_index`; a missing index is a NoSuchIndexException. */
+  override def dropIndex(indexName: String): Unit = LanceErrors.converting {
+    if (indexes.drop(indexName).isEmpty) throw new NoSuchIndexException(indexName, tableName, None)
+  }
+
+  override def indexExists(indexName: String): Boolean = indexes.names(snapshot).contains(indexName)
+
+  override def listIndexes(): Array[TableIndex] = indexes.list(snapshot).map { index =>
+    val properties = new util.Properties()
+    properties.setProperty("segments", index.segments.toString)
+    new TableIndex(index.name, index.typeName, index.columns.map(c => Expressions.column(QuotingUtils.quoteIfNeeded(c))).toArray,
+      util.Collections.emptyMap(), properties)
+  }.toArray
 
   /**
    * What a row of this table takes on disk, from its fragments' file sizes and its blob columns'

@@ -5,17 +5,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import scala.jdk.CollectionConverters._
-import scala.util.Using
-import sparklance.format.commit.{CommitRecord, Statement}
-import sparklance.format.index.Indices
-import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
-import sparklance.format.index.vector.build.{VectorIndexBuild, VectorIndexOptions}
-import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
-import sparklance.format.table.{LanceField, Snapshot}
-import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
-import sparklance.spark.{Allocators, LanceCatalog}
-import sparklance.spark.indexing.{VectorIndexJob, ZoneMapJob}
+import sparklance.spark.LanceCatalog
+import sparklance.spark.indexing.{IndexRequest, TableIndexes}
 
 /**
  * `CALL lance.system.create_index(table => 'db.t', column => 'c', type => 'zonemap', name => 'c_idx',
@@ -27,7 +18,8 @@ import sparklance.spark.indexing.{VectorIndexJob, ZoneMapJob}
  * `index_type => 'IVF_FLAT' | 'IVF_PQ' | 'IVF_SQ'` (or `type`) on a vector column builds a vector
  * index in pylance's format, with pylance's option names: `metric` (l2, cosine, dot),
  * `num_partitions`, `num_sub_vectors` (required for IVF_PQ), `num_bits` (8), `sample_rate`,
- * `max_iters`, `target_partition_size` (see [[VectorIndexJob]]).
+ * `max_iters`, `target_partition_size` (see [[sparklance.spark.indexing.VectorIndexJob]]).
+ * CREATE INDEX builds the same indices (see [[sparklance.spark.LanceTable]]).
  */
 final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CreateIndexProcedure.Name
@@ -46,80 +38,18 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
 
   override protected def run(args: InternalRow): InternalRow = {
     val target = table(args, 0)
-    val column = args.getUTF8String(1).toString
+    val where = s"Procedure create_index of ${target.quotedName}"
     val named = Seq(optional(args, 2)(args.getUTF8String), optional(args, 5)(args.getUTF8String)).flatten.map(_.toString)
     if (named.map(_.toLowerCase(Locale.ROOT)).distinct.size > 1) throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: type and index_type disagree (${named.mkString(" and ")}); give one")
-    val kind = named.headOption.map(_.toLowerCase(Locale.ROOT)).getOrElse("zonemap")
-    val vector = VectorIndexType.find(kind)
-    val vectorOptions = (6 to 12).filterNot(args.isNullAt).map(i => parameters()(i).name())
-    if (vector.isEmpty && vectorOptions.nonEmpty) throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: ${vectorOptions.mkString(", ")} apply to vector indices " +
-        s"(index_type IVF_FLAT, IVF_PQ or IVF_SQ), not to '$kind'")
-    if (kind != "zonemap" && vector.isEmpty) throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: sparklance builds 'zonemap', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, " +
-        s"not '$kind' (it reads pylance's other scalar indices' coverage but does not build them)")
-    val read = target.dataset.snapshot(forWrite = true)
-    val field = read.schema.field(column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
-      s"Procedure create_index of ${target.quotedName}: no top-level column '$column' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
-      "table" -> target.quotedName, "column" -> column)))
-    vector match {
-      case Some(indexType) => buildVector(target, read, field, indexType, args)
-      case None => buildZoneMap(target, read, field, column, args)
-    }
-  }
-
-  private def buildVector(target: LanceProcedure.Target, read: Snapshot, field: LanceField, indexType: VectorIndexType,
-      args: InternalRow): InternalRow = {
-    def int(position: Int): Option[Int] = optional(args, position)(args.getLong).map { v =>
-      if (v < Int.MinValue || v > Int.MaxValue) throw new IllegalArgumentException(
-        s"Procedure create_index: ${parameters()(position).name()} = $v is out of range")
-      v.toInt
-    }
-    val metricName = optional(args, 6)(args.getUTF8String).map(_.toString)
-    val metric = metricName.fold[VectorMetric](VectorMetric.L2)(m => VectorMetric.find(m).getOrElse(throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: unknown metric '$m' for ${indexType.name}; use l2, cosine or dot")))
-    val defaults = VectorIndexOptions(indexType)
-    val options = VectorIndexOptions(indexType, metric, numPartitions = int(7), numSubVectors = int(8),
-      numBits = int(9).getOrElse(defaults.numBits), sampleRate = int(10).getOrElse(defaults.sampleRate),
-      maxIterations = int(11).getOrElse(defaults.maxIterations), targetPartitionSize = optional(args, 12)(args.getLong))
-    if (!args.isNullAt(4)) throw new IllegalArgumentException(
-      s"Procedure create_index of ${target.quotedName}: rows_per_zone applies to zone maps, not to ${indexType.name}")
-    val indexName = optional(args, 3)(args.getUTF8String).map(_.toString).getOrElse(s"${field.name}_idx")
-    val where = s"Procedure create_index of ${target.quotedName}"
-    val existing = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}")
-    val replaced = VectorIndexBuild.replaced(existing, indexName, field, where)
-    val settings = catalog.settingsForTasks
-    val built = try VectorIndexJob.build(spark, target.quotedName, read, settings.storageConf, field, options, indexName)
-      catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"$where: ${e.getMessage}", e) }
-    val committed = ZoneMapSegment.commit(target.dataset, read, built.segments, replaced, settings.commitRetries,
-      CommitRecord(Statement.CreateIndex))
-    InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, built.segments.size.toLong, committed.version)
-  }
-
-  private def buildZoneMap(target: LanceProcedure.Target, read: Snapshot, field: LanceField, column: String,
-      args: InternalRow): InternalRow = {
-    if (!ZoneValues.supports(field)) throw new UnsupportedOperationException(
-      s"Procedure create_index of ${target.quotedName}: column '$column' of type ${field.arrowType} cannot have a zone map; " +
-        "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")
-    val indexName = optional(args, 3)(args.getUTF8String).map(_.toString).getOrElse(s"${column}_idx")
-    val rowsPerZone = optional(args, 4)(args.getLong).getOrElse(ZoneMapSegment.DefaultRowsPerZone)
-    if (rowsPerZone <= 0) throw new IllegalArgumentException(s"Procedure create_index: rows_per_zone must be positive, got $rowsPerZone")
-    val existing = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}").filter(_.getName == indexName)
-    existing.find(i => !ZoneMapSegment.isZoneMap(i) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
-      throw new IllegalArgumentException(s"Procedure create_index of ${target.quotedName}: index ${Indices.describe(other)} " +
-        s"already exists and is not a zone map of '$column'; drop it first (drop_index) or choose another name")
-    }
-
-    val settings = catalog.settingsForTasks
-    val zones = ZoneMapJob.zones(spark, target.quotedName, read.files, settings.storageConf, read.fragments, field, rowsPerZone)
-    val entry = Using.resource(Allocators.child(s"zone map $indexName of ${target.quotedName}")) { allocator =>
-      ZoneMapSegment.create(target.dataset.storage, target.dataset.path, indexName, field.id, field.arrowType, zones,
-        read.fragments.map(_.getId), read.version, rowsPerZone, allocator)
-    }
-    val committed = ZoneMapSegment.commit(target.dataset, read, Seq(entry), existing, settings.commitRetries,
-      CommitRecord(Statement.CreateIndex))
-    InternalRow(UTF8String.fromString(indexName), read.fragments.size.toLong, zones.size.toLong, committed.version)
+      s"$where: type and index_type disagree (${named.mkString(" and ")}); give one")
+    // The options given, as text under their names: one parser for this call and CREATE INDEX.
+    val options = (Seq(4) ++ (6 to 12)).filterNot(args.isNullAt).map { i =>
+      parameters()(i).name() -> (if (i == 6) args.getUTF8String(i).toString else args.getLong(i).toString)
+    }.toMap
+    val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption,
+      optional(args, 3)(args.getUTF8String).map(_.toString), options)
+    val built = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks).create(spark, request, replace = true, where)
+    InternalRow(UTF8String.fromString(built.name), built.fragments, built.parts, built.version)
   }
 }
 

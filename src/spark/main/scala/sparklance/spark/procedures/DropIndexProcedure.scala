@@ -4,9 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
-import sparklance.format.index.Indices
 import sparklance.spark.LanceCatalog
+import sparklance.spark.indexing.TableIndexes
 
 /**
  * `CALL lance.system.drop_index(table => 'db.t', name => 'c_idx')`: removes every segment of the
@@ -27,14 +26,10 @@ final class DropIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(cat
   override protected def run(args: InternalRow): InternalRow = {
     val target = table(args, 0)
     val indexName = args.getUTF8String(1).toString
-    val read = target.dataset.snapshot(forWrite = true)
-    val indices = Indices.parse(read.file.indexSection, s"${target.quotedName} version ${read.version}")
-    val segments = indices.filter(_.getName == indexName)
-    if (segments.isEmpty) throw new IllegalArgumentException(s"Procedure drop_index of ${target.quotedName}: no index named " +
-      s"'$indexName' (indices: ${indices.map(_.getName).distinct.sorted.mkString(", ")})")
-    val committed = new Committer(target.dataset, catalog.settingsForTasks.commitRetries)
-      .commit(Some(read), Operation.CreateIndex(Nil, segments), record = Some(CommitRecord(Statement.DropIndex)))
-    InternalRow(UTF8String.fromString(indexName), segments.size.toLong, committed.version)
+    val indexes = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks)
+    val dropped = indexes.drop(indexName).getOrElse(throw new IllegalArgumentException(s"Procedure drop_index of ${target.quotedName}: " +
+      s"no index named '$indexName' (indices: ${indexes.names(target.dataset.snapshot()).mkString(", ")})"))
+    InternalRow(UTF8String.fromString(dropped.name), dropped.segments, dropped.version)
   }
 }
 

@@ -97,6 +97,22 @@ object VectorIndexSegment {
   def detailsMetric(index: IndexMetadata): VectorMetric =
     VectorMetric.of(VectorIndexDetails.parseFrom(index.getIndexDetails.getValue).getMetricType)
 
+  /**
+   * The index type an entry's details record, in pylance's spelling (IVF_FLAT, IVF_PQ, IVF_SQ,
+   * IVF_HNSW_FLAT / _PQ / _SQ), without opening its files; "VECTOR" when the details name no
+   * compression (older writers left them empty).
+   */
+  def detailsTypeName(index: IndexMetadata): String = {
+    val details = VectorIndexDetails.parseFrom(index.getIndexDetails.getValue)
+    val sub = if (details.hasHnswIndexConfig) "IVF_HNSW_" else "IVF_"
+    details.getCompressionCase match {
+      case VectorIndexDetails.CompressionCase.PQ => sub + "PQ"
+      case VectorIndexDetails.CompressionCase.SQ => sub + "SQ"
+      case VectorIndexDetails.CompressionCase.FLAT => sub + "FLAT"
+      case _ => "VECTOR"
+    }
+  }
+
   /** The dimension of a vector column: float32 fixed-size lists only. */
   def dimension(field: LanceField): Int = field.arrowType match {
     case f: ArrowType.FixedSizeList if field.arrowItemType.contains(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)) =>

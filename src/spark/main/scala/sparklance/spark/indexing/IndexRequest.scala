@@ -1,0 +1,73 @@
+package sparklance.spark.indexing
+
+import java.util.Locale
+import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
+import sparklance.format.index.vector.build.VectorIndexOptions
+import sparklance.format.skipping.ZoneMapSegment
+
+/**
+ * An index a statement asks for on one top-level column. `CALL lance.system.create_index(...)`
+ * and `CREATE INDEX name ON t USING kind (column) OPTIONS (...)` both come here as named options
+ * of text under pylance's names, so the two accept and refuse exactly the same requests.
+ */
+sealed trait IndexRequest {
+  def column: String
+  def name: String
+}
+
+object IndexRequest {
+  final case class ZoneMap(column: String, name: String, rowsPerZone: Long) extends IndexRequest
+  final case class Vector(column: String, name: String, options: VectorIndexOptions) extends IndexRequest
+
+  /** The kind built when none is named: the zone map, the index scans skip by. */
+  val ZoneMapKind = "zonemap"
+  val ZoneMapOptions: Seq[String] = Seq("rows_per_zone")
+  val VectorOptions: Seq[String] =
+    Seq("metric", "num_partitions", "num_sub_vectors", "num_bits", "sample_rate", "max_iters", "target_partition_size")
+
+  /**
+   * The request for `kind` (None: a zone map) named `name` (None: `<column>_idx`) with `options`,
+   * whose names are matched ignoring case. An option of another kind of index, an unknown option,
+   * kind or metric, or a value that is not a number where one is needed is refused by name
+   * (IllegalArgumentException, prefixed with `where`).
+   */
+  def parse(where: String, column: String, kind: Option[String], name: Option[String], options: Map[String, String]): IndexRequest = {
+    def bad(message: String) = throw new IllegalArgumentException(s"$where: $message")
+    val supplied = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    val kindName = kind.map(_.toLowerCase(Locale.ROOT)).getOrElse(ZoneMapKind)
+    val indexName = name.getOrElse(s"${column}_idx")
+    def number(option: String, min: Long = Long.MinValue, max: Long = Long.MaxValue): Option[Long] = supplied.get(option).map { text =>
+      val value = text.trim.toLongOption.getOrElse(bad(s"$option must be a whole number, got '$text'"))
+      if (value < min || value > max) bad(s"$option = $value is out of range")
+      value
+    }
+    def int(option: String): Option[Int] = number(option, Int.MinValue, Int.MaxValue).map(_.toInt)
+    def refuseOthers(allowed: Seq[String], kindLabel: String): Unit = {
+      val others = supplied.keys.filterNot(allowed.contains).toSeq.sorted
+      val ofVectors = others.filter(VectorOptions.contains)
+      if (ofVectors.nonEmpty) bad(s"${ofVectors.mkString(", ")} apply to vector indices (index_type IVF_FLAT, IVF_PQ or IVF_SQ), not to '$kindLabel'")
+      if (others.contains("rows_per_zone")) bad(s"rows_per_zone applies to zone maps, not to $kindLabel")
+      if (others.nonEmpty) bad(s"unknown option${if (others.size > 1) "s" else ""} ${others.mkString(", ")} for a $kindLabel index " +
+        s"(options: ${allowed.mkString(", ")})")
+    }
+    VectorIndexType.find(kindName) match {
+      case Some(indexType) =>
+        refuseOthers(VectorOptions, indexType.name)
+        val metric = supplied.get("metric").fold[VectorMetric](VectorMetric.L2)(m => VectorMetric.find(m).getOrElse(
+          bad(s"unknown metric '$m' for ${indexType.name}; use l2, cosine or dot")))
+        val defaults = VectorIndexOptions(indexType)
+        Vector(column, indexName, VectorIndexOptions(indexType, metric, numPartitions = int("num_partitions"),
+          numSubVectors = int("num_sub_vectors"), numBits = int("num_bits").getOrElse(defaults.numBits),
+          sampleRate = int("sample_rate").getOrElse(defaults.sampleRate),
+          maxIterations = int("max_iters").getOrElse(defaults.maxIterations),
+          targetPartitionSize = number("target_partition_size")))
+      case None if kindName == ZoneMapKind =>
+        refuseOthers(ZoneMapOptions, ZoneMapKind)
+        val rowsPerZone = number("rows_per_zone").getOrElse(ZoneMapSegment.DefaultRowsPerZone)
+        if (rowsPerZone <= 0) bad(s"rows_per_zone must be positive, got $rowsPerZone")
+        ZoneMap(column, indexName, rowsPerZone)
+      case None => bad(s"sparklance builds 'zonemap', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, not '$kindName' " +
+        "(it reads pylance's other scalar indices' coverage but does not build them)")
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package sparklance.spark.indexing
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.IndexAlreadyExistsException
+import scala.jdk.CollectionConverters._
+import scala.util.Using
+import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
+import sparklance.format.index.{IndexKind, Indices}
+import sparklance.format.index.vector.VectorIndexSegment
+import sparklance.format.index.vector.build.VectorIndexBuild
+import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
+import sparklance.format.table.{Dataset, LanceField, Snapshot}
+import sparklance.format.proto.TableProtos.IndexMetadata
+import sparklance.spark.{Allocators, CatalogSettings}
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
+
+/**
+ * Builds, drops and lists the indices of one table, for every statement that does: the
+ * create_index and drop_index procedures and CREATE / DROP INDEX (see [[sparklance.spark.LanceTable]]).
+ * `quotedName` names the table in errors.
+ */
+final class TableIndexes(quotedName: String, dataset: Dataset, settings: CatalogSettings) {
+
+  /**
+   * Builds `request` over every live row of the newest version and commits it as a Lance
+   * CreateIndex pylance uses as its own. An index of the same name and kind on the same column is
+   * replaced when `replace`; otherwise it is an IndexAlreadyExistsException. `where` begins errors.
+   */
+  def create(spark: SparkSession, request: IndexRequest, replace: Boolean, where: String): TableIndexes.Built = {
+    val read = dataset.snapshot(forWrite = true)
+    val field = read.schema.field(request.column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
+      s"$where: no top-level column '${request.column}' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
+      "table" -> quotedName, "column" -> request.column)))
+    val existing = indices(read)
+    if (!replace && existing.exists(_.getName == request.name)) throw new IndexAlreadyExistsException(request.name, quotedName, None)
+    request match {
+      case v: IndexRequest.Vector => vector(spark, read, field, v, existing, where)
+      case z: IndexRequest.ZoneMap => zoneMap(spark, read, field, z, existing, where)
+    }
+  }
+
+  /** Removes every segment of index `name` from the newest version; None when there is no such index. */
+  def drop(name: String): Option[TableIndexes.Dropped] = {
+    val read = dataset.snapshot(forWrite = true)
+    val segments = indices(read).filter(_.getName == name)
+    if (segments.isEmpty) None
+    else {
+      val committed = new Committer(dataset, settings.commitRetries)
+        .commit(Some(read), Operation.CreateIndex(Nil, segments), record = Some(CommitRecord(Statement.DropIndex)))
+      Some(TableIndexes.Dropped(name, segments.size, committed.version))
+    }
+  }
+
+  /** The user-visible indices of `snapshot` (system indices such as fragment reuse left out), by name. */
+  def list(snapshot: Snapshot): Seq[TableIndexes.Listed] =
+    indices(snapshot).filter(i => Indices.kind(i) match {
+      case IndexKind.FragmentReuse | IndexKind.System => false
+      case _ => true
+    }).groupBy(_.getName).toSeq.sortBy(_._1).map { case (name, segments) =>
+      val first = segments.head
+      val typeName = if (VectorIndexSegment.isVector(first)) VectorIndexSegment.detailsTypeName(first)
+        else Indices.typeName(first).toUpperCase(java.util.Locale.ROOT)
+      val byId = snapshot.schema.allFields.map(f => f.id -> f.name).toMap
+      TableIndexes.Listed(name, typeName, first.getFieldsList.asScala.toSeq.flatMap(id => byId.get(id.intValue)), segments.size)
+    }
+
+  /** Every index of `read`, by name. */
+  def names(read: Snapshot): Seq[String] = indices(read).map(_.getName).distinct.sorted
+
+  private def indices(read: Snapshot): Seq[IndexMetadata] = Indices.parse(read.file.indexSection, s"$quotedName version ${read.version}")
+
+  private def vector(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.Vector,
+      existing: Seq[IndexMetadata], where: String): TableIndexes.Built = {
+    val replaced = VectorIndexBuild.replaced(existing, request.name, field, where)
+    val built = try VectorIndexJob.build(spark, quotedName, read, settings.storageConf, field, request.options, request.name)
+      catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"$where: ${e.getMessage}", e) }
+    val committed = ZoneMapSegment.commit(dataset, read, built.segments, replaced, settings.commitRetries,
+      CommitRecord(Statement.CreateIndex))
+    TableIndexes.Built(request.name, read.fragments.size, built.segments.size, committed.version)
+  }
+
+  private def zoneMap(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.ZoneMap,
+      existing: Seq[IndexMetadata], where: String): TableIndexes.Built = {
+    if (!ZoneValues.supports(field)) throw new UnsupportedOperationException(
+      s"$where: column '${field.name}' of type ${field.arrowType} cannot have a zone map; " +
+        "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can")
+    val replaced = existing.filter(_.getName == request.name)
+    replaced.find(i => !ZoneMapSegment.isZoneMap(i) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+      throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
+        s"already exists and is not a zone map of '${field.name}'; drop it first (drop_index) or choose another name")
+    }
+    val zones = ZoneMapJob.zones(spark, quotedName, read.files, settings.storageConf, read.fragments, field, request.rowsPerZone)
+    val entry = Using.resource(Allocators.child(s"zone map ${request.name} of $quotedName")) { allocator =>
+      ZoneMapSegment.create(dataset.storage, dataset.path, request.name, field.id, field.arrowType, zones,
+        read.fragments.map(_.getId), read.version, request.rowsPerZone, allocator)
+    }
+    val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries,
+      CommitRecord(Statement.CreateIndex))
+    TableIndexes.Built(request.name, read.fragments.size, zones.size, committed.version)
+  }
+}
+
+object TableIndexes {
+  /** What a build committed: the index, the fragments it covers, its zones (zone maps) or segments (vector indices), the version. */
+  final case class Built(name: String, fragments: Long, parts: Long, version: Long)
+  final case class Dropped(name: String, segments: Long, version: Long)
+  /** An index as listed: its name, Lance's type name (e.g. IVF_PQ... as its details name it), its columns and segments. */
+  final case class Listed(name: String, typeName: String, columns: Seq[String], segments: Int)
+}
