@@ -70,3 +70,27 @@ def feature_flags(table_path):
     length, = struct.unpack_from("<I", data, pos)
     fields = dict(_fields(data[pos + 4:pos + 4 + length]))
     return fields.get(9, 0), fields.get(10, 0)
+
+
+def index_entries(table_path):
+    """The index section of the latest manifest (field 6 of the manifest gives its offset), one dict an entry:
+    name, uuid (hex), fields, dataset_version, details (the VectorIndexDetails etc. bytes) and details_type."""
+    versions = os.path.join(table_path, "_versions")
+    latest = sorted(f for f in os.listdir(versions) if f.endswith(".manifest"))[0]
+    data = open(os.path.join(versions, latest), "rb").read()
+    pos, = struct.unpack_from("<q", data, len(data) - 16)
+    length, = struct.unpack_from("<I", data, pos)
+    section = dict(_fields(data[pos + 4:pos + 4 + length])).get(6)
+    if section is None:
+        return []
+    n, = struct.unpack_from("<I", data, section)
+    out = []
+    for number, entry in _fields(data[section + 4:section + 4 + n]):
+        if number != 1:
+            continue
+        f = _fields(entry)
+        one = dict(f)
+        details = dict(_fields(one.get(6, b"")))
+        out.append({"name": one[3].decode(), "uuid": dict(_fields(one[1]))[1].hex(), "dataset_version": one.get(4, 0),
+                    "details_type": details.get(1, b"").decode(), "details": details.get(2, b"")})
+    return out

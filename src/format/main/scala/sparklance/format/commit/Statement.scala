@@ -34,6 +34,8 @@ object Statement {
   case object UpdateColumnsProcedure extends Statement("UPDATE COLUMNS")
   case object CreateIndex extends Statement("CREATE INDEX")
   case object DropIndex extends Statement("DROP INDEX")
+  /** `optimize_index`: an index extended over new fragments (a delta or a merge of its segments), or retrained. */
+  case object OptimizeIndex extends Statement("OPTIMIZE INDEX")
   case object Compact extends Statement("COMPACT")
   /** The zone maps of fragments written without them (or with small segments) folded into one segment. */
   case object FoldZoneMaps extends Statement("FOLD ZONE MAPS")

@@ -27,24 +27,47 @@ object VectorIndexJob {
 
   def build(spark: SparkSession, tableName: String, read: Snapshot, storageConf: Map[String, String], field: LanceField,
       options: VectorIndexOptions, name: String): Built = {
+    val (model, sampled) = train(spark, tableName, read, storageConf, field, options, name)
+    Built(model, encode(spark, tableName, read, storageConf, field, model, name, read.fragments, read.version, oneSegment = false), sampled)
+  }
+
+  /** The model trained on a sample of the column read by a Spark job, and how many vectors the sample held. */
+  def train(spark: SparkSession, tableName: String, read: Snapshot, storageConf: Map[String, String], field: LanceField,
+      options: VectorIndexOptions, name: String): (VectorModel, Int) = {
     val sc = spark.sparkContext
     val plan = VectorIndexBuild.plan(read, field, options)
-    val fieldBytes = LanceSchema(Seq(field)).toProto.map(_.toByteArray)
-    val previous = sc.getLocalProperty("spark.job.description")
-    try {
-      sc.setJobDescription(s"${options.indexType.name} index $name on $tableName: sampling ${plan.field.name}")
-      val samples = sample(sc, read.files, storageConf, plan.samples.map { case (f, n) => (f.toByteArray, n) }, fieldBytes, options.seed)
+    described(sc, s"${options.indexType.name} index $name on $tableName: sampling ${plan.field.name}") {
+      val samples = sample(sc, read.files, storageConf, plan.samples.map { case (f, n) => (f.toByteArray, n) }, fieldBytes(field), options.seed)
       val sampled = Array.concat(samples: _*)
-      val model = VectorTraining.train(options, plan.dim, sampled, plan.rows)
-      val payload = plan.rows * (8L + model.bytesPerRow)
-      val tasks = math.max(1, math.min(read.fragments.size.toLong,
-        math.max(sc.defaultParallelism.toLong, (payload + SegmentBytes - 1) / SegmentBytes)).toInt)
-      val groups = VectorIndexBuild.groups(read.fragments, tasks).map(_.map(_.toByteArray))
-      sc.setJobDescription(s"${options.indexType.name} index $name on $tableName: ${groups.size} segment(s)")
-      val segments = segment(sc, read.files, storageConf, groups, fieldBytes, model, name, read.version).map(IndexMetadata.parseFrom)
-      Built(model, segments, sampled.length / plan.dim)
-    } finally sc.setJobDescription(previous)
+      (VectorTraining.train(options, plan.dim, sampled, plan.rows), sampled.length / plan.dim)
+    }
   }
+
+  /**
+   * The segments of index `name` over `fragments` encoded with `model` by a Spark job, one task
+   * (and segment) a group of fragments, or one for all with `oneSegment` (a merge); their
+   * `dataset_version` is `datasetVersion`.
+   */
+  def encode(spark: SparkSession, tableName: String, read: Snapshot, storageConf: Map[String, String], field: LanceField,
+      model: VectorModel, name: String, fragments: Seq[DataFragment], datasetVersion: Long, oneSegment: Boolean): Seq[IndexMetadata] = {
+    val sc = spark.sparkContext
+    val rows = fragments.map(VectorIndexBuild.liveRows).sum
+    val payload = rows * (8L + model.bytesPerRow)
+    val tasks = if (oneSegment) 1 else math.max(1, math.min(fragments.size.toLong,
+      math.max(sc.defaultParallelism.toLong, (payload + SegmentBytes - 1) / SegmentBytes)).toInt)
+    val groups = VectorIndexBuild.groups(fragments, tasks).map(_.map(_.toByteArray))
+    described(sc, s"${model.indexType.name} index $name on $tableName: ${groups.size} segment(s)") {
+      segment(sc, read.files, storageConf, groups, fieldBytes(field), model, name, datasetVersion).map(IndexMetadata.parseFrom)
+    }
+  }
+
+  private def described[T](sc: SparkContext, description: String)(body: => T): T = {
+    val previous = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(description)
+    try body finally sc.setJobDescription(previous)
+  }
+
+  private def fieldBytes(field: LanceField): Seq[Array[Byte]] = LanceSchema(Seq(field)).toProto.map(_.toByteArray)
 
   private def fieldOf(bytes: Seq[Array[Byte]]): LanceField =
     LanceSchema.fromProto(bytes.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields.head

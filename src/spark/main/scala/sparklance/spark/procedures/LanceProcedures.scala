@@ -15,6 +15,7 @@ object LanceProcedures {
     CreateTagProcedure.Name -> (new CreateTagProcedure(_)),
     CreateIndexProcedure.Name -> (new CreateIndexProcedure(_)),
     DropIndexProcedure.Name -> (new DropIndexProcedure(_)),
+    OptimizeIndexProcedure.Name -> (new OptimizeIndexProcedure(_)),
     DeleteTagProcedure.Name -> (new DeleteTagProcedure(_)),
     CreateBranchProcedure.Name -> (new CreateBranchProcedure(_)),
     DeleteBranchProcedure.Name -> (new DeleteBranchProcedure(_)),

@@ -86,7 +86,7 @@ object IvfSegmentFiles {
             """"codebook_tensor":[],"transposed":true}""")
       case VectorIndexType.IvfSq =>
         ("__sq_code", new ArrowType.Int(8, false), model.dim, true,
-          s"""{"dim":${model.dim},"num_bits":8,"bounds":{"start":${model.sqBounds._1.toDouble},"end":${model.sqBounds._2.toDouble}}}""")
+          s"""{"dim":${model.dim},"num_bits":8,"bounds":{"start":${model.sqBounds._1},"end":${model.sqBounds._2}}}""")
     }
     val arrow = new Schema(Seq(field("_rowid", u64, nullable = true),
       field(payloadName, new ArrowType.FixedSizeList(width), nullable, field("item", item, nullable = true))).asJava)

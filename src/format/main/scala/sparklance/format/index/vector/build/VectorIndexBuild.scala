@@ -2,6 +2,7 @@ package sparklance.format.index.vector.build
 
 import org.apache.arrow.memory.BufferAllocator
 import sparklance.format.commit.{CommitRecord, CommitResult, CommitRetries, Statement}
+import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.ZoneMapSegment
 import sparklance.format.table.{Dataset, LanceField, Snapshot}
@@ -60,15 +61,20 @@ object VectorIndexBuild {
     same
   }
 
+  /** Samples the column and trains the model in this process. */
+  def train(storage: Storage, read: Snapshot, field: LanceField, options: VectorIndexOptions, allocator: BufferAllocator): VectorModel = {
+    val plan = VectorIndexBuild.plan(read, field, options)
+    val sample = plan.samples.zipWithIndex.map { case ((f, n), i) =>
+      VectorColumn.sample(storage, read.files, f, field, n, options.seed + i, allocator)
+    }
+    VectorTraining.train(options, plan.dim, Array.concat(sample: _*), plan.rows)
+  }
+
   /** Builds and commits the index in this process, one segment a group of fragments (at most `segments`). */
   def run(dataset: Dataset, read: Snapshot, field: LanceField, options: VectorIndexOptions, name: String, existing: Seq[IndexMetadata],
       segments: Int, allocator: BufferAllocator): CommitResult = {
-    val plan = VectorIndexBuild.plan(read, field, options)
     val old = replaced(existing, name, field, s"${options.indexType.name} index on ${dataset.path}")
-    val sample = plan.samples.zipWithIndex.map { case ((f, n), i) =>
-      VectorColumn.sample(dataset.storage, read.files, f, field, n, options.seed + i, allocator)
-    }
-    val model = VectorTraining.train(options, plan.dim, Array.concat(sample: _*), plan.rows)
+    val model = train(dataset.storage, read, field, options, allocator)
     val added = groups(read.fragments, segments).map(g =>
       VectorIndexSegment.build(dataset.storage, read.files, g, field, model, name, read.version, allocator))
     ZoneMapSegment.commit(dataset, read, added, old, CommitRetries(), CommitRecord(Statement.CreateIndex))

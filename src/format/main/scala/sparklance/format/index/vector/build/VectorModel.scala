@@ -1,12 +1,16 @@
 package sparklance.format.index.vector.build
 
-import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
+import sparklance.format.UnsupportedFeatureException
+import sparklance.format.index.Indices
+import sparklance.format.index.vector.{FlatStorage, PqStorage, SqStorage, VectorIndexType, VectorMetric}
+import sparklance.format.index.vector.{VectorIndexSegment => OpenedSegment}
 import java.nio.{ByteBuffer, ByteOrder}
 
 /**
  * What training made and every segment of one build shares (LANCE-VECTOR-INDICES.md §8): the IVF
  * centroids (`[k][dim]`), and for IVF_PQ the codebook in the order the file keeps it,
- * `[numSubVectors][256][dim / numSubVectors]`, for IVF_SQ the one value range of every dimension.
+ * `[numSubVectors][256][dim / numSubVectors]`, for IVF_SQ the one value range of every dimension
+ * (f64, as the file's JSON keeps it: a delta encodes with the bounds of the segment it extends).
  * Small (k·dim + 256·dim floats), so it travels to the tasks that encode rows with it.
  */
 final case class VectorModel(
@@ -17,7 +21,7 @@ final case class VectorModel(
     loss: Double,
     numSubVectors: Int = 0,
     codebook: Array[Float] = Array.emptyFloatArray,
-    sqBounds: (Float, Float) = (0f, 0f)) {
+    sqBounds: (Double, Double) = (0d, 0d)) {
 
   def numPartitions: Int = centroids.length / dim
   def subDim: Int = dim / numSubVectors
@@ -46,8 +50,10 @@ final case class VectorModel(
       val x = residual(vector, from, partition)
       val sd = subDim
       var m = 0
+      // The code of each sub-vector is its nearest codeword under the index metric, as pylance
+      // encodes (and its deltas then agree with ours): L2 for l2 and cosine, `1 − x·c` for dot.
       while (m < numSubVectors) {
-        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = false, codebookFrom = m * 256 * sd).toByte
+        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = metric.spherical, codebookFrom = m * 256 * sd).toByte
         m += 1
       }
     case VectorIndexType.IvfSq =>
@@ -68,9 +74,26 @@ final case class VectorModel(
 
 object VectorModel {
   /** pylance's 8-bit level of `x` in [start, end]: floor((x − start) / (end − start) · 255), clamped (§4.3). */
-  def sqCode(x: Float, bounds: (Float, Float)): Int = {
+  def sqCode(x: Float, bounds: (Double, Double)): Int = {
     val (start, end) = bounds
     if (end <= start) 0
-    else math.max(0, math.min(255, math.floor((x.toDouble - start) / (end.toDouble - start) * 255).toInt))
+    else math.max(0, math.min(255, math.floor((x.toDouble - start) / (end - start) * 255).toInt))
+  }
+
+  /**
+   * The model an existing segment was built with (its centroids, PQ codebook or SQ bounds; the
+   * loss is not kept), so that rows added to the index land in the same partitions and codes, as
+   * pylance's `optimize_indices` extends an index without training it again.
+   */
+  def of(segment: OpenedSegment): VectorModel = {
+    val centroids = Array.concat((0 until segment.numPartitions).map(segment.centroid): _*)
+    val base = VectorModel(segment.indexType, segment.metric, segment.dim, centroids, loss = 0d)
+    segment.storage match {
+      case _: FlatStorage => base
+      case pq: PqStorage if pq.bits == 8 => base.copy(numSubVectors = pq.subVectors, codebook = pq.codebook)
+      case pq: PqStorage => throw new UnsupportedFeatureException(s"Vector index ${Indices.describe(segment.entry)} has " +
+        s"${pq.bits}-bit PQ codes; sparklance extends indices of 8-bit codes (rebuild it with create_index, or optimize it with pylance)")
+      case sq: SqStorage => base.copy(sqBounds = (sq.start, sq.end))
+    }
   }
 }

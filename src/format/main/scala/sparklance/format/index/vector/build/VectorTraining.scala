@@ -35,7 +35,7 @@ object VectorTraining {
       case VectorIndexType.IvfFlat => base
       case VectorIndexType.IvfSq =>
         val sqRows = rowsOf(math.min(n.toLong, options.sampleSize(k)).toInt)
-        base.copy(sqBounds = (sqRows.min, sqRows.max))
+        base.copy(sqBounds = (sqRows.min.toDouble, sqRows.max.toDouble))
       case VectorIndexType.IvfPq =>
         val m = options.numSubVectors.get
         val codes = 1 << options.numBits

@@ -1,0 +1,70 @@
+package sparklance.spark.procedures
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparklance.format.commit.{CommitRecord, Statement}
+import sparklance.format.index.vector.build.VectorIndexOptimize
+import sparklance.format.skipping.ZoneMapSegment
+import sparklance.spark.LanceCatalog
+import sparklance.spark.indexing.VectorIndexJob
+
+/**
+ * `CALL lance.system.optimize_index(table => 'db.t', index_names => array('emb_idx'),
+ * num_indices_to_merge => 0, retrain => false)`: pylance's `optimize_indices` for IVF vector
+ * indices (see [[VectorIndexOptimize]]): the fragments an index does not cover yet are encoded by
+ * Spark tasks with the index's own model into a delta segment, or merged with its newest
+ * `num_indices_to_merge` segments into one, or, with `retrain`, the index is trained again. Every
+ * index changed is committed in one CreateIndex; nothing is committed when all are up to date.
+ * `name` names one index; without names every vector index of the table is optimized.
+ */
+final class OptimizeIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
+  override def name(): String = OptimizeIndexProcedure.Name
+  override def description(): String = "Adds the fragments a vector index does not cover to it (a delta or a merge), or retrains it"
+
+  override def parameters(): Array[ProcedureParameter] =
+    Array(param("table", StringType, required = true), param("name", StringType), param("index_names", ArrayType(StringType)),
+      param("num_indices_to_merge", LongType), param("retrain", BooleanType))
+
+  override def resultSchema: StructType = StructType(Seq(
+    StructField("indices", ArrayType(StringType, containsNull = false), nullable = false),
+    StructField("fragments_indexed", LongType, nullable = false),
+    StructField("segments_added", LongType, nullable = false),
+    StructField("segments_removed", LongType, nullable = false),
+    StructField("version", LongType, nullable = false)))
+
+  override protected def run(args: InternalRow): InternalRow = {
+    val target = table(args, 0)
+    val where = s"Procedure optimize_index of ${target.quotedName}"
+    val names = (optional(args, 1)(args.getUTF8String).map(_.toString).toSeq ++
+      optional(args, 2)(args.getArray).toSeq.flatMap(a => (0 until a.numElements()).map(a.getUTF8String(_).toString))).distinct
+    val merge = optional(args, 3)(args.getLong).map { n =>
+      if (n < 0 || n > Int.MaxValue) throw new IllegalArgumentException(s"$where: num_indices_to_merge must be 0 or more, got $n")
+      n.toInt
+    }
+    val retrain = optional(args, 4)(args.getBoolean).getOrElse(false)
+    if (retrain && merge.isDefined) throw new IllegalArgumentException(
+      s"$where: retrain rebuilds every segment of an index; num_indices_to_merge does not apply with it")
+    val read = target.dataset.snapshot(forWrite = true)
+    val steps = VectorIndexOptimize.plan(target.dataset.storage, read, names, merge, retrain, where)
+    if (steps.isEmpty) return InternalRow(new GenericArrayData(Array.empty[AnyRef]), 0L, 0L, 0L, read.version)
+
+    val settings = catalog.settingsForTasks
+    val added = steps.flatMap { s =>
+      val model = s.model.getOrElse(VectorIndexJob.train(spark, target.quotedName, read, settings.storageConf, s.field, s.retrain.get, s.name)._1)
+      VectorIndexJob.encode(spark, target.quotedName, read, settings.storageConf, s.field, model, s.name, s.fragments, s.datasetVersion,
+        s.oneSegment)
+    }
+    val removed = steps.flatMap(_.removed)
+    val committed = ZoneMapSegment.commit(target.dataset, read, added, removed, settings.commitRetries,
+      CommitRecord(Statement.OptimizeIndex))
+    InternalRow(new GenericArrayData(steps.map(s => UTF8String.fromString(s.name)).toArray[AnyRef]),
+      steps.map(_.uncovered.size.toLong).sum, added.size.toLong, removed.size.toLong, committed.version)
+  }
+}
+
+object OptimizeIndexProcedure {
+  val Name = "optimize_index"
+}
