@@ -58,13 +58,48 @@ object KMeans {
 
   /**
    * The centroid nearest to the vector at `from` of `data` among the `k` rows of `centroids` from
-   * `codebookFrom` (one sub-vector's codebook); ties go to the lower centroid.
+   * `codebookFrom` (one sub-vector's codebook); ties go to the lower centroid. Four centroids are
+   * scored in one pass over the vector: four independent sums keep the CPU's floating point units
+   * busy where one sum waits on its previous addition. Each sum still adds its terms in order, so
+   * every score is exactly what [[score]] computes.
    */
   def nearest(data: Array[Float], from: Int, dim: Int, centroids: Array[Float], k: Int, spherical: Boolean,
       codebookFrom: Int = 0): Int = {
     var best = 0
     var bestScore = Float.MaxValue
     var c = 0
+    while (c + 4 <= k) {
+      val b0 = codebookFrom + c * dim
+      val b1 = b0 + dim
+      val b2 = b1 + dim
+      val b3 = b2 + dim
+      var s0 = 0f
+      var s1 = 0f
+      var s2 = 0f
+      var s3 = 0f
+      var j = 0
+      if (spherical) {
+        while (j < dim) {
+          val x = data(from + j)
+          s0 += x * centroids(b0 + j); s1 += x * centroids(b1 + j); s2 += x * centroids(b2 + j); s3 += x * centroids(b3 + j)
+          j += 1
+        }
+        s0 = 1f - s0; s1 = 1f - s1; s2 = 1f - s2; s3 = 1f - s3
+      } else {
+        while (j < dim) {
+          val x = data(from + j)
+          val d0 = x - centroids(b0 + j); val d1 = x - centroids(b1 + j)
+          val d2 = x - centroids(b2 + j); val d3 = x - centroids(b3 + j)
+          s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3
+          j += 1
+        }
+      }
+      if (s0 < bestScore) { bestScore = s0; best = c }
+      if (s1 < bestScore) { bestScore = s1; best = c + 1 }
+      if (s2 < bestScore) { bestScore = s2; best = c + 2 }
+      if (s3 < bestScore) { bestScore = s3; best = c + 3 }
+      c += 4
+    }
     while (c < k) {
       val s = score(data, from, centroids, codebookFrom + c * dim, dim, spherical)
       if (s < bestScore) { bestScore = s; best = c }
