@@ -7,7 +7,7 @@ import scala.util.Using
 import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.index.{IndexKind, Indices}
 import sparklance.format.index.vector.VectorIndexSegment
-import sparklance.format.index.vector.build.VectorIndexBuild
+import sparklance.format.index.vector.build.{VectorIndexBuild, VectorIndexOptimize}
 import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
 import sparklance.format.table.{Dataset, LanceField, Snapshot}
 import sparklance.format.proto.TableProtos.IndexMetadata
@@ -15,8 +15,8 @@ import sparklance.spark.{Allocators, CatalogSettings}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 
 /**
- * Builds, drops and lists the indices of one table, for every statement that does: the
- * create_index and drop_index procedures and CREATE / DROP INDEX (see [[sparklance.spark.LanceTable]]).
+ * Builds, optimizes, drops and lists the indices of one table, for every statement that does: the
+ * create_index, optimize_index and drop_index procedures and CREATE / DROP INDEX (see [[sparklance.spark.LanceTable]]).
  * `quotedName` names the table in errors.
  */
 final class TableIndexes(quotedName: String, dataset: Dataset, settings: CatalogSettings) {
@@ -48,6 +48,29 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       val committed = new Committer(dataset, settings.commitRetries)
         .commit(Some(read), Operation.CreateIndex(Nil, segments), record = Some(CommitRecord(Statement.DropIndex)))
       Some(TableIndexes.Dropped(name, segments.size, committed.version))
+    }
+  }
+
+  /**
+   * pylance's `optimize_indices` for the vector indices `names` (every one when empty): see
+   * [[VectorIndexOptimize]]. The rows to add are encoded by Spark tasks with each index's own
+   * model (or, with `retrain`, a model trained again); every index changed is committed in one
+   * CreateIndex, nothing when none changes.
+   */
+  def optimize(spark: SparkSession, names: Seq[String], numIndicesToMerge: Option[Int], retrain: Boolean,
+      where: String): TableIndexes.Optimized = {
+    val read = dataset.snapshot(forWrite = true)
+    val steps = VectorIndexOptimize.plan(dataset.storage, read, names, numIndicesToMerge, retrain, where)
+    if (steps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
+    else {
+      val added = steps.flatMap { s =>
+        val model = s.model.getOrElse(VectorIndexJob.train(spark, quotedName, read, settings.storageConf, s.field, s.retrain.get, s.name)._1)
+        VectorIndexJob.encode(spark, quotedName, read, settings.storageConf, s.field, model, s.name, s.fragments, s.datasetVersion,
+          s.oneSegment)
+      }
+      val removed = steps.flatMap(_.removed)
+      val committed = ZoneMapSegment.commit(dataset, read, added, removed, settings.commitRetries, CommitRecord(Statement.OptimizeIndex))
+      TableIndexes.Optimized(steps.map(_.name), steps.map(_.uncovered.size.toLong).sum, added.size, removed.size, committed.version)
     }
   }
 
@@ -104,6 +127,8 @@ object TableIndexes {
   /** What a build committed: the index, the fragments it covers, its zones (zone maps) or segments (vector indices), the version. */
   final case class Built(name: String, fragments: Long, parts: Long, version: Long)
   final case class Dropped(name: String, segments: Long, version: Long)
+  /** `indices` changed (none: nothing committed, `version` the current one); `fragments` = those newly covered. */
+  final case class Optimized(indices: Seq[String], fragments: Long, added: Long, removed: Long, version: Long)
   /** An index as listed: its name, Lance's type name (e.g. IVF_PQ... as its details name it), its columns and segments. */
   final case class Listed(name: String, typeName: String, columns: Seq[String], segments: Int)
 }

@@ -5,16 +5,13 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import sparklance.format.commit.{CommitRecord, Statement}
-import sparklance.format.index.vector.build.VectorIndexOptimize
-import sparklance.format.skipping.ZoneMapSegment
 import sparklance.spark.LanceCatalog
-import sparklance.spark.indexing.VectorIndexJob
+import sparklance.spark.indexing.TableIndexes
 
 /**
  * `CALL lance.system.optimize_index(table => 'db.t', index_names => array('emb_idx'),
  * num_indices_to_merge => 0, retrain => false)`: pylance's `optimize_indices` for IVF vector
- * indices (see [[VectorIndexOptimize]]): the fragments an index does not cover yet are encoded by
+ * indices (see [[TableIndexes.optimize]]): the fragments an index does not cover yet are encoded by
  * Spark tasks with the index's own model into a delta segment, or merged with its newest
  * `num_indices_to_merge` segments into one, or, with `retrain`, the index is trained again. Every
  * index changed is committed in one CreateIndex; nothing is committed when all are up to date.
@@ -47,21 +44,9 @@ final class OptimizeIndexProcedure(catalog: LanceCatalog) extends LanceProcedure
     val retrain = optional(args, 4)(args.getBoolean).getOrElse(false)
     if (retrain && merge.isDefined) throw new IllegalArgumentException(
       s"$where: retrain rebuilds every segment of an index; num_indices_to_merge does not apply with it")
-    val read = target.dataset.snapshot(forWrite = true)
-    val steps = VectorIndexOptimize.plan(target.dataset.storage, read, names, merge, retrain, where)
-    if (steps.isEmpty) return InternalRow(new GenericArrayData(Array.empty[AnyRef]), 0L, 0L, 0L, read.version)
-
-    val settings = catalog.settingsForTasks
-    val added = steps.flatMap { s =>
-      val model = s.model.getOrElse(VectorIndexJob.train(spark, target.quotedName, read, settings.storageConf, s.field, s.retrain.get, s.name)._1)
-      VectorIndexJob.encode(spark, target.quotedName, read, settings.storageConf, s.field, model, s.name, s.fragments, s.datasetVersion,
-        s.oneSegment)
-    }
-    val removed = steps.flatMap(_.removed)
-    val committed = ZoneMapSegment.commit(target.dataset, read, added, removed, settings.commitRetries,
-      CommitRecord(Statement.OptimizeIndex))
-    InternalRow(new GenericArrayData(steps.map(s => UTF8String.fromString(s.name)).toArray[AnyRef]),
-      steps.map(_.uncovered.size.toLong).sum, added.size.toLong, removed.size.toLong, committed.version)
+    val done = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks).optimize(spark, names, merge, retrain, where)
+    InternalRow(new GenericArrayData(done.indices.map(UTF8String.fromString).toArray[AnyRef]), done.fragments, done.added, done.removed,
+      done.version)
   }
 }
 
