@@ -23,10 +23,12 @@ Measured (the systems take turns run by run, bench/common.timed_in_turns):
              `spark.sql("SELECT id, _distance FROM vector_search(...)").collect()` vs pylance
              `ds.to_table(nearest=..., columns=["id"])` on the pylance-built index. Where
              sparklance's time goes: `spark.sql(...)` alone (parse and analysis, which runs the
-             driver-side index search of the table function and plans the read by row id), the
-             index search alone (sparklance.format.index.vector.VectorSearch through py4j, opened
-             per query as vector_search does, and kept open), and the rest (`collect()`: optimize,
-             plan, read the 10 rows by id, join their distances, sort).
+             driver-side index search of the table function and reads the k rows on the driver),
+             the same query with the rows read by a Spark job instead (driver_read_rows = 0, the
+             plan every query had before), the index search alone
+             (sparklance.format.index.vector.VectorSearch through py4j, a new one per query as
+             vector_search makes, with the JVM's index cache and with none), and the rest
+             (`collect()`: optimize, plan, Spark's SQL execution bookkeeping, rows to Python).
   4. exact   no index: vector_search vs Spark's `ORDER BY vector_l2_distance(emb, array(...))
              LIMIT 10` on the unindexed table, RUNS timed rounds after 1 warm-up, one query.
   5. batch   k-NN join `q JOIN t APPROX NEAREST 10 BY DISTANCE vector_l2_distance(q.v, t.emb)` of
@@ -37,7 +39,8 @@ Measured (the systems take turns run by run, bench/common.timed_in_turns):
              JOIN_QUERIES. Checked first: each query's matches equal vector_search's.
 
 Run: .venv/bin/python bench/vector.py [--rows 1000000] [--dim 128] [--runs 2] [--queries 30]
-     [--join-queries 10000] [--brute-queries 200] [--join-only]
+     [--join-queries 10000] [--brute-queries 200] [--latency-only | --join-only]
+     (--latency-only, --join-only: only 3. or 5., on an index pylance builds)
 (the issue's second shape: --rows 200000 --dim 768; a quick check: --rows 20000 --dim 32 --runs 2)
 
 Measured on the loaded 2-core machine (2026-12-02), --rows 200000 --dim 128 --runs 1, 9 min in all:
@@ -45,6 +48,19 @@ build 348 s vs pylance 38 s (9.1x; driver heap peak 1,373 MiB, old gen 567); rec
 pylance's index (vector_search = nearest), 0.393 on ours (both systems agree); warm query 422 ms vs
 4.7 ms (spark.sql alone 100 ms, VectorSearch per query 18 ms, kept open 2.6 ms); exact 1.10 s vs
 ORDER BY LIMIT 0.96 s. At this build speed the 1M default runs well over 15 minutes.
+
+Warm single-query latency after the driver-side read and the index cache (2026-12-02, --latency-only,
+load average 10-12 on the 2 cores, so every figure is 2-4x an idle machine's; medians of 30 queries,
+then the median of 3 runs for 20k): 20,000 x 32: vector_search 112 ms vs pylance 5.8 ms (ratio 16.7x, the median of the runs';
+was 63x), the same query reading its rows by a Spark job 958 ms, spark.sql alone 87 ms,
+VectorSearch 4.0 ms with the index cached vs 16.7 ms opened per query. 200,000 x 128 (one run):
+296 ms vs 7.9 ms (37x; was 90x), rows by a job 1,431 ms, spark.sql alone 184 ms, VectorSearch
+6.9 ms cached vs 26.7 ms opened. Where the time goes now (JFR samples of the driver, 200k x 128):
+Spark parsing the statement's 128-number array literal 38%, analysis 47% (of which the table
+function 30%: resolving the table through spark.table 12%, reading the 10 rows 10%, the index
+search 6%), collect 15% (Spark's SQL execution bookkeeping, its plan's explain string alone 10%),
+optimization 7%. The 3x goal is out of reach through spark.sql with a literal query vector:
+Spark's parser alone takes longer than pylance's whole search.
 
 Batch k-NN (5.), the same machine, `--rows 200000 --dim 128 --join-queries 10000 --brute-queries 50
 --runs 1 --join-only` (6.5 min in all): 50 queries 2.87 s by index probes vs 57.2 s by Spark's brute
@@ -115,6 +131,7 @@ def main():
     ap.add_argument("--brute-queries", type=int, default=200,
                     help="queries of the join run both ways (Spark's brute force is a cross join: Q x ROWS pairs)")
     ap.add_argument("--join-only", action="store_true", help="build the pylance index and run only 5.")
+    ap.add_argument("--latency-only", action="store_true", help="build the pylance index and run only 3.")
     args = ap.parse_args()
     rows, dim = args.rows, args.dim
     assert dim % 8 == 0, "--dim must be a multiple of 8 (num_sub_vectors = dim / 8)"
@@ -148,6 +165,22 @@ def main():
                                                 num_sub_vectors=sub_vectors)
         progress("pylance index built")
         batch_knn(spark, args, f"{rows:,} x {dim} float32, IVF_PQ {partitions} x {sub_vectors}")
+        spark.stop()
+        return
+
+    if args.latency_only:
+        lance.dataset(paths["pl"]).create_index("emb", index_type="IVF_PQ", metric="l2", num_partitions=partitions,
+                                                num_sub_vectors=sub_vectors)
+        progress("pylance index built")
+        ds = lance.dataset(paths["pl"])
+        sqls = [f"SELECT id, _distance FROM vector_search(table => 'lance.bench.pl', vector_column => 'emb', "
+                f"query_vector => {literal(q)}, k => {K}, distance_type => 'l2')" for q in queries]
+        for s in sqls[:3]:  # the recall queries' warm-up of the full run
+            spark.sql(s).collect()
+        latency = single_query_latency(spark, paths["pl"], sqls, queries, lambda q: ds.to_table(
+            nearest={"column": "emb", "q": q, "k": K, "metric": "l2"}, columns=["id"]))
+        print(f"\n{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}")
+        latency_table(latency, len(queries))
         spark.stop()
         return
 
@@ -189,11 +222,49 @@ def main():
     progress("recall@10 (vector_search, pylance nearest)", recalls)
 
     # 3. Warm single-query latency on the pylance-built index, and where sparklance's time goes.
+    latency = single_query_latency(spark, paths["pl"], sqls["pl"], queries, lambda q: pylance_nearest("pl", q))
+    n = len(queries)
+
+    # 4. Exact search without an index: vector_search vs Spark's own ORDER BY ... LIMIT.
+    q = queries[0]
+    plain = (f"SELECT id, vector_l2_distance(emb, CAST({literal(q)} AS ARRAY<FLOAT>)) AS d FROM lance.bench.t "
+             f"ORDER BY d LIMIT {K}")
+    exact_answers = {"vector_search": [r.id for r in spark.sql(sqls["t"][0]).collect()],
+                     "ORDER BY LIMIT": [r.id for r in spark.sql(plain).collect()]}
+    # Both exact: the numpy answer up to near-ties of float32 sums.
+    for name, ids in exact_answers.items():
+        assert len(set(ids) & exact[0]) >= K - 1, (name, ids, exact[0])
+    progress("exact answers checked")
+    exact_s = timed_in_turns({"vector_search": lambda: spark.sql(sqls["t"][0]).collect(),
+                              "ORDER BY LIMIT": lambda: spark.sql(plain).collect()}, runs=args.runs, warmup=1)
+    progress("exact", {k: round(v, 3) for k, v in exact_s.items()})
+
+    title = f"{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}"
+    print_table(f"{title}: index build (median of {args.runs}, no warm-up)",
+                ["system", "seconds", "vs pylance", "driver heap MiB", "old gen MiB", "python rss MiB"],
+                [[s, f"{builds[s]:.2f}", f"{builds[s] / builds['pylance']:.2f}", peaks[s]["jvm heap"],
+                  peaks[s]["jvm old gen"], peaks[s]["python rss"]] for s in ("sparklance", "pylance")])
+    print_table(f"recall@10 at default settings, {n} queries, vs numpy exact search",
+                ["index built by", "vector_search", "pylance nearest"],
+                [[label, f"{a:.3f}", f"{b:.3f}"] for label, (a, b) in recalls.items()])
+    latency_table(latency, n)
+    print_table(f"exact search without an index, one query (median of {args.runs})",
+                ["query", "seconds", "vs ORDER BY LIMIT"],
+                [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
+    batch_knn(spark, args, title)
+    spark.stop()
+
+
+def single_query_latency(spark, path, sqls, queries, nearest):
+    """3. The warm single-query latencies (seconds, medians) of vector_search on the table at `path`
+    (`sqls`: a vector_search statement per query), pylance's `nearest` and the parts of the first."""
+    jvm = spark._jvm
+    dim = len(queries[0])
     def module(package, name):  # a Scala object
         return getattr(getattr(package, name + "$"), "MODULE$")
 
     storage = module(jvm.sparklance.format.io, "LocalStorage")
-    ds_path = jvm.sparklance.format.table.Dataset(storage, paths["pl"], jvm.scala.Option.empty())
+    ds_path = jvm.sparklance.format.table.Dataset(storage, path, jvm.scala.Option.empty())
     snapshot = ds_path.snapshot(jvm.scala.Option.empty(), False)
     metric = jvm.scala.Option.apply(module(jvm.sparklance.format.index.vector, "VectorMetric$L2"))
     allocator = jvm.sparklance.spark.Allocators.child("bench-vector")
@@ -225,50 +296,26 @@ def main():
 
     n = len(queries)
     fns = {
-        "vector_search collect": lambda it=iter(range(10**9)): spark.sql(sqls["pl"][next(it) % n]).collect(),
-        "pylance nearest": lambda it=iter(range(10**9)): pylance_nearest("pl", queries[next(it) % n]),
-        "spark.sql only": lambda it=iter(range(10**9)): spark.sql(sqls["pl"][next(it) % n]),
-        "vector_search, rows read by a job": lambda it=iter(range(10**9)): by_job(sqls["pl"][next(it) % n]),
+        "vector_search collect": lambda it=iter(range(10**9)): spark.sql(sqls[next(it) % n]).collect(),
+        "pylance nearest": lambda it=iter(range(10**9)): nearest(queries[next(it) % n]),
+        "spark.sql only": lambda it=iter(range(10**9)): spark.sql(sqls[next(it) % n]),
+        "vector_search, rows read by a job": lambda it=iter(range(10**9)): by_job(sqls[next(it) % n]),
         "VectorSearch, index cached": lambda it=iter(range(10**9)): search_per_query(jqueries[next(it) % n], vector.VectorIndexCache.shared()),
         "VectorSearch, index opened": lambda it=iter(range(10**9)): search_per_query(jqueries[next(it) % n], no_cache),
     }
     latency = timed_in_turns(fns, runs=n, warmup=3)
     allocator.close()
     progress("latency", {k: round(v * 1e3, 2) for k, v in latency.items()})
+    return latency
 
-    # 4. Exact search without an index: vector_search vs Spark's own ORDER BY ... LIMIT.
-    q = queries[0]
-    plain = (f"SELECT id, vector_l2_distance(emb, CAST({literal(q)} AS ARRAY<FLOAT>)) AS d FROM lance.bench.t "
-             f"ORDER BY d LIMIT {K}")
-    exact_answers = {"vector_search": [r.id for r in spark.sql(sqls["t"][0]).collect()],
-                     "ORDER BY LIMIT": [r.id for r in spark.sql(plain).collect()]}
-    # Both exact: the numpy answer up to near-ties of float32 sums.
-    for name, ids in exact_answers.items():
-        assert len(set(ids) & exact[0]) >= K - 1, (name, ids, exact[0])
-    progress("exact answers checked")
-    exact_s = timed_in_turns({"vector_search": lambda: spark.sql(sqls["t"][0]).collect(),
-                              "ORDER BY LIMIT": lambda: spark.sql(plain).collect()}, runs=args.runs, warmup=1)
-    progress("exact", {k: round(v, 3) for k, v in exact_s.items()})
 
-    title = f"{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}"
-    print_table(f"{title}: index build (median of {args.runs}, no warm-up)",
-                ["system", "seconds", "vs pylance", "driver heap MiB", "old gen MiB", "python rss MiB"],
-                [[s, f"{builds[s]:.2f}", f"{builds[s] / builds['pylance']:.2f}", peaks[s]["jvm heap"],
-                  peaks[s]["jvm old gen"], peaks[s]["python rss"]] for s in ("sparklance", "pylance")])
-    print_table(f"recall@10 at default settings, {n} queries, vs numpy exact search",
-                ["index built by", "vector_search", "pylance nearest"],
-                [[label, f"{a:.3f}", f"{b:.3f}"] for label, (a, b) in recalls.items()])
+def latency_table(latency, n):
     base = latency["pylance nearest"]
     print_table(f"warm single-query latency on the pylance-built index (median of {n})",
                 ["what", "ms", "vs pylance nearest"],
                 [[name, f"{v * 1e3:.2f}", f"{v / base:.2f}"] for name, v in latency.items()] +
                 [["collect after spark.sql", f"{(latency['vector_search collect'] - latency['spark.sql only']) * 1e3:.2f}",
                   "-"]])
-    print_table(f"exact search without an index, one query (median of {args.runs})",
-                ["query", "seconds", "vs ORDER BY LIMIT"],
-                [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
-    batch_knn(spark, args, title)
-    spark.stop()
 
 
 def batch_knn(spark, args, title):

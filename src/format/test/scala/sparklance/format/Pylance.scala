@@ -1,5 +1,6 @@
 package sparklance.format
 
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import java.nio.file.{Files, Path, Paths}
 import org.scalatest.Assertions
 
@@ -26,5 +27,17 @@ object Pylance extends Assertions {
     val rc = p.waitFor()
     assert(rc == 0, s"pylance script $script failed (exit $rc):\n$output")
     output
+  }
+
+  private val json = new ObjectMapper()
+
+  /** The last line of a script's output, read as JSON: how the oracle scripts report. */
+  def lastJson(output: String): JsonNode = json.readTree(output.trim.linesIterator.toSeq.last)
+
+  /** The integers of the array `key` of `report`, the first found at any depth. */
+  def ints(report: JsonNode, key: String): Seq[Int] = {
+    val node = report.findValue(key)
+    assert(node != null && node.isArray, s"$key is no array in $report")
+    (0 until node.size).map(node.get(_).asInt)
   }
 }

@@ -20,11 +20,10 @@ import sparklance.format.table.Dataset
 class VectorIndexBuildSuite extends AnyFunSuite {
   private val script = Paths.get("src/format/test/resources/vector/built.py")
 
-  private def number(json: String, key: String): Double = {
-    val at = json.indexOf(s""""$key": """)
-    assert(at >= 0, s"$key missing in $json")
-    val start = at + key.length + 4
-    json.substring(start, json.indexWhere(c => c == ',' || c == '}', start)).toDouble
+  private def number(out: String, key: String): Double = {
+    val value = Pylance.lastJson(out).get(key)
+    assert(value != null && value.isNumber, s"$key missing in $out")
+    value.asDouble
   }
 
   private def build(options: VectorIndexOptions, stable: Boolean = false): (String, Dataset) = {
