@@ -108,6 +108,15 @@ class ScanPushdownSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     // With an l2 index, ORDER BY vector_l2_distance ... LIMIT reads the rows the index names
     // (NearestByIndexRule, which matches the plan this Spark makes of Spark's vector functions).
     sql("CALL lance.system.create_index(table => 'pd.vec', column => 'emb', index_type => 'IVF_FLAT', num_partitions => 2)")
+    // A setting that is not a number is a typed error naming it, wherever the search is planned.
+    for ((setting, statement) <- Seq(
+        "nprobes" -> "SELECT id FROM lance.pd.vec ORDER BY vector_l2_distance(emb, array(1f, 2f, 3f)) LIMIT 3",
+        "driver_read_rows" -> "SELECT id FROM vector_search('lance.pd.vec', 'emb', array(1.0, 2.0, 3.0), 3)")) {
+      withSQLConf(sparklance.spark.search.SearchSettings.Prefix + setting -> "two") {
+        val e = intercept[Exception](sql(statement).collect())
+        assert(e.getMessage.contains("LANCE_INVALID_OPTION") && e.getMessage.contains(s"vector_search.$setting"), s"$statement: $e")
+      }
+    }
     // The index's answer: its few rows read on the driver (no Spark job), as a job reads them.
     val bySearch = s"SELECT * FROM vector_search(table => 'lance.pd.vec', vector_column => 'emb', query_vector => " +
       s"array(${query.mkString(", ")}), k => 5, nprobes => 2)"

@@ -75,7 +75,8 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
   }
 
   /** The user-visible indices of `snapshot` (system indices such as fragment reuse left out), by name. */
-  def list(snapshot: Snapshot): Seq[TableIndexes.Listed] =
+  def list(snapshot: Snapshot): Seq[TableIndexes.Listed] = {
+    val byId = snapshot.schema.allFields.map(f => f.id -> f.name).toMap
     indices(snapshot).filter(i => Indices.kind(i) match {
       case IndexKind.FragmentReuse | IndexKind.System => false
       case _ => true
@@ -83,9 +84,9 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       val first = segments.head
       val typeName = if (VectorIndexSegment.isVector(first)) VectorIndexSegment.detailsTypeName(first)
         else Indices.typeName(first).toUpperCase(java.util.Locale.ROOT)
-      val byId = snapshot.schema.allFields.map(f => f.id -> f.name).toMap
       TableIndexes.Listed(name, typeName, first.getFieldsList.asScala.toSeq.flatMap(id => byId.get(id.intValue)), segments.size)
     }
+  }
 
   /** Every index of `read`, by name. */
   def names(read: Snapshot): Seq[String] = indices(read).map(_.getName).distinct.sorted

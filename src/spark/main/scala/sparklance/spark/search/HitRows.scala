@@ -1,5 +1,6 @@
 package sparklance.spark.search
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, InterpretedUnsafeProjection, JoinedRow}
 import org.apache.spark.sql.connector.expressions.Expressions
@@ -21,8 +22,8 @@ import sparklance.spark.scan.SplitPacking
  */
 object HitRows {
   /** Session settings bounding a driver-side read: rows (default 1,000) and stored bytes (default 16 MiB). */
-  val MaxRowsConf = "spark.sparklance.vector_search.driver_read_rows"
-  val MaxBytesConf = "spark.sparklance.vector_search.driver_read_bytes"
+  val MaxRowsConf: String = SearchSettings.Prefix + "driver_read_rows"
+  val MaxBytesConf: String = SearchSettings.Prefix + "driver_read_bytes"
   val DefaultMaxRows = 1000L
   val DefaultMaxBytes: Long = 16L << 20
 
@@ -30,8 +31,8 @@ object HitRows {
    * Whether the rows of `hits` (their `columns`) are few and small enough to read on the driver:
    * by their fragments' stored bytes per row of those columns, blobs included.
    */
-  def fits(conf: String => Option[String], table: LanceTable, columns: Set[String], hits: Seq[VectorHit]): Boolean = {
-    def setting(name: String, default: Long) = conf(name).map(_.trim.toLong).getOrElse(default)
+  def fits(session: SparkSession, table: LanceTable, columns: Set[String], hits: Seq[VectorHit]): Boolean = {
+    def setting(conf: String, default: Long) = SearchSettings.number(session, conf.stripPrefix(SearchSettings.Prefix)).getOrElse(default)
     if (hits.size > setting(MaxRowsConf, DefaultMaxRows)) return false
     val fragments = table.snapshot.fragments.map(f => f.getId -> f).toMap
     val perFragment = scala.collection.mutable.Map.empty[Long, Double]

@@ -66,7 +66,8 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
         if (!search.plan(Some(metric)).indexed || query.length != search.dim) return None
         val filters = chain.collect { case Filter(condition, _) => condition }
         val allowed = if (filters.isEmpty) None else Some(passing(session, relation, rowId, filters))
-        search.search(VectorQuery(column.name, query, k, option(session, "nprobes"), option(session, "refine_factor"), Some(metric),
+        search.search(VectorQuery(column.name, query, k, SearchSettings.searchOption(session, "nprobes"),
+          SearchSettings.searchOption(session, "refine_factor"), Some(metric),
           allowed.map(ids => (id: Long) => ids.contains(id)))).hits
       }
     }
@@ -82,13 +83,6 @@ final class NearestByIndexRule(session: org.apache.spark.sql.SparkSession) exten
 }
 
 object NearestByIndexRule {
-  /** Session settings of index searches planned from ORDER BY ... LIMIT. */
-  val ConfPrefix = "spark.sparklance.vector_search."
-
-  /** The session's setting `name` (nprobes, refine_factor) of index searches; None when unset or not positive. */
-  def option(session: org.apache.spark.sql.SparkSession, name: String): Option[Int] =
-    session.conf.getOption(s"$ConfPrefix$name").map(_.trim.toInt).filter(_ > 0)
-
   /** The ids of the relation's rows that pass `filters`: the index's prefilter. */
   def passing(session: org.apache.spark.sql.SparkSession, relation: DataSourceV2Relation, rowId: AttributeReference,
       filters: Seq[Expression]): Roaring64NavigableMap = {

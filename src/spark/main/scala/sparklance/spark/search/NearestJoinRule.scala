@@ -53,7 +53,7 @@ final class NearestJoinRule(session: org.apache.spark.sql.SparkSession) extends 
     if (!indexed) return None
     val allowed = if (filters.isEmpty) None else Some(NearestByIndexRule.passing(session, relation, rowId, filters))
     val target = ProbeTarget(table.snapshot.tablePath, table.snapshot.version, table.settings.storageConf, column.name, metric,
-      j.numResults, NearestByIndexRule.option(session, "nprobes"), NearestByIndexRule.option(session, "refine_factor"), allowed)
+      j.numResults, SearchSettings.searchOption(session, "nprobes"), SearchSettings.searchOption(session, "refine_factor"), allowed)
     val hit = AttributeReference(IndexProbe.HitColumn, LongType)()
     val distance = AttributeReference(IndexProbe.DistanceColumn, FloatType)()
     // LEFT OUTER: a query row the index finds nothing for keeps one row, with a NULL id that matches no table row.

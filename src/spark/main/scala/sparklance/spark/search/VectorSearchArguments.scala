@@ -4,7 +4,6 @@ import java.util.Locale
 import org.apache.spark.sql.catalyst.expressions.{Expression, NamedArgumentExpression}
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
-import sparklance.format.UnsupportedFeatureException
 import sparklance.format.index.vector.VectorMetric
 
 /**
@@ -46,7 +45,7 @@ object VectorSearchArguments {
       case Some(a: ArrayData) => vectorType match {
         case ArrayType(FloatType, _) => a.toFloatArray()
         case ArrayType(DoubleType, _) => a.toDoubleArray().map(_.toFloat)
-        case ArrayType(_: DecimalType, _) => (0 until a.numElements()).map(i => a.getDecimal(i, 38, 18).toDouble.toFloat).toArray
+        case ArrayType(d: DecimalType, _) => (0 until a.numElements()).map(i => a.getDecimal(i, d.precision, d.scale).toDouble.toFloat).toArray
         case ArrayType(IntegerType, _) => a.toIntArray().map(_.toFloat)
         case ArrayType(LongType, _) => a.toLongArray().map(_.toFloat)
         case other => bad(s"argument 'query_vector' must be an array of numbers, got ${other.sql}")
@@ -66,11 +65,8 @@ object VectorSearchArguments {
       version = text("version"))
   }
 
-  private def metric(name: String): VectorMetric =
-    try VectorMetric.parse(name.trim) catch {
-      case _: UnsupportedFeatureException =>
-        bad(s"argument 'distance_type' must be one of ${VectorMetric.all.map(_.name).mkString(", ")}, got '$name'")
-    }
+  private def metric(name: String): VectorMetric = VectorMetric.find(name.trim).getOrElse(
+    bad(s"argument 'distance_type' must be one of ${VectorMetric.all.map(_.name).mkString(", ")}, got '$name'"))
 
   private def bad(detail: String): Nothing = throw new IllegalArgumentException(s"vector_search $detail")
 }

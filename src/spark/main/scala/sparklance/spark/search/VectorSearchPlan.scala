@@ -77,7 +77,7 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
   def logicalPlan: LogicalPlan = {
     field
     indexed match {
-      case Some(result) if HitRows.fits(spark.conf.getOption(_), table, rows.columns.toSet, result.hits) =>
+      case Some(result) if HitRows.fits(spark, table, rows.columns.toSet, result.hits) =>
         val schema = rows.schema
         LocalRelation(DataTypeUtils.toAttributes(StructType(schema.fields :+
           StructField(DistanceColumn, FloatType, nullable = false))), HitRows.read(table, schema, result.hits))

@@ -62,13 +62,8 @@ object VectorMetric {
   }
 
   /** "l2", "cosine" or "dot" in any case (pylance's names; "euclidean" is pylance's alias of l2). */
-  def parse(name: String): VectorMetric = name.toLowerCase(Locale.ROOT) match {
-    case "l2" | "euclidean" => L2
-    case "cosine" => Cosine
-    case "dot" => Dot
-    case other => throw new UnsupportedFeatureException(
-      s"Unknown vector distance type '$name'; sparklance knows ${all.map(_.name).mkString(", ")}")
-  }
+  def parse(name: String): VectorMetric = find(name).getOrElse(throw new UnsupportedFeatureException(
+    s"Unknown vector distance type '$name'; sparklance knows ${all.map(_.name).mkString(", ")}"))
 
   /** The metric of a VectorIndexDetails message; Hamming (binary vectors) is refused by name. */
   def of(t: VectorMetricType): VectorMetric = t match {

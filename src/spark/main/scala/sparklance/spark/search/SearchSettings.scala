@@ -1,0 +1,23 @@
+package sparklance.spark.search
+
+import org.apache.spark.sql.SparkSession
+import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
+
+/**
+ * The session settings of sparklance's vector searches, `spark.sparklance.vector_search.<name>`:
+ * whole numbers, read where a search is planned. A value that is not one is LANCE_INVALID_OPTION
+ * naming the setting, not a NumberFormatException out of the optimizer.
+ */
+object SearchSettings {
+  val Prefix = "spark.sparklance.vector_search."
+
+  /** The setting `name` (without the prefix) as a whole number; None when unset. */
+  def number(session: SparkSession, name: String): Option[Long] = session.conf.getOption(Prefix + name).map { text =>
+    text.trim.toLongOption.getOrElse(throw LanceErrors(LanceErrorCondition.InvalidOption, Map("message" ->
+      s"Session setting $Prefix$name must be a whole number, got '$text'")))
+  }
+
+  /** An index search's option `name` (nprobes, refine_factor); None when unset or not positive (pylance's default). */
+  def searchOption(session: SparkSession, name: String): Option[Int] =
+    number(session, name).filter(n => n > 0 && n <= Int.MaxValue).map(_.toInt)
+}
