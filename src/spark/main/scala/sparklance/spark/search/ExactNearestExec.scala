@@ -25,7 +25,18 @@ final case class ExactNearestExec(query: Expression, ranking: NearestRanking, ta
     val bound = BindReferences.bindReference(query, child.output)
     val types = output.map(_.dataType).toArray
     val (ranking, target, outer, blockRows) = (this.ranking, this.target, this.outer, this.blockRows)
-    child.execute().mapPartitions({ rows =>
+    // Each task reads the whole table: a query side in fewer partitions than the cluster has
+    // cores is spread round-robin over as many tasks (its rows shuffled, as unsafe rows).
+    val input = child.execute()
+    val parallelism = sparkContext.defaultParallelism
+    val queries = if (input.getNumPartitions >= parallelism) input else {
+      val schema = child.schema
+      input.mapPartitions { rows =>
+        val unsafe = UnsafeProjection.create(schema)
+        rows.map(r => unsafe(r).copy(): InternalRow)
+      }.repartition(parallelism)
+    }
+    queries.mapPartitions { rows =>
       lazy val opened = {
         val o = target.open()
         Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => o.close()))
@@ -44,7 +55,7 @@ final case class ExactNearestExec(query: Expression, ranking: NearestRanking, ta
           else hits.iterator.map(h => project(joined(row, new GenericInternalRow(Array[Any](h.rowId, h.distance)))))
         }
       }
-    }, preservesPartitioning = true)
+    }
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): ExactNearestExec = copy(child = newChild)
