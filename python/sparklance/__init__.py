@@ -3,6 +3,7 @@
 The catalog itself is a JVM plugin; this package ships its jar and configures a SparkSession.
 """
 import array
+import json
 import re
 import sys
 import warnings
@@ -378,15 +379,31 @@ def vector_search(spark, table, vector_column, query_vector, k=10, distance_type
                "refine_factor": _whole(refine_factor, "refine_factor"),
                "version": None if version is None else str(version)}
     options = {name: value for name, value in options.items() if value is not None}
+    if columns is not None:
+        options["columns"] = columns
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:  # Spark Connect: no JVM to hand the vector to
-        return _vector_search_sql(spark, table, vector_column, vector, k, options, columns)
+        return _vector_search_sql(spark, table, vector_column, vector, k, options)
     from pyspark.errors.exceptions.captured import capture_sql_exception
     from pyspark.sql import DataFrame
-    search = spark._jvm.sparklance.spark.search.VectorSearches.searchFloat32
     k = 10 if k is None else _whole(k, "k")
-    jdf = capture_sql_exception(search)(jsession, table, vector_column, bytearray(vector.tobytes()), k, options, columns)
+    # One py4j call: bytes, not a list of boxed floats; the options as JSON, not a Java map built entry by entry.
+    jdf = capture_sql_exception(_jvm_search(spark))(jsession, table, vector_column, bytearray(vector.tobytes()), k,
+                                                    json.dumps(options))
     return DataFrame(jdf, spark)
+
+
+_JVM_SEARCH = [None, None]  # the py4j client, VectorSearches.searchFloat32 through it
+
+
+def _jvm_search(spark):
+    """VectorSearches.searchFloat32 of the JVM, looked up once: `spark._jvm.sparklance...` asks the JVM
+    for each part of the name in turn, a class-path search each, which took longer than the search."""
+    from py4j.java_gateway import JavaClass
+    client = spark.sparkContext._gateway._gateway_client
+    if _JVM_SEARCH[0] is not client:
+        _JVM_SEARCH[:] = [client, JavaClass("sparklance.spark.search.VectorSearches", client).searchFloat32]
+    return _JVM_SEARCH[1]
 
 
 def _float32_vector(query):
@@ -420,8 +437,10 @@ def _whole(value, name):
     return value.__index__()
 
 
-def _vector_search_sql(spark, table, vector_column, vector, k, options, columns):
+def _vector_search_sql(spark, table, vector_column, vector, k, options):
     """The table function with the vector as SQL literals (Spark Connect); the same answer."""
+    options = dict(options)
+    columns = options.pop("columns", None)
     def number(x):
         return repr(x) + "D" if x == x and abs(x) != float("inf") else f"CAST('{x}' AS DOUBLE)"
     arguments = [f"table => {_sql_literal(table)}", f"vector_column => {_sql_literal(vector_column)}",

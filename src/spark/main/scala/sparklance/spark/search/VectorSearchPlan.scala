@@ -33,7 +33,7 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
    * analyzed, the name is all there is to resolve. A temporary view is not a table.
    */
   private lazy val relation: DataSourceV2Relation = {
-    val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(args.table)
+    val parts = nameParts(args.table)
     if (spark.sessionState.catalog.isTempView(parts)) notLance("a temporary view, not a Lance table")
     // As Spark's analyzer resolves a name: the first part names a catalog if one is registered under it.
     val manager = spark.sessionState.catalogManager
@@ -52,6 +52,14 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
         args.version.map(AsOfVersion(_)))
       case _ => notLance("not a Lance table")
     }
+  }
+
+  /** The parts of a table name as Spark's parser splits it; plain names (`lance.db.t`) without running the parser. */
+  private def nameParts(name: String): Seq[String] = {
+    val plain = name.split("\\.", -1).toSeq
+    def simple(part: String) = part.nonEmpty && (part.head.isLetter || part.head == '_') &&
+      part.forall(c => c < 128 && (c.isLetterOrDigit || c == '_'))
+    if (plain.forall(simple)) plain else spark.sessionState.sqlParser.parseMultipartIdentifier(name)
   }
 
   private def notLance(why: String): Nothing = throw new IllegalArgumentException(s"vector_search: ${args.table} is $why")
