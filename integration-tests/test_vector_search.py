@@ -187,20 +187,28 @@ def _with_jobs_counted(spark, action):
     return result, len(sc.statusTracker().getJobIdsForGroup(group))
 
 
+def _tagged_table_indexed(spark, warehouse, name, seed, count, first):
+    """Table `name` (id, tag = 't<id>', emb) of `count` random vectors, appended by Spark as rows
+    0..first-1 (version 2) and the rest (version 3), then IVF_PQ-indexed by pylance (version 4).
+    Returns its path and the vectors."""
+    path = table_path(warehouse, name)
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
+              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
+    data = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
+    rows = [(i, f"t{i}", data[i].tolist()) for i in range(count)]
+    for lo, hi in ((0, first), (first, count)):
+        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
+    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    return path, data
+
+
 def test_a_small_answer_is_read_on_the_driver_as_a_spark_job_reads_it(spark, warehouse):
     """The few rows an index search names are read on the driver, no Spark job run: the same rows
     and distances as the Spark job reading them by row id, and as pylance's `nearest`. A commit
     after a search (an append, a delete) is seen by the next search, though the opened index is kept;
     the version before is still searched as it was."""
     name = "lance.db.vs_driver"
-    path = table_path(warehouse, name)
-    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
-              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
-    data = np.random.default_rng(11).standard_normal((500, DIM)).astype(np.float32)
-    rows = [(i, f"t{i}", data[i].tolist()) for i in range(500)]
-    for lo, hi in ((0, 300), (300, 500)):  # versions 2 and 3
-        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
-    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)  # version 4
+    path, data = _tagged_table_indexed(spark, warehouse, name, 11, 500, 300)
     query = np.random.default_rng(12).standard_normal(DIM).astype(np.float32)
 
     def search(extra=""):
@@ -251,14 +259,7 @@ def test_the_call_answers_as_the_table_function_with_no_job(spark, warehouse):
     import sparklance
 
     name = "lance.db.vs_call"
-    path = table_path(warehouse, name)
-    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
-              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
-    data = np.random.default_rng(21).standard_normal((400, DIM)).astype(np.float32)
-    rows = [(i, f"t{i}", data[i].tolist()) for i in range(400)]
-    for lo, hi in ((0, 250), (250, 400)):  # versions 2 and 3
-        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
-    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)  # version 4
+    path, data = _tagged_table_indexed(spark, warehouse, name, 21, 400, 250)
     query = np.random.default_rng(22).standard_normal(DIM).astype(np.float32)
 
     def tvf(extra=""):
