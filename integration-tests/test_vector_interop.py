@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from conftest import table_path
+from sparklance_testing import vector_distances
 
 DIM = 16
 ROWS = 1200
@@ -85,14 +86,8 @@ def test_indices_cross_between_pylance_and_spark(spark, warehouse, version, stab
 
 
 def _exact(data, query, metric):
-    x, q = data.astype(np.float64), query.astype(np.float64)
-    if metric == "l2":
-        d = ((x - q) ** 2).sum(axis=1)
-    elif metric == "cosine":
-        d = 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
-    else:
-        d = 1 - x @ q
-    return set(np.argsort(d, kind="stable")[:10].tolist())
+    """The ids of the 10 nearest rows by numpy."""
+    return set(np.argsort(vector_distances(data, query, metric), kind="stable")[:10].tolist())
 
 
 @pytest.mark.parametrize("index_type,options", [("IVF_FLAT", {}), ("IVF_PQ", {"num_sub_vectors": 16}), ("IVF_SQ", {})])
