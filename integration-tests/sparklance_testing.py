@@ -94,3 +94,15 @@ def index_entries(table_path):
         out.append({"name": one[3].decode(), "uuid": dict(_fields(one[1]))[1].hex(), "dataset_version": one.get(4, 0),
                     "details_type": details.get(1, b"").decode(), "details": details.get(2, b"")})
     return out
+
+
+def vector_distances(data, query, metric):
+    """The distance of each row of `data` (rows x dim) from `query` by numpy in float64, in pylance's
+    units: squared L2, 1 - cosine similarity, 1 - inner product."""
+    import numpy as np
+    x, q = np.asarray(data, np.float64), np.asarray(query, np.float64)
+    if metric == "l2":
+        return ((x - q) ** 2).sum(axis=1)
+    if metric == "cosine":
+        return 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
+    return 1 - x @ q

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import table_path
-from sparklance_testing import index_entries
+from sparklance_testing import index_entries, vector_distances
 
 DIM = 8
 
@@ -59,9 +59,7 @@ def _exact_top(path, query, metric):
     """The id of the nearest live row by numpy, in pylance's units (ties by id)."""
     t = lance.dataset(path).to_table(columns=["id", "emb"])
     x = np.stack(t["emb"].to_numpy(zero_copy_only=False)).astype(np.float64)
-    q = np.asarray(query, np.float64)
-    d = {"l2": lambda: ((x - q) ** 2).sum(1), "cosine": lambda: 1 - x @ q / (np.linalg.norm(x, axis=1) * np.linalg.norm(q)),
-         "dot": lambda: 1 - x @ q}[metric]()
+    d = vector_distances(x, query, metric)
     ids = t["id"].to_numpy()
     return int(ids[np.lexsort((ids, d))[0]])
 

@@ -61,7 +61,8 @@ def test_spark_builds_vector_indices_pylance_uses(spark, vectors_table, index_ty
         result = spark.sql(f"CALL lance.system.create_index(table => '{table.split('.', 1)[1]}', column => 'emb', "
                            f"index_type => '{index_type}', metric => '{metric}', num_partitions => 4, name => '{name}'"
                            f"{extra})").head()
-        segments_built = result.zones
+        assert result.index_type == index_type and result.zones is None
+        segments_built = result.segments
     else:
         # Spark's own CREATE INDEX: the same build, with the options as OPTIONS.
         spark.sql(f"DROP INDEX IF EXISTS {name} ON {table}")

@@ -10,6 +10,7 @@ import pytest
 from pyspark.errors import PySparkException
 
 from conftest import table_path
+from sparklance_testing import vector_distances
 
 DIM = 8
 
@@ -30,14 +31,7 @@ def vectors(spark, warehouse):
 
 def _exact(data, query, metric, k, keep=None):
     """The ids of the k nearest rows (and their distances) by numpy, in pylance's units."""
-    q = np.asarray(query, dtype=np.float64)
-    x = data.astype(np.float64)
-    if metric == "l2":
-        d = ((x - q) ** 2).sum(axis=1)
-    elif metric == "cosine":
-        d = 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
-    else:
-        d = 1 - x @ q
+    d = vector_distances(data, query, metric)
     ids = [i for i in np.lexsort((np.arange(len(d)), d)) if keep is None or keep(i)][:k]
     return ids, d[ids]
 

@@ -25,6 +25,16 @@ object Indices {
   def coverage(index: IndexMetadata): Option[RoaringBitmap] =
     if (index.getFragmentBitmap.isEmpty) None else Some(PortableBitmaps.fromBytes(index.getFragmentBitmap.toByteArray))
 
+  /**
+   * The fragment ids any of `segments` (of one index) holds rows of; a segment without recorded
+   * coverage counts as covering every fragment of `tableFragments`.
+   */
+  def coverage(segments: Seq[IndexMetadata], tableFragments: => Iterable[Long]): RoaringBitmap = {
+    val covered = new RoaringBitmap()
+    segments.foreach(s => coverage(s).fold(tableFragments.foreach(id => covered.add(id.toInt)))(covered.or))
+    covered
+  }
+
   def withCoverage(index: IndexMetadata, fragments: RoaringBitmap): IndexMetadata =
     index.toBuilder.setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(fragments))).build()
 

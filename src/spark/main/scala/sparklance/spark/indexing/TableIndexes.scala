@@ -82,11 +82,14 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       case _ => true
     }).groupBy(_.getName).toSeq.sortBy(_._1).map { case (name, segments) =>
       val first = segments.head
-      val typeName = if (VectorIndexSegment.isVector(first)) VectorIndexSegment.detailsTypeName(first)
-        else Indices.typeName(first).toUpperCase(java.util.Locale.ROOT)
-      TableIndexes.Listed(name, typeName, first.getFieldsList.asScala.toSeq.flatMap(id => byId.get(id.intValue)), segments.size)
+      TableIndexes.Listed(name, typeName(first), first.getFieldsList.asScala.toSeq.flatMap(id => byId.get(id.intValue)), segments.size)
     }
   }
+
+  /** The index's type as pylance lists it: IVF_PQ, ZONEMAP, BTREE, ... */
+  private def typeName(index: IndexMetadata): String =
+    if (VectorIndexSegment.isVector(index)) VectorIndexSegment.detailsTypeName(index)
+    else Indices.typeName(index).toUpperCase(java.util.Locale.ROOT)
 
   /** Every index of `read`, by name. */
   def names(read: Snapshot): Seq[String] = indices(read).map(_.getName).distinct.sorted
@@ -100,7 +103,8 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"$where: ${e.getMessage}", e) }
     val committed = ZoneMapSegment.commit(dataset, read, built.segments, replaced, settings.commitRetries,
       CommitRecord(Statement.CreateIndex))
-    TableIndexes.Built(request.name, read.fragments.size, built.segments.size, committed.version)
+    TableIndexes.Built(request.name, built.segments.headOption.fold(request.options.indexType.name)(typeName), read.fragments.size, zones = None, built.segments.size,
+      committed.version)
   }
 
   private def zoneMap(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.ZoneMap,
@@ -120,13 +124,16 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
     }
     val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries,
       CommitRecord(Statement.CreateIndex))
-    TableIndexes.Built(request.name, read.fragments.size, zones.size, committed.version)
+    TableIndexes.Built(request.name, typeName(entry), read.fragments.size, Some(zones.size), segments = 1, committed.version)
   }
 }
 
 object TableIndexes {
-  /** What a build committed: the index, the fragments it covers, its zones (zone maps) or segments (vector indices), the version. */
-  final case class Built(name: String, fragments: Long, parts: Long, version: Long)
+  /**
+   * What a build committed: the index and its type as pylance lists it, the fragments it covers,
+   * its zones (zone maps only), the index segments it wrote, the version.
+   */
+  final case class Built(name: String, indexType: String, fragments: Long, zones: Option[Long], segments: Long, version: Long)
   final case class Dropped(name: String, segments: Long, version: Long)
   /** `indices` changed (none: nothing committed, `version` the current one); `fragments` = those newly covered. */
   final case class Optimized(indices: Seq[String], fragments: Long, added: Long, removed: Long, version: Long)

@@ -33,8 +33,9 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
       param("max_iters", LongType), param("target_partition_size", LongType))
 
   override def resultSchema: StructType = StructType(Seq(
-    StructField("name", StringType, nullable = false), StructField("fragments", LongType, nullable = false),
-    StructField("zones", LongType, nullable = false), StructField("version", LongType, nullable = false)))
+    StructField("name", StringType, nullable = false), StructField("index_type", StringType, nullable = false),
+    StructField("fragments", LongType, nullable = false), StructField("zones", LongType, nullable = true),
+    StructField("segments", LongType, nullable = false), StructField("version", LongType, nullable = false)))
 
   override protected def run(args: InternalRow): InternalRow = {
     val target = table(args, 0)
@@ -49,7 +50,8 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption,
       optional(args, 3)(args.getUTF8String).map(_.toString), options)
     val built = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks).create(spark, request, replace = true, where)
-    InternalRow(UTF8String.fromString(built.name), built.fragments, built.parts, built.version)
+    InternalRow(UTF8String.fromString(built.name), UTF8String.fromString(built.indexType), built.fragments,
+      built.zones.map(Long.box).orNull, built.segments, built.version)
   }
 }
 

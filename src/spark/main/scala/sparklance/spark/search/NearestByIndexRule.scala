@@ -87,9 +87,7 @@ object NearestByIndexRule {
   def passing(session: org.apache.spark.sql.SparkSession, relation: DataSourceV2Relation, rowId: AttributeReference,
       filters: Seq[Expression]): Roaring64NavigableMap = {
     val plan = Project(Seq(rowId), filters.foldLeft[LogicalPlan](withRowId(relation, rowId))((p, c) => Filter(c, p)))
-    val ids = new Roaring64NavigableMap()
-    session.asInstanceOf[SparkSession].sessionState.executePlan(plan).executedPlan.executeCollect().foreach(r => ids.addLong(r.getLong(0)))
-    ids
+    PassingRowIds.of(session.asInstanceOf[SparkSession], plan)
   }
 
   /** The relation with its `_rowid` column, which a query that selects `_rowid` already reads. */

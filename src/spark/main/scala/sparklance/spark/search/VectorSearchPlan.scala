@@ -7,7 +7,6 @@ import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, LongType, StructField, StructType}
-import org.roaringbitmap.longlong.Roaring64NavigableMap
 import scala.util.Using
 import sparklance.format.index.vector.{VectorQuery, VectorSearch, VectorSearchResult}
 import sparklance.spark.{Allocators, LanceTable, SparkTypes}
@@ -61,8 +60,7 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
       else {
         // A prefilter: the ids of the rows that pass it, as the index stores them.
         val allowed = args.filter.map { f =>
-          val ids = new Roaring64NavigableMap()
-          rows.where(f).select(col(LanceTable.RowId)).collect().foreach(r => ids.addLong(r.getLong(0)))
+          val ids = PassingRowIds.of(spark, rows.where(f).select(col(LanceTable.RowId)).queryExecution.analyzed)
           (id: Long) => ids.contains(id)
         }
         Some(search.search(VectorQuery(field.name, args.query, args.k, args.nprobes, args.refineFactor, Some(args.metric), allowed)))

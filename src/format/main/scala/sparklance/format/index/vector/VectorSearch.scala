@@ -46,8 +46,7 @@ final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: S
   def plan(metric: Option[VectorMetric], useIndex: Boolean = true): VectorSearchPlan =
     (if (useIndex) chosen(metric) else None) match {
       case Some(segs) =>
-        val covered = new RoaringBitmap()
-        segs.foreach(s => sparklance.format.index.Indices.coverage(s).fold(fragments.keys.foreach(id => covered.add(id.toInt)))(covered.or))
+        val covered = sparklance.format.index.Indices.coverage(segs, fragments.keys)
         val opened = segments(segs.head.getName)
         VectorSearchPlan(Some(segs.head.getName), Some(opened.head.indexType), opened.head.metric, segs.size,
           snapshot.fragments.map(_.getId).filterNot(id => covered.contains(id.toInt)))

@@ -1,7 +1,6 @@
 package sparklance.format.index.vector.build
 
 import org.apache.arrow.memory.BufferAllocator
-import org.roaringbitmap.RoaringBitmap
 import scala.util.Using
 import sparklance.format.commit.{CommitRecord, CommitResult, CommitRetries, Statement}
 import sparklance.format.index.Indices
@@ -68,8 +67,7 @@ object VectorIndexOptimize {
     val name = segments.head.getName
     val field = read.schema.fields.find(_.id == segments.head.getFields(0)).getOrElse(throw new IllegalArgumentException(
       s"$where: index '$name' is on field id ${segments.head.getFields(0)}, which the table no longer has; drop it"))
-    val covered = new RoaringBitmap()
-    segments.foreach(s => Indices.coverage(s).fold(read.fragments.foreach(f => covered.add(f.getId.toInt)))(covered.or))
+    val covered = Indices.coverage(segments, read.fragments.map(_.getId))
     val uncovered = read.fragments.filterNot(f => covered.contains(f.getId.toInt))
     // pylance takes the model of the first segment (the oldest); the segments of one index share it.
     val model = Using.resource(OpenedSegment.open(storage, read, segments.head, field))(VectorModel.of)
@@ -81,8 +79,7 @@ object VectorIndexOptimize {
       val merged = segments.takeRight(numIndicesToMerge)
       if (uncovered.isEmpty && merged.size <= 1) None
       else {
-        val mergedCoverage = new RoaringBitmap()
-        merged.foreach(s => Indices.coverage(s).fold(read.fragments.foreach(f => mergedCoverage.add(f.getId.toInt)))(mergedCoverage.or))
+        val mergedCoverage = Indices.coverage(merged, read.fragments.map(_.getId))
         val fragments = read.fragments.filter(f => mergedCoverage.contains(f.getId.toInt) || !covered.contains(f.getId.toInt))
         // Merging segments that name only fragments gone from the table would leave nothing to write.
         if (fragments.isEmpty) None

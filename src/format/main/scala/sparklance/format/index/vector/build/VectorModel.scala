@@ -12,6 +12,12 @@ import java.nio.{ByteBuffer, ByteOrder}
  * `[numSubVectors][256][dim / numSubVectors]`, for IVF_SQ the one value range of every dimension
  * (f64, as the file's JSON keeps it: a delta encodes with the bounds of the segment it extends).
  * Small (k·dim + 256·dim floats), so it travels to the tasks that encode rows with it.
+ *
+ * `pqCodesByIndexMetric`: how a PQ code is chosen for a dot index. pylance's build trains and
+ * applies its quantizer as L2 (Lance's IvfIndexBuilder passes `DistanceType::L2`), so a build's
+ * codes are each sub-vector's nearest codeword by L2; its `optimize_indices` loads the quantizer
+ * under the index's metric and picks by `1 − x·c` for dot. A model read from a segment
+ * ([[VectorModel.of]]) extends the index as `optimize_indices` does; a trained one encodes as a build.
  */
 final case class VectorModel(
     indexType: VectorIndexType,
@@ -21,7 +27,8 @@ final case class VectorModel(
     loss: Double,
     numSubVectors: Int = 0,
     codebook: Array[Float] = Array.emptyFloatArray,
-    sqBounds: (Double, Double) = (0d, 0d)) {
+    sqBounds: (Double, Double) = (0d, 0d),
+    pqCodesByIndexMetric: Boolean = false) {
 
   def numPartitions: Int = centroids.length / dim
   def subDim: Int = dim / numSubVectors
@@ -29,7 +36,7 @@ final case class VectorModel(
   // The centroids and each sub-vector's codebook laid out for scoring (built where the model is used, not shipped).
   @transient private lazy val partitionTable = CentroidTable(centroids, dim, numPartitions, metric.spherical)
   @transient private lazy val codeTables = Array.tabulate(numSubVectors)(m =>
-    CentroidTable(codebook, subDim, 256, metric.spherical, from = m * 256 * subDim))
+    CentroidTable(codebook, subDim, 256, spherical = pqCodesByIndexMetric && metric.spherical, from = m * 256 * subDim))
 
   /** Bytes of one row's payload in `auxiliary.idx`: the vector (FLAT), its codes (PQ, 8 bits each) or its levels (SQ). */
   def bytesPerRow: Int = indexType match {
@@ -56,8 +63,8 @@ final case class VectorModel(
       val sd = subDim
       val scores = new Array[Float](256)
       var m = 0
-      // The code of each sub-vector is its nearest codeword under the index metric, as pylance
-      // encodes (and its deltas then agree with ours): L2 for l2 and cosine, `1 − x·c` for dot.
+      // The nearest codeword of each sub-vector: by L2, or by `1 − x·c` where a delta of a dot index
+      // encodes as pylance's optimize_indices does (see pqCodesByIndexMetric).
       while (m < numSubVectors) {
         out(at + m) = codeTables(m).nearest(x, m * sd, scores).toByte
         m += 1
@@ -96,7 +103,7 @@ object VectorModel {
     val base = VectorModel(segment.indexType, segment.metric, segment.dim, centroids, loss = 0d)
     segment.storage match {
       case _: FlatStorage => base
-      case pq: PqStorage if pq.bits == 8 => base.copy(numSubVectors = pq.subVectors, codebook = pq.codebook)
+      case pq: PqStorage if pq.bits == 8 => base.copy(numSubVectors = pq.subVectors, codebook = pq.codebook, pqCodesByIndexMetric = true)
       case pq: PqStorage => throw new UnsupportedFeatureException(s"Vector index ${Indices.describe(segment.entry)} has " +
         s"${pq.bits}-bit PQ codes; sparklance extends indices of 8-bit codes (rebuild it with create_index, or optimize it with pylance)")
       case sq: SqStorage => base.copy(sqBounds = (sq.start, sq.end))
