@@ -178,7 +178,7 @@ def main():
                 f"query_vector => {literal(q)}, k => {K}, distance_type => 'l2')" for q in queries]
         for s in sqls[:3]:  # the recall queries' warm-up of the full run
             spark.sql(s).collect()
-        latency = single_query_latency(spark, paths["pl"], sqls, queries, lambda q: ds.to_table(
+        latency = single_query_latency(spark, "lance.bench.pl", paths["pl"], sqls, queries, lambda q: ds.to_table(
             nearest={"column": "emb", "q": q, "k": K, "metric": "l2"}, columns=["id"]))
         print(f"\n{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}")
         latency_table(latency, len(queries))
@@ -228,7 +228,7 @@ def main():
         return
 
     # 3. Warm single-query latency on the pylance-built index, and where sparklance's time goes.
-    latency = single_query_latency(spark, paths["pl"], sqls["pl"], queries, lambda q: pylance_nearest("pl", q))
+    latency = single_query_latency(spark, "lance.bench.pl", paths["pl"], sqls["pl"], queries, lambda q: pylance_nearest("pl", q))
     n = len(queries)
 
     # 4. Exact search without an index: vector_search vs Spark's own ORDER BY ... LIMIT.
@@ -264,9 +264,12 @@ def build_tables(title, args, builds, peaks, recalls, n):
                 [[label, f"{a:.3f}", f"{b:.3f}"] for label, (a, b) in recalls.items()])
 
 
-def single_query_latency(spark, path, sqls, queries, nearest):
-    """3. The warm single-query latencies (seconds, medians) of vector_search on the table at `path`
-    (`sqls`: a vector_search statement per query), pylance's `nearest` and the parts of the first."""
+def single_query_latency(spark, table, path, sqls, queries, nearest):
+    """3. The warm single-query latencies (seconds, medians) of vector_search on `table` at `path`
+    (`sqls`: a vector_search statement per query), as SQL and as sparklance.vector_search (the
+    query vector passed as a value), pylance's `nearest` and the parts of the first."""
+    import sparklance
+
     jvm = spark._jvm
     dim = len(queries[0])
     def module(package, name):  # a Scala object
@@ -303,10 +306,17 @@ def single_query_latency(spark, path, sqls, queries, nearest):
         finally:
             spark.conf.unset("spark.sparklance.vector_search.driver_read_rows")
 
+    def call(q):  # sparklance.vector_search: the vector as float32 bytes through py4j, no SQL
+        return sparklance.vector_search(spark, table, "emb", q, k=K, distance_type="l2", columns=["id"])
+
     n = len(queries)
+    for q, sql in zip(queries[:3], sqls):  # the call answers as the SQL does
+        assert call(q).collect() == spark.sql(sql).collect()
     fns = {
         "vector_search collect": lambda it=iter(range(10**9)): spark.sql(sqls[next(it) % n]).collect(),
+        "sparklance.vector_search collect": lambda it=iter(range(10**9)): call(queries[next(it) % n]).collect(),
         "pylance nearest": lambda it=iter(range(10**9)): nearest(queries[next(it) % n]),
+        "sparklance.vector_search call only": lambda it=iter(range(10**9)): call(queries[next(it) % n]),
         "spark.sql only": lambda it=iter(range(10**9)): spark.sql(sqls[next(it) % n]),
         "vector_search, rows read by a job": lambda it=iter(range(10**9)): by_job(sqls[next(it) % n]),
         "VectorSearch, index cached": lambda it=iter(range(10**9)): search_per_query(jqueries[next(it) % n], vector.VectorIndexCache.shared()),
@@ -324,7 +334,9 @@ def latency_table(latency, n):
                 ["what", "ms", "vs pylance nearest"],
                 [[name, f"{v * 1e3:.2f}", f"{v / base:.2f}"] for name, v in latency.items()] +
                 [["collect after spark.sql", f"{(latency['vector_search collect'] - latency['spark.sql only']) * 1e3:.2f}",
-                  "-"]])
+                  "-"],
+                 ["collect after sparklance.vector_search",
+                  f"{(latency['sparklance.vector_search collect'] - latency['sparklance.vector_search call only']) * 1e3:.2f}", "-"]])
 
 
 def batch_knn(spark, args, title):

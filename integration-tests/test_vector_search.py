@@ -187,20 +187,28 @@ def _with_jobs_counted(spark, action):
     return result, len(sc.statusTracker().getJobIdsForGroup(group))
 
 
+def _tagged_table_indexed(spark, warehouse, name, seed, count, first):
+    """Table `name` (id, tag = 't<id>', emb) of `count` random vectors, appended by Spark as rows
+    0..first-1 (version 2) and the rest (version 3), then IVF_PQ-indexed by pylance (version 4).
+    Returns its path and the vectors."""
+    path = table_path(warehouse, name)
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
+              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
+    data = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
+    rows = [(i, f"t{i}", data[i].tolist()) for i in range(count)]
+    for lo, hi in ((0, first), (first, count)):
+        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
+    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    return path, data
+
+
 def test_a_small_answer_is_read_on_the_driver_as_a_spark_job_reads_it(spark, warehouse):
     """The few rows an index search names are read on the driver, no Spark job run: the same rows
     and distances as the Spark job reading them by row id, and as pylance's `nearest`. A commit
     after a search (an append, a delete) is seen by the next search, though the opened index is kept;
     the version before is still searched as it was."""
     name = "lance.db.vs_driver"
-    path = table_path(warehouse, name)
-    spark.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING, emb ARRAY<FLOAT>) "
-              f"TBLPROPERTIES ('emb.arrow.fixed-size-list.size' = '{DIM}')")
-    data = np.random.default_rng(11).standard_normal((500, DIM)).astype(np.float32)
-    rows = [(i, f"t{i}", data[i].tolist()) for i in range(500)]
-    for lo, hi in ((0, 300), (300, 500)):  # versions 2 and 3
-        spark.createDataFrame(rows[lo:hi], "id BIGINT, tag STRING, emb ARRAY<FLOAT>").writeTo(name).append()
-    lance.dataset(path).create_index("emb", "IVF_PQ", num_partitions=4, num_sub_vectors=4)  # version 4
+    path, data = _tagged_table_indexed(spark, warehouse, name, 11, 500, 300)
     query = np.random.default_rng(12).standard_normal(DIM).astype(np.float32)
 
     def search(extra=""):
@@ -241,3 +249,67 @@ def test_a_small_answer_is_read_on_the_driver_as_a_spark_job_reads_it(spark, war
     theirs = _pylance_nearest(path, query, k=6, nprobes=2, refine_factor=2)
     assert [r.id for r in after] == [i for i, _ in theirs]
     assert [r.id for r in check(search(", version => 4"))] == [r.id for r in first]
+
+
+def test_the_call_answers_as_the_table_function_with_no_job(spark, warehouse):
+    """sparklance.vector_search, the query vector passed as a value: the table function's rows and
+    distances, which are pylance's `nearest` on the same index, with no Spark job for a small k;
+    filter, version, columns, nprobes and refine_factor as the table function takes them."""
+    import array
+    import sparklance
+
+    name = "lance.db.vs_call"
+    path, data = _tagged_table_indexed(spark, warehouse, name, 21, 400, 250)
+    query = np.random.default_rng(22).standard_normal(DIM).astype(np.float32)
+
+    def tvf(extra=""):
+        return spark.sql(f"SELECT * FROM vector_search(table => '{name}', vector_column => 'emb', query_vector => "
+                         f"{_literal(query.tolist())}, k => 6{extra})").collect()
+
+    got, jobs = _with_jobs_counted(spark, lambda: sparklance.vector_search(
+        spark, name, "emb", query, k=6, nprobes=2, refine_factor=2).collect())
+    assert jobs == 0
+    assert got == tvf(", nprobes => 2, refine_factor => 2") and len(got) == 6
+    assert got[0].__fields__ == ["id", "tag", "emb", "_distance"]
+    theirs = _pylance_nearest(path, query, k=6, nprobes=2, refine_factor=2)
+    assert [(r.id, r._distance) for r in got] == [(i, pytest.approx(d, rel=1e-5, abs=1e-6)) for i, d in theirs]
+    # The query as a list or an array.array, and fewer columns: the same answer.
+    for q in (query.tolist(), array.array("f", query.tolist())):
+        assert sparklance.vector_search(spark, name, "emb", q, k=6, nprobes=2, refine_factor=2,
+                                        columns=["id"]).collect() == [(r.id, r._distance) for r in got]
+    assert "LocalTableScan" in sparklance.vector_search(spark, name, "emb", query)._jdf.queryExecution().executedPlan().toString()
+    # Default options are pylance's; a prefilter; an older version (no index then: an exact search).
+    assert [r.id for r in sparklance.vector_search(spark, name, "emb", query, columns=["id"]).collect()] == \
+        [i for i, _ in _pylance_nearest(path, query, k=10)]
+    assert sparklance.vector_search(spark, name, "emb", query, k=6, filter="id % 2 = 0").collect() == \
+        tvf(", filter => 'id % 2 = 0'")
+    old = sparklance.vector_search(spark, name, "emb", query, k=5, version=2, distance_type="cosine", columns=["id"]).collect()
+    assert [r.id for r in old] == _exact(data[:250], query, "cosine", 5)[0]
+    assert old == [(r.id, r._distance) for r in tvf(", version => 2, distance_type => 'cosine'")][:5]
+
+
+@pytest.mark.parametrize("arguments, says", [
+    ({"query_vector": [1.0, 2.0]}, "column 'emb' of lance.db.vs holds vectors of 8 items; the query vector has 2"),
+    ({"vector_column": "cat"}, "not a vector"),
+    ({"distance_type": "manhattan"}, "'distance_type' must be one of l2, cosine, dot"),
+    ({"k": 0}, "'k' must be a positive integer"),
+    ({"columns": ["id", "nope"]}, "lance.db.vs has no column 'nope'"),
+    ({"table": "lance.db.no_such_table"}, None),
+])
+def test_the_call_refuses_bad_arguments_as_the_table_function(spark, vectors, arguments, says):
+    import sparklance
+    call = dict({"table": vectors[0], "vector_column": "emb", "query_vector": [0.5] * DIM}, **arguments)
+    with pytest.raises(PySparkException) as err:
+        sparklance.vector_search(spark, call.pop("table"), call.pop("vector_column"), call.pop("query_vector"), **call)
+    if says is None:
+        assert err.value.getCondition() == "TABLE_OR_VIEW_NOT_FOUND", str(err.value)
+    else:
+        assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)
+
+
+def test_the_call_refuses_what_is_not_one_vector(spark, vectors):
+    import sparklance
+    with pytest.raises(ValueError, match="one vector"):
+        sparklance.vector_search(spark, vectors[0], "emb", np.zeros((2, DIM), np.float32))
+    with pytest.raises(TypeError, match="nprobes must be an integer"):
+        sparklance.vector_search(spark, vectors[0], "emb", [0.5] * DIM, nprobes=2.5)

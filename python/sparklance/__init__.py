@@ -2,7 +2,10 @@
 
 The catalog itself is a JVM plugin; this package ships its jar and configures a SparkSession.
 """
+import array
+import json
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from . import errors
 
 __all__ = ["configure", "jar_path", "history", "last_commit_metrics", "changes", "compact", "vacuum", "restore", "create_tag",
            "delete_tag", "tags", "create_branch", "delete_branch", "branches", "add_columns", "update_columns", "set_not_null",
-           "CATALOG_CLASS", "EXTENSIONS_CLASS", "JarNotLoadedError", "ExtensionMissingWarning", "errors"]
+           "vector_search", "CATALOG_CLASS", "EXTENSIONS_CLASS", "JarNotLoadedError", "ExtensionMissingWarning", "errors"]
 
 CATALOG_CLASS = "sparklance.spark.LanceCatalog"
 EXTENSIONS_CLASS = "sparklance.spark.LanceSparkSessionExtensions"
@@ -348,3 +351,100 @@ def branches(spark, table):
     """The branches of `table` as a DataFrame (branch, parent_branch, parent_version, created_at,
     latest_version, manifest_size); ``SELECT * FROM <table>.branches`` in SQL."""
     return spark.table(f"{table}.branches")
+
+
+def vector_search(spark, table, vector_column, query_vector, k=10, distance_type=None, filter=None, nprobes=None,
+                  refine_factor=None, version=None, columns=None):
+    """The `k` rows of `table` (e.g. ``"lance.db.t"``) nearest `query_vector` by `vector_column`, as a DataFrame.
+
+    The table function ``vector_search(...)`` (docs/vector-search.md) as a call: the same argument
+    names, checks, rows and ``_distance`` column (nearest first), with `query_vector` passed as a
+    value (a list of numbers, a one-dimensional numpy array or an ``array.array``) instead of SQL
+    text that Spark would parse. `distance_type` (``l2``, ``cosine``, ``dot``), `filter` (a SQL
+    prefilter), `nprobes`, `refine_factor` and `version` (a version number or tag) as in the table
+    function; left as None, their defaults. `columns`: the table's columns to return before
+    ``_distance`` (default: all of them; reading fewer, such as ``["id"]``, is quicker).
+
+    When a vector index answers and the rows are few (as for a small `k`), the search runs and the
+    rows are read when this is called, on the driver, and ``collect()`` runs no Spark job. Bad
+    arguments raise ``LANCE_INVALID_ARGUMENT`` as the table function does.
+
+    In a Spark Connect session (no JVM in this process) this runs the table function with the
+    vector written as SQL literals: the same rows, at the cost of Spark parsing them.
+    """
+    vector = _float32_vector(query_vector)
+    if columns is not None:
+        columns = [columns] if isinstance(columns, str) else [str(c) for c in columns]
+    options = {"distance_type": distance_type, "filter": filter, "nprobes": _whole(nprobes, "nprobes"),
+               "refine_factor": _whole(refine_factor, "refine_factor"),
+               "version": None if version is None else str(version)}
+    options = {name: value for name, value in options.items() if value is not None}
+    if columns is not None:
+        options["columns"] = columns
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:  # Spark Connect: no JVM to hand the vector to
+        return _vector_search_sql(spark, table, vector_column, vector, k, options)
+    from pyspark.errors.exceptions.captured import capture_sql_exception
+    from pyspark.sql import DataFrame
+    k = 10 if k is None else _whole(k, "k")
+    # One py4j call: bytes, not a list of boxed floats; the options as JSON, not a Java map built entry by entry.
+    jdf = capture_sql_exception(_jvm_search(spark))(jsession, table, vector_column, bytearray(vector.tobytes()), k,
+                                                    json.dumps(options))
+    return DataFrame(jdf, spark)
+
+
+_JVM_SEARCH = [None, None]  # the py4j client, VectorSearches.searchFloat32 through it
+
+
+def _jvm_search(spark):
+    """VectorSearches.searchFloat32 of the JVM, looked up once: `spark._jvm.sparklance...` asks the JVM
+    for each part of the name in turn, a class-path search each, which took longer than the search."""
+    from py4j.java_gateway import JavaClass
+    client = spark.sparkContext._gateway._gateway_client
+    if _JVM_SEARCH[0] is not client:
+        _JVM_SEARCH[:] = [client, JavaClass("sparklance.spark.search.VectorSearches", client).searchFloat32]
+    return _JVM_SEARCH[1]
+
+
+def _float32_vector(query):
+    """`query` (numbers, a 1-D numpy array, an array.array) as an ``array('f')`` in little-endian order."""
+    if isinstance(query, (str, bytes, bytearray)) or query is None:
+        raise TypeError(f"vector_search: query_vector must be a sequence of numbers, got {type(query).__name__}")
+    if hasattr(query, "__array__"):  # numpy and the like, without importing numpy
+        shape = getattr(query, "shape", None)
+        if shape is not None and len(shape) != 1:
+            raise ValueError(f"vector_search: query_vector must be one vector (one dimension), got shape {tuple(shape)}")
+        if getattr(getattr(query, "dtype", None), "str", None) == "<f4":
+            vector = array.array("f")
+            vector.frombytes(query.tobytes())
+            return vector
+    try:
+        vector = query if isinstance(query, array.array) and query.typecode == "f" else array.array("f", query)
+    except TypeError as e:
+        raise TypeError(f"vector_search: query_vector must be a sequence of numbers: {e}") from None
+    if sys.byteorder == "big":
+        vector = array.array("f", vector)
+        vector.byteswap()
+    return vector
+
+
+def _whole(value, name):
+    """`value` as an int for a count argument (None stays None); True, 2.5 or "3" are refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"vector_search: {name} must be an integer, got {value!r}")
+    return value.__index__()
+
+
+def _vector_search_sql(spark, table, vector_column, vector, k, options):
+    """The table function with the vector as SQL literals (Spark Connect); the same answer."""
+    options = dict(options)
+    columns = options.pop("columns", None)
+    def number(x):
+        return repr(x) + "D" if x == x and abs(x) != float("inf") else f"CAST('{x}' AS DOUBLE)"
+    arguments = [f"table => {_sql_literal(table)}", f"vector_column => {_sql_literal(vector_column)}",
+                 f"query_vector => array({', '.join(number(x) for x in vector.tolist())})", f"k => {_whole(k, 'k')}"]
+    arguments += [f"{name} => {_sql_literal(value)}" for name, value in options.items()]
+    selected = "*" if columns is None else ", ".join(["`" + c.replace("`", "``") + "`" for c in columns] + ["_distance"])
+    return spark.sql(f"SELECT {selected} FROM vector_search({', '.join(arguments)})")

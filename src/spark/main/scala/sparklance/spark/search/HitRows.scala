@@ -43,6 +43,9 @@ object HitRows {
     bytes <= setting(MaxBytesConf, DefaultMaxBytes)
   }
 
+  // Made once: Expressions.column runs Spark's SQL parser on the name.
+  private lazy val RowIdColumn = Expressions.column(LanceTable.RowId)
+
   /**
    * The rows of `hits` (of `table`'s version), as `schema` (columns of the table) followed by the
    * hit's distance, in the order of `hits`. A hit whose row the scan does not find (none: the
@@ -54,7 +57,7 @@ object HitRows {
     val builder = table.newScanBuilder(CaseInsensitiveStringMap.empty())
     builder.asInstanceOf[SupportsPushDownRequiredColumns].pruneColumns(readSchema)
     builder.asInstanceOf[SupportsPushDownV2Filters].pushPredicates(Array(new Predicate("IN",
-      (Expressions.column(LanceTable.RowId) +: hits.map(h => Expressions.literal(Long.box(h.rowId)))).toArray)))
+      (RowIdColumn +: hits.map(h => Expressions.literal(Long.box(h.rowId)))).toArray)))
     val batch = builder.build().toBatch
     val factory = batch.createReaderFactory()
     val n = schema.size

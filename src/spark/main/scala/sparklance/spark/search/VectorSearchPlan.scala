@@ -1,12 +1,15 @@
 package sparklance.spark.search
 
-import org.apache.spark.sql.{Column, DataFrame, Row}
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.catalyst.analysis.AsOfVersion
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
-import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.classic.{Dataset, SparkSession}
+import org.apache.spark.sql.connector.catalog.{Identifier, TableCatalog}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, LongType, StructField, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.util.Using
 import sparklance.format.index.vector.{VectorQuery, VectorSearch, VectorSearchResult}
 import sparklance.spark.{Allocators, LanceTable, SparkTypes}
@@ -24,20 +27,65 @@ import sparklance.spark.{Allocators, LanceTable, SparkTypes}
 final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArguments) {
   import VectorSearchPlan._
 
-  private lazy val rows: DataFrame = args.version match {
-    case None => spark.table(args.table)
-    case Some(v) if v.nonEmpty && v.forall(_.isDigit) => spark.sql(s"SELECT * FROM ${args.table} VERSION AS OF $v")
-    case Some(tag) => spark.sql(s"SELECT * FROM ${args.table} VERSION AS OF '${tag.replace("\\", "\\\\").replace("'", "\\'")}'")
+  /**
+   * The table, loaded from its catalog as `args.table` names it (at `version`): no query is
+   * analyzed, the name is all there is to resolve. A temporary view is not a table.
+   */
+  private lazy val relation: DataSourceV2Relation = {
+    val parts = nameParts(args.table)
+    if (spark.sessionState.catalog.isTempView(parts)) notLance("a temporary view, not a Lance table")
+    // As Spark's analyzer resolves a name: the first part names a catalog if one is registered under it.
+    val manager = spark.sessionState.catalogManager
+    val (catalog, ident) = parts match {
+      case Seq(name) => manager.currentCatalog -> Identifier.of(manager.currentNamespace, name)
+      case first +: rest if manager.isCatalogRegistered(first) || first.equalsIgnoreCase("spark_catalog") =>
+        manager.catalog(first) -> Identifier.of(rest.init.toArray, rest.last)
+      case _ => manager.currentCatalog -> Identifier.of(parts.init.toArray, parts.last)
+    }
+    val tables = catalog match {
+      case t: TableCatalog => t
+      case _ => notLance(s"in catalog ${catalog.name()}, which holds no tables")
+    }
+    args.version.fold(tables.loadTable(ident))(tables.loadTable(ident, _)) match {
+      case t: LanceTable => DataSourceV2Relation.create(t, Some(catalog), Some(ident), CaseInsensitiveStringMap.empty(),
+        args.version.map(AsOfVersion(_)))
+      case _ => notLance("not a Lance table")
+    }
   }
 
-  /** The Lance table (at the version searched) behind `rows`. */
-  private lazy val table: LanceTable = rows.queryExecution.analyzed.collectFirst {
-    case r: DataSourceV2Relation if r.table.isInstanceOf[LanceTable] => r.table.asInstanceOf[LanceTable]
-  }.getOrElse(throw new IllegalArgumentException(s"vector_search: ${args.table} is not a Lance table"))
+  /** The parts of a table name as Spark's parser splits it; plain names (`lance.db.t`) without running the parser. */
+  private def nameParts(name: String): Seq[String] = {
+    val plain = name.split("\\.", -1).toSeq
+    def simple(part: String) = part.nonEmpty && (part.head.isLetter || part.head == '_') &&
+      part.forall(c => c < 128 && (c.isLetterOrDigit || c == '_'))
+    if (plain.forall(simple)) plain else spark.sessionState.sqlParser.parseMultipartIdentifier(name)
+  }
 
-  private lazy val field: StructField = {
-    val f = rows.schema.find(_.name.equalsIgnoreCase(args.column)).getOrElse(throw new IllegalArgumentException(
-      s"vector_search: ${args.table} has no column '${args.column}'; its columns are ${rows.columns.mkString(", ")}"))
+  private def notLance(why: String): Nothing = throw new IllegalArgumentException(s"vector_search: ${args.table} is $why")
+
+  /** The Lance table (at the version searched). */
+  private lazy val table: LanceTable = relation.table.asInstanceOf[LanceTable]
+
+  /** The table's rows, as a DataFrame: for a prefilter, and a search whose rows a Spark job reads. */
+  private lazy val rows: DataFrame = VectorSearchPlan.dataFrame(spark, relation)
+
+  private def field: StructField = schema.find(_.name.equalsIgnoreCase(args.column)).getOrElse(throw new IllegalArgumentException(
+    s"vector_search: ${args.table} has no column '${args.column}'; its columns are ${schema.fieldNames.mkString(", ")}"))
+
+  private lazy val schema: StructType = relation.schema
+
+  /** The columns of the answer before `_distance`: `args.columns`, by default every column. */
+  private lazy val selected: StructType = args.columns.fold(schema) { names =>
+    names.groupBy(_.toLowerCase(java.util.Locale.ROOT)).collectFirst { case (_, same) if same.size > 1 =>
+      throw new IllegalArgumentException(s"vector_search: column '${same.head}' is selected twice")
+    }
+    StructType(names.map(n => schema.find(_.name.equalsIgnoreCase(n)).getOrElse(throw new IllegalArgumentException(
+      s"vector_search: ${args.table} has no column '$n'; its columns are ${schema.fieldNames.mkString(", ")}"))))
+  }
+
+  /** Checks that the column is a vector of the query's dimension. */
+  private def checkColumn(): Unit = {
+    val f = field
     f.dataType match {
       case ArrayType(FloatType | DoubleType, _) =>
       case other => throw new IllegalArgumentException(
@@ -46,12 +94,11 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
     if (f.metadata.contains(SparkTypes.VectorDimension) && f.metadata.getLong(SparkTypes.VectorDimension) != args.query.length)
       throw new IllegalArgumentException(s"vector_search: column '${f.name}' of ${args.table} holds vectors of " +
         s"${f.metadata.getLong(SparkTypes.VectorDimension)} items; the query vector has ${args.query.length}")
-    f
   }
 
   private def filtered: DataFrame = args.filter.fold(rows)(f => rows.where(f))
 
-  private def columns: Seq[Column] = rows.columns.toIndexedSeq.map(c => col(s"`$c`"))
+  private def columns: Seq[Column] = selected.fieldNames.toIndexedSeq.map(c => col(s"`$c`"))
 
   /** The index search, where an index of the column and metric exists; None: search exactly. */
   private def indexed: Option[VectorSearchResult] = Using.resource(Allocators.child("vector_search")) { allocator =>
@@ -73,12 +120,12 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
    * (nearest first, as pylance orders them: distance, then row id), which Spark answers with no job.
    */
   def logicalPlan: LogicalPlan = {
-    field
+    selected
+    checkColumn()
     indexed match {
-      case Some(result) if HitRows.fits(spark, table, rows.columns.toSet, result.hits) =>
-        val schema = rows.schema
-        LocalRelation(DataTypeUtils.toAttributes(StructType(schema.fields :+
-          StructField(DistanceColumn, FloatType, nullable = false))), HitRows.read(table, schema, result.hits))
+      case Some(result) if HitRows.fits(spark, table, selected.fieldNames.toSet, result.hits) =>
+        LocalRelation(DataTypeUtils.toAttributes(StructType(selected.fields :+
+          StructField(DistanceColumn, FloatType, nullable = false))), HitRows.read(table, selected, result.hits))
       case found => dataFrame(found).queryExecution.analyzed
     }
   }
@@ -106,6 +153,9 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
 }
 
 object VectorSearchPlan {
+  /** `plan` (resolved) as a DataFrame of `spark`. */
+  def dataFrame(spark: SparkSession, plan: LogicalPlan): DataFrame = new Dataset[Row](spark, plan, Encoders.row(plan.schema))
+
   /** The distance column of the answer, as pylance and lance-spark name it. */
   val DistanceColumn = "_distance"
   private val TieBreak = "__vector_search_rowid"
