@@ -278,6 +278,9 @@ def test_the_call_answers_as_the_table_function_with_no_job(spark, warehouse):
         assert sparklance.vector_search(spark, name, "emb", q, k=6, nprobes=2, refine_factor=2,
                                         columns=["id"]).collect() == [(r.id, r._distance) for r in got]
     assert "LocalTableScan" in sparklance.vector_search(spark, name, "emb", query)._jdf.queryExecution().executedPlan().toString()
+    # Spark Connect's way, the table function with the vector as SQL literals: the same answer.
+    assert sparklance._vector_search_sql(spark, name, "emb", sparklance._float32_vector(query), 6, {
+        "nprobes": 2, "refine_factor": 2, "columns": ["id"]}).collect() == [(r.id, r._distance) for r in got]
     # Default options are pylance's; a prefilter; an older version (no index then: an exact search).
     assert [r.id for r in sparklance.vector_search(spark, name, "emb", query, columns=["id"]).collect()] == \
         [i for i, _ in _pylance_nearest(path, query, k=10)]
