@@ -62,6 +62,22 @@ search 6%), collect 15% (Spark's SQL execution bookkeeping, its plan's explain s
 optimization 7%. The 3x goal is out of reach through spark.sql with a literal query vector:
 Spark's parser alone takes longer than pylance's whole search.
 
+sparklance.vector_search (the query vector passed as float32 bytes in one py4j call, no SQL; the
+table loaded from its catalog without analysis; `columns=["id"]`), 2026-12-02, --latency-only
+(--warm 200), load average 9-12 on the 2 cores (3 other workers), medians of 30 queries:
+20,000 x 32: 39.5 ms vs pylance 3.9 ms (10.1x; the SQL statement 79.7 ms, 20.4x), of which the
+call (search and rows read on the driver) 14.3 ms and its collect() 25.2 ms. 200,000 x 128:
+36.2 ms vs 10.3 ms (3.5x; the SQL 113.5 ms, 11.0x), call 18.5 ms, collect 17.7 ms. Where the
+time goes now (JFR of the driver, 20k x 32, 1,500 queries): in the call, the JVM's CPU is
+reading the k rows through the table scan's own readers (planning the splits, their protobuf
+round trip, opening the files) ~45%, the index search ~20%, loading the table (listing
+_versions, decoding the manifest) ~20%, the DataFrame over the LocalRelation ~10%; collect() is
+PySpark's: some seven py4j round trips, a socket served by a new JVM thread, and Spark's SQL
+execution bookkeeping (listener events carrying the plan's explain string, a generated
+projection of the local rows), each round trip 1-4 ms on this loaded machine. The goal (3x) is
+met within noise at 200k x 128 and missed at 20k x 32, where pylance's search is cheapest and
+PySpark's collect() alone takes six times as long.
+
 Batch k-NN (5.), the same machine, `--rows 200000 --dim 128 --join-queries 10000 --brute-queries 50
 --runs 1 --join-only` (6.5 min in all): 50 queries 2.87 s by index probes vs 57.2 s by Spark's brute
 force (19.9x; at 50 queries the index plan's time is mostly fixed: each task opening the index, and
