@@ -39,7 +39,7 @@ Measured (the systems take turns run by run, bench/common.timed_in_turns):
              JOIN_QUERIES. Checked first: each query's matches equal vector_search's.
 
 Run: .venv/bin/python bench/vector.py [--rows 1000000] [--dim 128] [--runs 2] [--queries 30]
-     [--join-queries 10000] [--brute-queries 200] [--latency-only | --join-only]
+     [--join-queries 10000] [--brute-queries 200] [--warm 200] [--latency-only | --join-only]
      (--latency-only, --join-only: only 3. or 5., on an index pylance builds)
 (the issue's second shape: --rows 200000 --dim 768; a quick check: --rows 20000 --dim 32 --runs 2)
 
