@@ -39,8 +39,8 @@ Measured (the systems take turns run by run, bench/common.timed_in_turns):
              JOIN_QUERIES. Checked first: each query's matches equal vector_search's.
 
 Run: .venv/bin/python bench/vector.py [--rows 1000000] [--dim 128] [--runs 2] [--queries 30]
-     [--join-queries 10000] [--brute-queries 200] [--warm 200] [--latency-only | --join-only]
-     (--latency-only, --join-only: only 3. or 5., on an index pylance builds)
+     [--join-queries 10000] [--brute-queries 200] [--warm 200] [--latency-only | --join-only | --build-only]
+     (--latency-only, --join-only: only 3. or 5., on an index pylance builds; --build-only: only 1. and 2.)
 (the issue's second shape: --rows 200000 --dim 768; a quick check: --rows 20000 --dim 32 --runs 2)
 
 Measured on the loaded 2-core machine (2026-12-02), --rows 200000 --dim 128 --runs 1, 9 min in all:
@@ -149,6 +149,7 @@ def main():
                     help="queries of the join run both ways (Spark's brute force is a cross join: Q x ROWS pairs)")
     ap.add_argument("--join-only", action="store_true", help="build the pylance index and run only 5.")
     ap.add_argument("--latency-only", action="store_true", help="build the pylance index and run only 3.")
+    ap.add_argument("--build-only", action="store_true", help="run only 1. and 2. (the builds and their recall)")
     args = ap.parse_args()
     rows, dim = args.rows, args.dim
     assert dim % 8 == 0, "--dim must be a multiple of 8 (num_sub_vectors = dim / 8)"
@@ -237,6 +238,11 @@ def main():
             recall([[r.id for r in spark.sql(s).collect()] for s in sqls[name]], exact),
             recall([pylance_nearest(name, q)["id"].to_pylist() for q in queries], exact))
     progress("recall@10 (vector_search, pylance nearest)", recalls)
+    title = f"{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}"
+    if args.build_only:
+        build_tables(title, args, builds, peaks, recalls, len(queries))
+        spark.stop()
+        return
 
     # 3. Warm single-query latency on the pylance-built index, and where sparklance's time goes.
     latency = single_query_latency(spark, "lance.bench.pl", paths["pl"], sqls["pl"], queries, lambda q: pylance_nearest("pl", q),
@@ -257,7 +263,16 @@ def main():
                               "ORDER BY LIMIT": lambda: spark.sql(plain).collect()}, runs=args.runs, warmup=1)
     progress("exact", {k: round(v, 3) for k, v in exact_s.items()})
 
-    title = f"{rows:,} x {dim} float32, IVF_PQ {partitions} partitions x {sub_vectors} sub-vectors, k = {K}"
+    build_tables(title, args, builds, peaks, recalls, n)
+    latency_table(latency, n)
+    print_table(f"exact search without an index, one query (median of {args.runs})",
+                ["query", "seconds", "vs ORDER BY LIMIT"],
+                [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
+    batch_knn(spark, args, title)
+    spark.stop()
+
+
+def build_tables(title, args, builds, peaks, recalls, n):
     print_table(f"{title}: index build (median of {args.runs}, no warm-up)",
                 ["system", "seconds", "vs pylance", "driver heap MiB", "old gen MiB", "python rss MiB"],
                 [[s, f"{builds[s]:.2f}", f"{builds[s] / builds['pylance']:.2f}", peaks[s]["jvm heap"],
@@ -265,12 +280,6 @@ def main():
     print_table(f"recall@10 at default settings, {n} queries, vs numpy exact search",
                 ["index built by", "vector_search", "pylance nearest"],
                 [[label, f"{a:.3f}", f"{b:.3f}"] for label, (a, b) in recalls.items()])
-    latency_table(latency, n)
-    print_table(f"exact search without an index, one query (median of {args.runs})",
-                ["query", "seconds", "vs ORDER BY LIMIT"],
-                [[name, f"{v:.3f}", f"{v / exact_s['ORDER BY LIMIT']:.2f}"] for name, v in exact_s.items()])
-    batch_knn(spark, args, title)
-    spark.stop()
 
 
 def single_query_latency(spark, table, path, sqls, queries, nearest, warm):

@@ -1,22 +1,46 @@
 package sparklance.format.index.vector.build
 
 import java.util.stream.IntStream
+import scala.collection.mutable
 import scala.util.Random
 
 /**
- * Lloyd's k-means over `n` vectors of `dim` floats stored row after row, as pylance trains its
- * IVF centroids and PQ codebooks (LANCE-VECTOR-INDICES.md §8): k distinct sample rows chosen by a
- * seeded Random to start, at most `maxIterations` rounds, stopping once the loss moves by less than
- * 1e-4 of itself; an emptied cluster is re-seeded by splitting the largest one. `spherical` (dot
- * indices) keeps centroids unit-norm and assigns by the largest inner product.
+ * k-means over vectors of `dim` floats stored row after row, as Lance trains its IVF centroids and
+ * PQ codebooks (lance-index `vector/kmeans.rs`; LANCE-VECTOR-INDICES.md §8):
+ *
+ *  - Lloyd's rounds on at most `k · 512` of the rows (the first ones; callers pass rows in random
+ *    order): k distinct rows chosen by a seeded Random to start, at most `maxIterations` rounds,
+ *    stopping once the loss moves by less than 1e-4 of itself; an emptied cluster is re-seeded
+ *    by splitting the largest one. `spherical` (dot indices) keeps centroids unit-norm and
+ *    assigns by the largest inner product.
+ *  - For k above 256, hierarchically, as pylance 14 does (its log: "Hierarchical clustering
+ *    (proportional)"): a tree of Lloyd's runs of at most 16 clusters, each sub-tree owing
+ *    centroids in proportion to its rows ([[hierarchical]]). A node clusters only its own rows
+ *    with a small k, so training costs a small multiple of `rows · 16 · dim` a round instead of
+ *    `rows · k · dim`.
  */
 object KMeans {
   final case class Result(centroids: Array[Float], loss: Double)
+
+  /** The k above which Lance clusters hierarchically (PQ codebooks, 256 codes, stay flat). */
+  val FlatUpTo = 256
+  /** Lance's `hierarchical_k`: clusters made by each split at most. */
+  private val Fanout = 16
+  /** Lance's cap on the rows a Lloyd's run reads: k · 512. */
+  private val RowsPerCluster = 512L
 
   def train(data: Array[Float], dim: Int, k: Int, maxIterations: Int, seed: Long, spherical: Boolean = false): Result = {
     val n = data.length / dim
     require(n >= k, s"k-means needs at least $k vectors, got $n")
     val random = new Random(seed)
+    if (k > FlatUpTo) hierarchical(data, n, dim, k, maxIterations, random, spherical)
+    else lloyd(data, n, dim, k, maxIterations, random, spherical)
+  }
+
+  /** Lloyd's k-means on the first `n` rows of `data` (at most `k · 512` of them). */
+  private def lloyd(data: Array[Float], rows: Int, dim: Int, k: Int, maxIterations: Int, random: Random,
+      spherical: Boolean): Result = {
+    val n = math.min(rows.toLong, k * RowsPerCluster).toInt
     val centroids = new Array[Float](k * dim)
     random.shuffle((0 until n).toIndexedSeq).take(k).zipWithIndex.foreach { case (row, c) =>
       System.arraycopy(data, row * dim, centroids, c * dim, dim)
@@ -28,8 +52,10 @@ object KMeans {
     var iteration = 0
     var done = false
     while (!done && iteration < maxIterations) {
-      assign(data, dim, centroids, k, spherical, assignment, distance)
-      val newLoss = distance.foldLeft(0.0)(_ + _)
+      assign(data, n, CentroidTable(centroids, dim, k, spherical), assignment, distance)
+      var newLoss = 0.0
+      var i = 0
+      while (i < n) { newLoss += distance(i); i += 1 }
       done = iteration > 0 && math.abs(loss - newLoss) < 1e-4 * newLoss
       loss = newLoss
       if (!done) update(data, dim, k, assignment, centroids, spherical, random)
@@ -38,85 +64,147 @@ object KMeans {
     Result(centroids, loss)
   }
 
-  /** The nearest of `k` centroids to each row, and its distance (squared L2, or 1 − dot when `spherical`). */
-  def assign(data: Array[Float], dim: Int, centroids: Array[Float], k: Int, spherical: Boolean,
-      assignment: Array[Int], distance: Array[Float]): Unit = {
-    val n = data.length / dim
-    val chunk = 1024
-    // Rows are independent: chunks of them run on the common pool.
-    IntStream.range(0, (n + chunk - 1) / chunk).parallel().forEach { b =>
-      var i = b * chunk
-      val end = math.min(n, i + chunk)
-      while (i < end) {
-        val best = nearest(data, i * dim, dim, centroids, k, spherical)
-        assignment(i) = best
-        distance(i) = score(data, i * dim, centroids, best * dim, dim, spherical)
-        i += 1
+  /**
+   * Lance's hierarchical k-means with proportional quotas: a node (at first all rows) owing
+   * `quota` centroids clusters its rows into `min(16, quota)` with Lloyd's (on at most 512 rows
+   * a cluster), and hands each sub-cluster a share of the quota proportional to its rows
+   * (largest remainders first; a sub-cluster whose share rounds to 0 gives its rows to the
+   * nearest funded one); sub-clusters owing one centroid, or all of them once the quota fits one
+   * run, are leaves whose centroid is the mean of their rows. Sub-trees grow side by side. A tree
+   * short of `k` leaves (rows too alike to split) splits its largest leaves in two. The loss is 0,
+   * as Lance records it for a hierarchical model.
+   */
+  private def hierarchical(data: Array[Float], n: Int, dim: Int, k: Int, maxIterations: Int, random: Random,
+      spherical: Boolean): Result = {
+    val leaves = mutable.ArrayBuffer.from(grow(data, dim, Array.range(0, n), k, maxIterations, random.nextLong(), spherical))
+    val unsplittable = mutable.Set.empty[Int]
+    while (leaves.size < k) {
+      val candidates = leaves.indices.filter(i => !unsplittable(i) && leaves(i).rows.length >= 2)
+      if (candidates.isEmpty) throw new IllegalArgumentException(s"k-means could form only ${leaves.size} clusters of " +
+        s"$n vectors, not $k: the vectors are too few or too many of them (nearly) equal")
+      val largest = candidates.maxBy(leaves(_).rows.length)
+      val halves = grow(data, dim, leaves(largest).rows, 2, maxIterations, random.nextLong(), spherical)
+      if (halves.size < 2) unsplittable += largest
+      else {
+        leaves(largest) = halves(0)
+        leaves += halves(1)
       }
     }
+    val centroids = new Array[Float](k * dim)
+    leaves.indices.foreach(c => System.arraycopy(leaves(c).centroid, 0, centroids, c * dim, dim))
+    Result(centroids, 0d)
+  }
+
+  /** A leaf of the hierarchy: the rows it holds and its centroid, their mean. */
+  private final class Leaf(val rows: Array[Int], val centroid: Array[Float])
+
+  /** The leaves of the sub-tree of the rows `rows` of `data`, which owes `quota` centroids. */
+  private def grow(data: Array[Float], dim: Int, rows: Array[Int], quota: Int, maxIterations: Int, seed: Long,
+      spherical: Boolean): Seq[Leaf] = {
+    val n = rows.length
+    if (quota <= 1 || n <= 1) return Seq(leaf(data, dim, rows, spherical))
+    val k = math.min(Fanout, math.min(quota, n))
+    // Rows are in random order, so a prefix of them is a uniform sample.
+    val training = gather(data, dim, rows.take(math.min(n.toLong, k * RowsPerCluster).toInt))
+    val random = new Random(seed)
+    val model = lloyd(training, training.length / dim, dim, k, maxIterations, random, spherical)
+    val table = CentroidTable(model.centroids, dim, k, spherical)
+    val members = membership(data, dim, rows, table)
+    val groups = Array.fill(k)(mutable.ArrayBuilder.make[Int])
+    var i = 0
+    while (i < n) { groups(members(i)) += rows(i); i += 1 }
+    val children = groups.indices.map(c => c -> groups(c).result()).filter(_._2.nonEmpty)
+    if (children.size <= 1) return Seq(leaf(data, dim, rows, spherical))
+    if (quota <= k) return children.map { case (_, in) => leaf(data, dim, in, spherical) }
+    val quotas = allocate(children.map(_._2.length).toArray, quota)
+    val funded = children.indices.filter(quotas(_) > 0)
+    // Sub-clusters that earned no centroid join the nearest sub-cluster that did.
+    val joined = funded.map(c => mutable.ArrayBuilder.make[Int].addAll(children(c)._2))
+    val fundedTable = CentroidTable(Array.concat(funded.map(c => java.util.Arrays.copyOfRange(model.centroids,
+      children(c)._1 * dim, (children(c)._1 + 1) * dim)): _*), dim, funded.size, spherical)
+    children.indices.filter(quotas(_) == 0).foreach { c =>
+      val orphans = children(c)._2
+      val to = membership(data, dim, orphans, fundedTable)
+      orphans.indices.foreach(o => joined(to(o)) += orphans(o))
+    }
+    val parts = joined.map(_.result())
+    if (parts.size < 2) return Seq(leaf(data, dim, parts.flatten.toArray, spherical))
+    val seeds = parts.indices.map(_ => random.nextLong())
+    val grown = new Array[Seq[Leaf]](parts.size)
+    IntStream.range(0, parts.size).parallel().forEach { c =>
+      grown(c) = grow(data, dim, parts(c), quotas(funded(c)), maxIterations, seeds(c), spherical)
+    }
+    grown.toSeq.flatten
   }
 
   /**
-   * The centroid nearest to the vector at `from` of `data` among the `k` rows of `centroids` from
-   * `codebookFrom` (one sub-vector's codebook); ties go to the lower centroid. Four centroids are
-   * scored in one pass over the vector: four independent sums keep the CPU's floating point units
-   * busy where one sum waits on its previous addition. Each sum still adds its terms in order, so
-   * every score is exactly what [[score]] computes.
+   * `quota` centroids apportioned over sub-clusters of `sizes` rows by their share of the rows:
+   * each the floor of its share (at most its rows), the rest one by one by largest fractional
+   * share, then largest size, around again while some sub-cluster has room.
    */
-  def nearest(data: Array[Float], from: Int, dim: Int, centroids: Array[Float], k: Int, spherical: Boolean,
-      codebookFrom: Int = 0): Int = {
-    var best = 0
-    var bestScore = Float.MaxValue
-    var c = 0
-    while (c + 4 <= k) {
-      val b0 = codebookFrom + c * dim
-      val b1 = b0 + dim
-      val b2 = b1 + dim
-      val b3 = b2 + dim
-      var s0 = 0f
-      var s1 = 0f
-      var s2 = 0f
-      var s3 = 0f
-      var j = 0
-      if (spherical) {
-        while (j < dim) {
-          val x = data(from + j)
-          s0 += x * centroids(b0 + j); s1 += x * centroids(b1 + j); s2 += x * centroids(b2 + j); s3 += x * centroids(b3 + j)
-          j += 1
-        }
-        s0 = 1f - s0; s1 = 1f - s1; s2 = 1f - s2; s3 = 1f - s3
-      } else {
-        while (j < dim) {
-          val x = data(from + j)
-          val d0 = x - centroids(b0 + j); val d1 = x - centroids(b1 + j)
-          val d2 = x - centroids(b2 + j); val d3 = x - centroids(b3 + j)
-          s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3
-          j += 1
-        }
+  private[build] def allocate(sizes: Array[Int], quota: Int): Array[Int] = {
+    val total = sizes.map(_.toLong).sum
+    val quotas = sizes.map(size => math.min(quota * size.toLong / total, size.toLong).toInt)
+    var remaining = quota - quotas.sum
+    val order = sizes.indices.sortBy(i => (-(quota * sizes(i).toLong % total), -sizes(i)))
+    var handed = 1
+    while (remaining > 0 && handed > 0) {
+      handed = 0
+      order.foreach { i =>
+        if (remaining > 0 && quotas(i) < sizes(i)) { quotas(i) += 1; remaining -= 1; handed += 1 }
       }
-      if (s0 < bestScore) { bestScore = s0; best = c }
-      if (s1 < bestScore) { bestScore = s1; best = c + 1 }
-      if (s2 < bestScore) { bestScore = s2; best = c + 2 }
-      if (s3 < bestScore) { bestScore = s3; best = c + 3 }
-      c += 4
     }
-    while (c < k) {
-      val s = score(data, from, centroids, codebookFrom + c * dim, dim, spherical)
-      if (s < bestScore) { bestScore = s; best = c }
-      c += 1
-    }
-    best
+    quotas
   }
 
-  private def score(a: Array[Float], aFrom: Int, b: Array[Float], bFrom: Int, dim: Int, spherical: Boolean): Float = {
-    var s = 0f
-    var j = 0
-    if (spherical) {
-      while (j < dim) { s += a(aFrom + j) * b(bFrom + j); j += 1 }
-      1f - s
-    } else {
-      while (j < dim) { val d = a(aFrom + j) - b(bFrom + j); s += d * d; j += 1 }
-      s
+  /** A leaf of the rows `rows` of `data`: their mean (unit norm when `spherical`). */
+  private def leaf(data: Array[Float], dim: Int, rows: Array[Int], spherical: Boolean): Leaf = {
+    val sums = new Array[Double](dim)
+    rows.foreach { r =>
+      var j = 0
+      while (j < dim) { sums(j) += data(r * dim + j); j += 1 }
+    }
+    val centroid = sums.map(s => (s / rows.length).toFloat)
+    if (spherical) normalize(centroid, 0, dim)
+    new Leaf(rows, centroid)
+  }
+
+  /** The nearest centroid of `table` to each of the rows `rows` of `data`. */
+  private def membership(data: Array[Float], dim: Int, rows: Array[Int], table: CentroidTable): Array[Int] = {
+    val out = new Array[Int](rows.length)
+    val chunk = 1024
+    IntStream.range(0, (rows.length + chunk - 1) / chunk).parallel().forEach { b =>
+      val scores = table.newScores()
+      var i = b * chunk
+      val end = math.min(rows.length, i + chunk)
+      while (i < end) { out(i) = table.nearest(data, rows(i) * dim, scores); i += 1 }
+    }
+    out
+  }
+
+  /** The rows `rows` of `data`, one after the other. */
+  private def gather(data: Array[Float], dim: Int, rows: Array[Int]): Array[Float] = {
+    val out = new Array[Float](rows.length * dim)
+    var i = 0
+    while (i < rows.length) { System.arraycopy(data, rows(i) * dim, out, i * dim, dim); i += 1 }
+    out
+  }
+
+  /** The nearest centroid of `table` to each of the first `n` rows of `data`, and its score (squared L2, or 1 − dot when spherical). */
+  def assign(data: Array[Float], n: Int, table: CentroidTable, assignment: Array[Int], distance: Array[Float]): Unit = {
+    val dim = table.dim
+    val chunk = 1024
+    // Rows are independent: chunks of them run on the common pool.
+    IntStream.range(0, (n + chunk - 1) / chunk).parallel().forEach { b =>
+      val scores = table.newScores()
+      var i = b * chunk
+      val end = math.min(n, i + chunk)
+      while (i < end) {
+        val best = table.nearest(data, i * dim, scores)
+        assignment(i) = best
+        distance(i) = scores(best)
+        i += 1
+      }
     }
   }
 
@@ -128,11 +216,20 @@ object KMeans {
     while (i < assignment.length) {
       val c = assignment(i)
       counts(c) += 1
+      val to = c * dim
+      val from = i * dim
       var j = 0
-      while (j < dim) { sums(c * dim + j) += data(i * dim + j); j += 1 }
+      while (j < dim) { sums(to + j) += data(from + j); j += 1 }
       i += 1
     }
-    for (c <- 0 until k if counts(c) > 0; j <- 0 until dim) centroids(c * dim + j) = (sums(c * dim + j) / counts(c)).toFloat
+    var c = 0
+    while (c < k) {
+      if (counts(c) > 0) {
+        var j = 0
+        while (j < dim) { centroids(c * dim + j) = (sums(c * dim + j) / counts(c)).toFloat; j += 1 }
+      }
+      c += 1
+    }
     // An empty cluster takes half of the largest: its centroid nudged apart by ±1/1024.
     for (c <- 0 until k if counts(c) == 0) {
       val largest = counts.indices.maxBy(counts(_))

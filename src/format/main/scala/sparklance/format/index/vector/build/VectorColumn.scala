@@ -1,5 +1,6 @@
 package sparklance.format.index.vector.build
 
+import java.nio.ByteOrder
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.Float4Vector
 import org.apache.arrow.vector.complex.FixedSizeListVector
@@ -41,12 +42,16 @@ object VectorColumn {
             val list = batch.vectors.head.asInstanceOf[FixedSizeListVector]
             val values = list.getDataVector.asInstanceOf[Float4Vector]
             if (buffer.length < batch.numRows * dim) buffer = new Array[Float](batch.numRows * dim)
+            // Without null values the batch's floats come over in one copy (the common case).
+            val bulk = values.getNullCount == 0 && values.getValueCount >= batch.numRows * dim
+            if (bulk) values.getDataBuffer.nioBuffer(0L, batch.numRows * dim * 4).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+              .get(buffer, 0, batch.numRows * dim)
             var i = 0
             while (i < batch.numRows) {
               if (!list.isNull(i)) {
                 var j = 0
                 val start = i * dim
-                while (j < dim) { buffer(start + j) = if (values.isNull(start + j)) Float.NaN else values.get(start + j); j += 1 }
+                if (!bulk) while (j < dim) { buffer(start + j) = if (values.isNull(start + j)) Float.NaN else values.get(start + j); j += 1 }
                 val offset = batch.offsets(i)
                 val id = stable.fold(RowAddress.of(fragment.getId, offset))(_(offset))
                 each(id, buffer, start)

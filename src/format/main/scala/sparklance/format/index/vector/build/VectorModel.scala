@@ -33,6 +33,11 @@ final case class VectorModel(
   def numPartitions: Int = centroids.length / dim
   def subDim: Int = dim / numSubVectors
 
+  // The centroids and each sub-vector's codebook laid out for scoring (built where the model is used, not shipped).
+  @transient private lazy val partitionTable = CentroidTable(centroids, dim, numPartitions, metric.spherical)
+  @transient private lazy val codeTables = Array.tabulate(numSubVectors)(m =>
+    CentroidTable(codebook, subDim, 256, spherical = pqCodesByIndexMetric && metric.spherical, from = m * 256 * subDim))
+
   /** Bytes of one row's payload in `auxiliary.idx`: the vector (FLAT), its codes (PQ, 8 bits each) or its levels (SQ). */
   def bytesPerRow: Int = indexType match {
     case VectorIndexType.IvfFlat => 4 * dim
@@ -46,7 +51,7 @@ final case class VectorModel(
    */
   def prepareAndAssign(vector: Array[Float], from: Int): Int = {
     if (metric.normalizes) KMeans.normalize(vector, from, dim)
-    KMeans.nearest(vector, from, dim, centroids, numPartitions, metric.spherical)
+    partitionTable.nearest(vector, from, partitionTable.newScores())
   }
 
   /** Writes the payload of a vector [[prepareAndAssign]] put in `partition` to `out` at `at`. */
@@ -56,12 +61,12 @@ final case class VectorModel(
     case VectorIndexType.IvfPq =>
       val x = residual(vector, from, partition)
       val sd = subDim
+      val scores = new Array[Float](256)
       var m = 0
       // The nearest codeword of each sub-vector: by L2, or by `1 − x·c` where a delta of a dot index
       // encodes as pylance's optimize_indices does (see pqCodesByIndexMetric).
-      val byInnerProduct = pqCodesByIndexMetric && metric.spherical
       while (m < numSubVectors) {
-        out(at + m) = KMeans.nearest(x, m * sd, sd, codebook, 256, spherical = byInnerProduct, codebookFrom = m * 256 * sd).toByte
+        out(at + m) = codeTables(m).nearest(x, m * sd, scores).toByte
         m += 1
       }
     case VectorIndexType.IvfSq =>
