@@ -3,6 +3,7 @@ exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by ro
 prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
 import re
 import time
+import uuid
 
 import lance
 import numpy as np
@@ -168,7 +169,7 @@ def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type,
 def _with_jobs_counted(spark, action):
     """action()'s result and how many Spark jobs it ran (in this thread, its job group)."""
     sc = spark.sparkContext
-    group = f"vector-search-jobs-{id(action)}"
+    group = f"vector-search-jobs-{uuid.uuid4().hex}"  # not id(action): ids are reused, and groups keep their jobs
     sc.setJobGroup(group, "counting the jobs of a vector search")
     try:
         result = action()
