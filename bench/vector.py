@@ -34,12 +34,15 @@ Measured (the systems take turns run by run, bench/common.timed_in_turns):
   5. batch   k-NN join `q JOIN t APPROX NEAREST 10 BY DISTANCE vector_l2_distance(q.v, t.emb)` of
              JOIN_QUERIES query vectors (a Lance table of two fragments) at default settings:
              index probes on the pylance-built index vs Spark's brute-force plan (a cross join) on
-             the unindexed copy, both on the first BRUTE_QUERIES queries (the brute force costs
-             queries x rows), taking turns, RUNS rounds, no warm-up; then the index plan on all
-             JOIN_QUERIES. Checked first: each query's matches equal vector_search's.
+             the unindexed copy (sparklance's exact search turned off, exact_join = false), and
+             `EXACT NEAREST` (sparklance's exact search: blocks of 256 queries per pass over the
+             table's vectors) on the unindexed copy, all on the first BRUTE_QUERIES queries (the
+             brute force costs queries x rows), taking turns, RUNS rounds, no warm-up; then the
+             index plan (and with --exact-all the exact search) on all JOIN_QUERIES. Checked first:
+             each query's matches equal vector_search's, and the exact search's the brute force's.
 
 Run: .venv/bin/python bench/vector.py [--rows 1000000] [--dim 128] [--runs 2] [--queries 30]
-     [--join-queries 10000] [--brute-queries 200] [--latency-only | --join-only | --build-only]
+     [--join-queries 10000] [--brute-queries 200] [--latency-only | --join-only | --build-only] [--exact-all]
      (--latency-only, --join-only: only 3. or 5., on an index pylance builds; --build-only: only 1. and 2.)
 (the issue's second shape: --rows 200000 --dim 768; a quick check: --rows 20000 --dim 32 --runs 2)
 
@@ -80,7 +83,13 @@ force (19.9x; at 50 queries the index plan's time is mostly fixed: each task ope
 the scan of the table's 200k rows the matches are joined with by _rowid); 10,000 queries 26.3 s by
 index probes, 2.6 ms a query vs the brute force's 1,143 ms a query (434x per query; the brute force
 on all 10,000 would take about 3.2 hours, so it was not run). Recall@10 of the index plan vs the
-brute force: 0.380 (IVF_PQ at pylance's default nprobes, no refine; the same as vector_search)."""
+brute force: 0.380 (IVF_PQ at pylance's default nprobes, no refine; the same as vector_search).
+
+EXACT NEAREST (5., 2026-12-02, load average 10-12 on the 2 cores, `--rows 200000 --dim 128
+--join-only --join-queries 2000 --brute-queries 200 --exact-all --runs 1`, 30 min in all): 200
+queries 9.60 s by the exact search vs 780 s by Spark's brute force (81x; the same answers), 48 ms
+a query; 2,000 queries 88.9 s (44 ms a query, 88x the brute force's per-query time: eight blocks
+of 256 per task, each a pass over the table's 200k vectors). Index probes on the same 200: 2.11 s."""
 import argparse
 import math
 import shutil
@@ -143,6 +152,7 @@ def main():
     ap.add_argument("--brute-queries", type=int, default=200,
                     help="queries of the join run both ways (Spark's brute force is a cross join: Q x ROWS pairs)")
     ap.add_argument("--join-only", action="store_true", help="build the pylance index and run only 5.")
+    ap.add_argument("--exact-all", action="store_true", help="5.: the EXACT join on all --join-queries too")
     ap.add_argument("--latency-only", action="store_true", help="build the pylance index and run only 3.")
     ap.add_argument("--build-only", action="store_true", help="run only 1. and 2. (the builds and their recall)")
     args = ap.parse_args()
@@ -354,19 +364,31 @@ def latency_table(latency, n):
 def batch_knn(spark, args, title):
     """5. `q JOIN t APPROX NEAREST 10 BY DISTANCE vector_l2_distance(q.v, t.emb)`: on the table with
     the pylance-built index (index probes per query-side task, search.NearestJoinRule) and on the
-    unindexed copy (Spark's own plan: a cross join and a top-k aggregate per query), same data, same
-    queries, default nprobes. The queries are JOIN_QUERIES vectors of the generator past the table's
-    ids, in a Lance table of their own (two fragments: two query-side tasks). Both plans run on the
-    first BRUTE_QUERIES queries, taking turns; the index plan then also on all of them."""
+    unindexed copy with sparklance's exact search turned off (Spark's own plan: a cross join and a
+    top-k aggregate per query); and `EXACT NEAREST` on the unindexed copy (sparklance's exact search,
+    blocks of queries per pass over the table); same data, same queries, default nprobes. The
+    queries are JOIN_QUERIES vectors of the generator past the table's ids, in a Lance table of
+    their own (two fragments). All three plans run on the first BRUTE_QUERIES queries, taking turns;
+    the index plan and the exact search then also on all of them (with --exact-all)."""
     rows = spark.table("lance.bench.t").count()
     first = rows + 1_000_000
     spark.sql("CREATE TABLE lance.bench.q (qid BIGINT, v ARRAY<FLOAT>)")
     generator(spark, first, args.join_queries, args.dim).toDF("qid", "v").writeTo("lance.bench.q").append()
     brute_n = min(args.brute_queries, args.join_queries)
 
-    def join(table, n):
+    def join(table, n, mode="APPROX"):
         return spark.sql(f"SELECT q.qid, t.id FROM (SELECT * FROM lance.bench.q WHERE qid < {first + n}) q "
-                         f"JOIN lance.bench.{table} t APPROX NEAREST {K} BY DISTANCE vector_l2_distance(q.v, t.emb)")
+                         f"JOIN lance.bench.{table} t {mode} NEAREST {K} BY DISTANCE vector_l2_distance(q.v, t.emb)")
+
+    def brute_force(n):
+        """Spark's own plan: sparklance's exact search off for this statement."""
+        spark.conf.set("spark.sparklance.vector_search.exact_join", "false")
+        try:
+            df = join("t", n)
+            plan(df)  # planned while the setting holds
+            return df
+        finally:
+            spark.conf.unset("spark.sparklance.vector_search.exact_join")
 
     def plan(df):
         return df._jdf.queryExecution().executedPlan().toString()
@@ -377,10 +399,13 @@ def batch_knn(spark, args, title):
             found.setdefault(r.qid, []).append(r.id)
         return [found.get(first + i, []) for i in range(n)]
 
-    probes, brute = join("pl", brute_n), join("t", brute_n)
-    ours, theirs = answers(probes, brute_n), answers(brute, brute_n)
+    probes, brute, exact = join("pl", brute_n), brute_force(brute_n), join("t", brute_n, "EXACT")
+    ours, theirs, exacts = answers(probes, brute_n), answers(brute, brute_n), answers(exact, brute_n)
     assert "lance_index_probe" in plan(probes) and "NestedLoopJoin" not in plan(probes), plan(probes)
     assert "NestedLoopJoin" in plan(brute) or "CartesianProduct" in plan(brute), plan(brute)
+    assert "ExactNearest" in plan(exact) and "NestedLoopJoin" not in plan(exact), plan(exact)
+    # The exact search answers as the brute force (no equal distances in this data).
+    assert [sorted(e) for e in exacts] == [sorted(t) for t in theirs]
     # Each query's matches are vector_search's on the same index (a few queries checked).
     for i in range(3):
         v = spark.sql(f"SELECT v FROM lance.bench.q WHERE qid = {first + i}").first().v
@@ -391,19 +416,21 @@ def batch_knn(spark, args, title):
     recalls = {"index probes": recall(ours, [set(t) for t in theirs])}
     progress(f"batch k-NN answers checked; recall@10 of the index join vs the brute force {recalls['index probes']:.3f}")
     times = timed_in_turns({"index probes": lambda: join("pl", brute_n).collect(),
-                            "Spark brute force": lambda: join("t", brute_n).collect()}, runs=args.runs, warmup=0)
+                            "EXACT search": lambda: join("t", brute_n, "EXACT").collect(),
+                            "Spark brute force": lambda: brute_force(brute_n).collect()}, runs=args.runs, warmup=0)
     progress("batch k-NN", brute_n, "queries", {k: round(v, 2) for k, v in times.items()})
-    full = timed_in_turns({"index probes": lambda: join("pl", args.join_queries).collect()}, runs=args.runs, warmup=0)
+    plans = {"index probes": lambda: join("pl", args.join_queries).collect()}
+    if args.exact_all:
+        plans["EXACT search"] = lambda: join("t", args.join_queries, "EXACT").collect()
+    full = timed_in_turns(plans, runs=args.runs, warmup=0)
     progress("batch k-NN", args.join_queries, "queries", {k: round(v, 2) for k, v in full.items()})
+    brute_per_query = times["Spark brute force"] / brute_n
     print_table(f"{title}: batch k-NN join, k = {K} (median of {args.runs})",
                 ["plan", "queries", "seconds", "ms a query", "speed-up vs brute force"],
-                [["index probes", brute_n, f"{times['index probes']:.2f}", f"{times['index probes'] / brute_n * 1e3:.2f}",
-                  f"{times['Spark brute force'] / times['index probes']:.1f}"],
-                 ["Spark brute force", brute_n, f"{times['Spark brute force']:.2f}",
-                  f"{times['Spark brute force'] / brute_n * 1e3:.2f}", "1.0"],
-                 ["index probes", args.join_queries, f"{full['index probes']:.2f}",
-                  f"{full['index probes'] / args.join_queries * 1e3:.2f}",
-                  f"{times['Spark brute force'] / brute_n / (full['index probes'] / args.join_queries):.1f} (per query)"]])
+                [[name, brute_n, f"{times[name]:.2f}", f"{times[name] / brute_n * 1e3:.2f}",
+                  f"{times['Spark brute force'] / times[name]:.1f}"] for name in times] +
+                [[name, args.join_queries, f"{v:.2f}", f"{v / args.join_queries * 1e3:.2f}",
+                  f"{brute_per_query / (v / args.join_queries):.1f} (per query)"] for name, v in full.items()])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Issue 33 item 3, batch k-NN: `q JOIN lance.db.t APPROX NEAREST k BY ...` on a table pylance wrote and
 indexed runs as index probes per query-side task (no cross join), and each query's matches are the rows
-pylance's `nearest` returns for that query on the same index with the same nprobes and refine."""
+pylance's `nearest` returns for that query on the same index with the same nprobes and refine.
+`EXACT NEAREST` runs as an exact search of blocks of queries (no cross join) whose answer is Spark's own
+brute-force plan's."""
 import lance
 import numpy as np
 import pyarrow as pa
@@ -88,10 +90,10 @@ def test_dataframe_form_and_exact_mode(spark, warehouse, queries):
                              "approx", "distance").select("qid", "id")
         approx = _by_query(df.collect())
         assert "lance_index_probe" in _plan(df)
-        # EXACT NEAREST keeps Spark's brute-force plan; IVF_FLAT with every partition probed agrees with it.
+        # EXACT NEAREST searches exactly; IVF_FLAT with every partition probed agrees with it.
         exact = spark.sql(f"SELECT q.qid, t.id FROM nj_queries q JOIN {name} t "
                           f"EXACT NEAREST {K} BY DISTANCE vector_l2_distance(q.v, t.emb)")
-        assert "lance_index_probe" not in _plan(exact)
+        assert "lance_index_probe" not in _plan(exact) and "ExactNearest" in _plan(exact)
         assert approx == _by_query(exact.collect())
     finally:
         spark.conf.unset("spark.sparklance.vector_search.nprobes")
@@ -99,3 +101,57 @@ def test_dataframe_form_and_exact_mode(spark, warehouse, queries):
     for i, v in enumerate(queries):
         theirs = dataset.to_table(columns=["id"], nearest={"column": "emb", "q": v, "k": K, "nprobes": 4})
         assert approx[i] == set(theirs.column("id").to_pylist())
+
+
+def _ranked(rows):
+    """Per query, its matches as (id, Spark's value of the ranking function)."""
+    got = {}
+    for r in rows:
+        got.setdefault(r.qid, []).append((r.id, r.value))
+    return got
+
+
+def test_exact_join_answers_as_sparks_brute_force_plan(spark, warehouse):
+    """Random vectors with ties (repeated rows), two fragments, deleted rows, a NULL vector, a table-side
+    filter, INNER and LEFT OUTER, the three functions: Spark's values per query equal its brute-force
+    plan's (turned on with exact_join = false), and so do the rows but for which of equal values at the
+    k-th place each keeps."""
+    name = "lance.db.nj_exact"
+    path = table_path(warehouse, name)
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((240, DIM)).astype(np.float32)
+    data[200:220] = data[:20]  # ties
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(data.ravel()), DIM)
+    emb = pa.array([None if i == 7 else v for i, v in enumerate(emb.to_pylist())], pa.list_(pa.float32(), DIM))
+    lance.write_dataset(pa.table({"id": pa.array(np.arange(240), pa.int64()), "emb": emb}), path, max_rows_per_file=150)
+    spark.sql(f"DELETE FROM {name} WHERE id % 9 = 4")
+    q = np.concatenate([rng.standard_normal((12, DIM)).astype(np.float32), data[200:204]])
+    spark.createDataFrame([(i, q[i].tolist()) for i in range(len(q))] + [(99, None)], "qid BIGINT, v ARRAY<FLOAT>") \
+        .createOrReplaceTempView("nj_exact_q")
+    for direction, function in FUNCTIONS.values():
+        for join, side, k in [("JOIN", name, K), ("LEFT OUTER JOIN", f"(SELECT * FROM {name} WHERE id % 2 = 1)", 8)]:
+            query = (f"SELECT q.qid, t.id, {function}(q.v, t.emb) AS value FROM nj_exact_q q {join} {side} t "
+                     f"EXACT NEAREST {k} BY {direction} {function}(q.v, t.emb)")
+            df = spark.sql(query)
+            ours = _ranked(df.collect())
+            plan = _plan(df)
+            assert "ExactNearest" in plan and "BroadcastNestedLoopJoin" not in plan and "CartesianProduct" not in plan, plan
+            spark.conf.set("spark.sparklance.vector_search.exact_join", "false")
+            try:
+                brute_df = spark.sql(query)
+                theirs = _ranked(brute_df.collect())
+                assert "ExactNearest" not in _plan(brute_df)
+            finally:
+                spark.conf.unset("spark.sparklance.vector_search.exact_join")
+            assert ours.keys() == theirs.keys(), query
+            best_first = (lambda v: (v is None, -v if v is not None and direction == "SIMILARITY" else v))
+            for qid, matches in theirs.items():
+                values = sorted((v for _, v in matches), key=best_first)
+                assert sorted((v for _, v in ours[qid]), key=best_first) == values, (query, qid)
+                bar = values[-1]
+                assert {i for i, v in ours[qid] if v != bar} == {i for i, v in matches if v != bar}, (query, qid)
+                assert all(i is None or (i % 9 != 4 and i != 7) for i, _ in ours[qid])
+            if join == "JOIN":
+                assert len(ours) == len(q) and 99 not in ours
+            else:
+                assert ours[99] == [(None, None)]

@@ -14,7 +14,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and writes of data tagged as vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]);
  * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]), as
  * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]), and an
- * APPROX NEAREST join probes the index for each query row ([[search.NearestJoinRule]]).
+ * APPROX NEAREST join probes the index for each query row, and an EXACT NEAREST join (or an APPROX one
+ * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -29,6 +30,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
+    extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     extensions.injectTableFunction((search.VectorSearchFunction.identifier, search.VectorSearchFunction.info,
       search.VectorSearchFunction.build))
   }

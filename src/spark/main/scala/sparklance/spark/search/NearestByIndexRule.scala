@@ -100,8 +100,8 @@ object NearestByIndexRule {
    * replaced by static calls of VectorFunctionImplUtils before optimization.
    */
   def distance(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, Attribute, Array[Float])] =
-    vectorCall(e, direction).flatMap { case (metric, arguments) =>
-      val (column, constant) = arguments match {
+    vectorCall(e, direction).flatMap { case (metric, call) =>
+      val (column, constant) = call.arguments.take(2) match {
         case Seq(a: Attribute, c) if c.foldable => (a, c)
         case Seq(c, a: Attribute) if c.foldable => (a, c)
         case _ => return None
@@ -115,11 +115,12 @@ object NearestByIndexRule {
     }
 
   /**
-   * The metric and the two arguments of a call of one of Spark's vector functions whose order in
-   * `direction` puts the nearest rows first; None for any other expression. Before optimization
-   * the call is Spark's RuntimeReplaceable expression, after it the static call that replaces it.
+   * The metric and the static call (its first two arguments the vectors) of one of Spark's vector
+   * functions whose order in `direction` puts the nearest rows first; None for any other
+   * expression. Before optimization the call is Spark's RuntimeReplaceable expression, after it
+   * the static call that replaces it.
    */
-  def vectorCall(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, Seq[Expression])] = e match {
+  def vectorCall(e: Expression, direction: org.apache.spark.sql.catalyst.expressions.SortDirection): Option[(VectorMetric, StaticInvoke)] = e match {
     case r: RuntimeReplaceable => vectorCall(r.replacement, direction)
     case s: StaticInvoke if s.staticObject.getName.endsWith("VectorFunctionImplUtils") && s.arguments.size >= 2 =>
       val metric = (s.functionName, direction) match {
@@ -128,7 +129,7 @@ object NearestByIndexRule {
         case ("vectorInnerProduct", Descending) => VectorMetric.Dot
         case _ => return None
       }
-      Some((metric, s.arguments.take(2)))
+      Some((metric, s))
     case _ => None
   }
 }

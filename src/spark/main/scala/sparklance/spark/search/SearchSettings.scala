@@ -5,8 +5,8 @@ import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 
 /**
  * The session settings of sparklance's vector searches, `spark.sparklance.vector_search.<name>`:
- * whole numbers, read where a search is planned. A value that is not one is LANCE_INVALID_OPTION
- * naming the setting, not a NumberFormatException out of the optimizer.
+ * whole numbers or true/false, read where a search is planned. A value that is not one is
+ * LANCE_INVALID_OPTION naming the setting, not an exception out of the optimizer.
  */
 object SearchSettings {
   val Prefix = "spark.sparklance.vector_search."
@@ -15,6 +15,12 @@ object SearchSettings {
   def number(session: SparkSession, name: String): Option[Long] = session.conf.getOption(Prefix + name).map { text =>
     text.trim.toLongOption.getOrElse(throw LanceErrors(LanceErrorCondition.InvalidOption, Map("message" ->
       s"Session setting $Prefix$name must be a whole number, got '$text'")))
+  }
+
+  /** The setting `name` (without the prefix) as true or false; None when unset. */
+  def flag(session: SparkSession, name: String): Option[Boolean] = session.conf.getOption(Prefix + name).map { text =>
+    text.trim.toLowerCase(java.util.Locale.ROOT).toBooleanOption.getOrElse(throw LanceErrors(LanceErrorCondition.InvalidOption, Map("message" ->
+      s"Session setting $Prefix$name must be true or false, got '$text'")))
   }
 
   /** An index search's option `name` (nprobes, refine_factor); None when unset or not positive (pylance's default). */

@@ -151,31 +151,45 @@ final class VectorSearch(storage: Storage, val snapshot: Snapshot, val column: S
       scanVectors(new FragmentScanner(storage, snapshot.files, f, Seq(field), allocator, 0, f.getPhysicalRows, only = Some(only)))(
         (offset, x, at) => top.offer(rows(offset), RowAddress.of(fragmentId, offset), metric.distance(query.vector, x, at)))
     }
-    for (fragmentId <- plan.uncoveredFragments) {
-      val f = fragments(fragmentId)
-      val ids = stableIds.getOrElseUpdate(fragmentId,
-        if (snapshot.stableRowIds) RowLineage.rowIds(storage, snapshot.tablePath, f) else None)
-      scanVectors(new FragmentScanner(storage, snapshot.files, f, Seq(field), allocator, 0, f.getPhysicalRows)) { (offset, x, at) =>
-        val address = RowAddress.of(fragmentId, offset)
-        val id = ids.fold(address)(_(offset))
-        if (accept(id)) top.offer(id, address, metric.distance(query.vector, x, at))
-      }
-    }
+    for (fragmentId <- plan.uncoveredFragments)
+      scanFragment(fragmentId, accept)((id, address, x, at) => top.offer(id, address, metric.distance(query.vector, x, at)))
     top.result
   }
 
-  /** Every non-null vector the scanner reads, as (physical offset, floats, start of the vector in them). */
-  private def scanVectors(scanner: FragmentScanner)(each: (Int, Array[Float], Int) => Unit): Unit =
+  /**
+   * Every live row of fragment `fragmentId` whose id (as an index stores it: the row address, or
+   * the stable row id) `accept`s and whose vector is not null, as (row id, row address, floats,
+   * start of the vector in them); with `whole`, vectors with a null element are left out too.
+   * The floats are reused for the next batch: `each` copies what it keeps.
+   */
+  def scanFragment(fragmentId: Long, accept: Long => Boolean, whole: Boolean = false)(each: (Long, Long, Array[Float], Int) => Unit): Unit = {
+    val f = fragments(fragmentId)
+    val ids = stableIds.getOrElseUpdate(fragmentId,
+      if (snapshot.stableRowIds) RowLineage.rowIds(storage, snapshot.tablePath, f) else None)
+    scanVectors(new FragmentScanner(storage, snapshot.files, f, Seq(field), allocator, 0, f.getPhysicalRows), whole) { (offset, x, at) =>
+      val address = RowAddress.of(fragmentId, offset)
+      val id = ids.fold(address)(_(offset))
+      if (accept(id)) each(id, address, x, at)
+    }
+  }
+
+  /**
+   * Every non-null vector the scanner reads (with `whole`, of no null element), as (physical
+   * offset, floats, start of the vector in them).
+   */
+  private def scanVectors(scanner: FragmentScanner, whole: Boolean = false)(each: (Int, Array[Float], Int) => Unit): Unit =
     try scanner.foreach { batch =>
       try {
         val v = batch.vectors.head.asInstanceOf[FixedSizeListVector]
-        val buf = v.getDataVector.getDataBuffer
+        val data = v.getDataVector
+        val buf = data.getDataBuffer
         val x = new Array[Float](batch.numRows * dim)
         var i = 0
         while (i < x.length) { x(i) = buf.getFloat(i.toLong * 4); i += 1 }
+        val partial = whole && data.getNullCount > 0
         var r = 0
         while (r < batch.numRows) {
-          if (!v.isNull(r)) each(batch.offsets(r), x, r * dim)
+          if (!v.isNull(r) && !(partial && (r * dim until (r + 1) * dim).exists(data.isNull))) each(batch.offsets(r), x, r * dim)
           r += 1
         }
       } finally batch.close()
