@@ -53,6 +53,18 @@ pylance's index (vector_search = nearest), 0.393 on ours (both systems agree); w
 4.7 ms (spark.sql alone 100 ms, VectorSearch per query 18 ms, kept open 2.6 ms); exact 1.10 s vs
 ORDER BY LIMIT 0.96 s. At this build speed the 1M default runs well over 15 minutes.
 
+Index build after the SIMD-friendly centroid scoring, pylance 14's hierarchical k-means and the PQ
+sub-vectors trained side by side (2026-12-02, --build-only, the machine shared by 3 other workers):
+200,000 x 128 (--runs 1): 63.2 s vs pylance 67.2 s (0.94x, load average 8-10; recall@10 0.390 on
+ours vs 0.387 on pylance's; driver heap peak 1,502 MiB, old gen 635), and in an earlier run 70.1 s
+vs 99.0 s (0.71x, load average 14; recall 0.39 vs 0.40). 20,000 x 32 (--runs 2): 3.38 s vs 1.96 s
+(1.72x, was 3.05x; load average 8-9; recall 0.17 vs 0.15: both train 78 partitions, pylance's cap
+of rows / sample_rate for IVF_PQ); there the Spark jobs' and the commit's fixed costs dominate.
+Where sparklance's 200k build went (timers in one run of an intermediate version, load 10-14):
+sampling job 7.6 s, IVF k-means 2-6 s, PQ residuals 2.5 s, encode job 14 s, and PQ codebooks the
+rest (16 k-means of 256 codes, 38-50 rounds each; then still on 114,432 rows, now 65,536);
+pylance logged 3.1 s IVF, 64 s PQ (its rounds: 39-50), 9 s shuffle of its 79 s.
+
 Warm single-query latency after the driver-side read and the index cache (2026-12-02, --latency-only,
 load average 10-12 on the 2 cores, so every figure is 2-4x an idle machine's; medians of 30 queries,
 then the median of 3 runs for 20k): 20,000 x 32: vector_search 112 ms vs pylance 5.8 ms (ratio 16.7x, the median of the runs';
