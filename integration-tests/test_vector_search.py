@@ -3,6 +3,7 @@ exact numpy search of the same rows (squared L2, 1 - cosine, 1 - dot; ties by ro
 prefilter, on an older version, and with pylance's own flat `nearest` on the table we wrote."""
 import re
 import time
+import uuid
 
 import lance
 import numpy as np
@@ -168,7 +169,7 @@ def test_an_index_pylance_built_answers_as_pylance(spark, warehouse, index_type,
 def _with_jobs_counted(spark, action):
     """action()'s result and how many Spark jobs it ran (in this thread, its job group)."""
     sc = spark.sparkContext
-    group = f"vector-search-jobs-{id(action)}"
+    group = f"vector-search-jobs-{uuid.uuid4().hex}"  # not id(action): ids are reused, and groups keep their jobs
     sc.setJobGroup(group, "counting the jobs of a vector search")
     try:
         result = action()
@@ -278,6 +279,9 @@ def test_the_call_answers_as_the_table_function_with_no_job(spark, warehouse):
         assert sparklance.vector_search(spark, name, "emb", q, k=6, nprobes=2, refine_factor=2,
                                         columns=["id"]).collect() == [(r.id, r._distance) for r in got]
     assert "LocalTableScan" in sparklance.vector_search(spark, name, "emb", query)._jdf.queryExecution().executedPlan().toString()
+    # Spark Connect's way, the table function with the vector as SQL literals: the same answer.
+    assert sparklance._vector_search_sql(spark, name, "emb", sparklance._float32_vector(query), 6, {
+        "nprobes": 2, "refine_factor": 2, "columns": ["id"]}).collect() == [(r.id, r._distance) for r in got]
     # Default options are pylance's; a prefilter; an older version (no index then: an exact search).
     assert [r.id for r in sparklance.vector_search(spark, name, "emb", query, columns=["id"]).collect()] == \
         [i for i, _ in _pylance_nearest(path, query, k=10)]
