@@ -127,11 +127,15 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     lazy val listing = dataset.listing()
     val last = pinned.getOrElse(listing.versions.last)
     val most = bounds(limit)
-    /** How many of `costs` (changed fragments, rows) a batch takes: at least one, then while within `most`. */
-    def admitted(costs: Iterator[(Long, Long)]): Int = most.fold(Int.MaxValue) { case (maxFiles, maxRows) =>
+    /**
+     * How many of `costs` (changed fragments, rows, whether it must start a batch) a batch takes:
+     * at least one, then while within `most`.
+     */
+    def admitted(costs: Iterator[(Long, Long, Boolean)]): Int = {
+      val (maxFiles, maxRows) = most.getOrElse((Long.MaxValue, Long.MaxValue))
       var (n, files, rows) = (0, 0L, 0L)
-      costs.takeWhile { case (f, r) =>
-        val take = n == 0 || (files + f <= maxFiles && rows + r <= maxRows)
+      costs.takeWhile { case (f, r, first) =>
+        val take = n == 0 || (!first && files + f <= maxFiles && rows + r <= maxRows)
         if (take) { n += 1; files += f; rows += r }
         take
       }.foreach(_ => ())
@@ -140,15 +144,22 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     if (from.initialSnapshot) {
       val fragments = snapshot(from.tableVersion, listing).fragments
       val rest = fragments.drop(from.index.toInt)
-      val n = admitted(rest.iterator.map(f => (1L, f.getPhysicalRows)))
+      val n = if (most.isEmpty) rest.size else admitted(rest.iterator.map(f => (1L, f.getPhysicalRows, false)))
       if (n >= rest.size) LanceSourceOffset.startOf(from.tableVersion + 1)
       else LanceSourceOffset(from.tableVersion, from.index + n, initialSnapshot = true)
     } else if (from.tableVersion > last) from
     else {
       val commits = from.tableVersion to last
+      // The commits before a version in another schema than the stream's go in a batch of their
+      // own: a query stopped by that version has read everything before it.
       val n = admitted(commits.iterator.map { v =>
-        val rows = commitRows(v, listing)
-        (rows.size.toLong, rows.map(_.rows.getLongCardinality).sum)
+        val newSchema = v > streamVersion &&
+          snapshot(v, listing).manifest.getFieldsList != changelog.end.manifest.getFieldsList
+        if (most.isEmpty && !newSchema) (0L, 0L, false)
+        else {
+          val rows = commitRows(v, listing)
+          (rows.size.toLong, rows.map(_.rows.getLongCardinality).sum, newSchema)
+        }
       })
       LanceSourceOffset.startOf(from.tableVersion + math.min(n.toLong, commits.size.toLong))
     }
