@@ -53,7 +53,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
     TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.OVERWRITE_DYNAMIC, TableCapability.AUTOMATIC_SCHEMA_EVOLUTION,
+    TableCapability.OVERWRITE_DYNAMIC, TableCapability.AUTOMATIC_SCHEMA_EVOLUTION, TableCapability.MICRO_BATCH_READ,
     TableCapability.STREAMING_WRITE)
 
   /**
