@@ -91,13 +91,15 @@ def _gone(pid):
 
 
 class Driver:
-    """One crash_child.py process and its driver JVM, in a process group of their own."""
+    """One driver script's process and its driver JVM, in a process group of their own."""
 
-    def __init__(self, warehouse, local_dir, ident, statement, log_path, jvm_options=()):
+    def __init__(self, warehouse, local_dir, ident, statement, log_path, jvm_options=(), child=CHILD):
+        """`child` is the driver script: crash_child.py, or stream_child.py whose `statement` is a
+        streaming query's spec."""
         self.log_path = log_path
         with open(log_path, "w") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, str(CHILD), str(warehouse), str(local_dir), ident, statement, *jvm_options],
+                [sys.executable, str(child), str(warehouse), str(local_dir), ident, statement, *jvm_options],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
                 bufsize=0)  # unbuffered, so that select() sees every line readline() has not taken
         self.jvm_pid = None

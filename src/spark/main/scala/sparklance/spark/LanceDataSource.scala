@@ -125,17 +125,20 @@ object LanceDataSource {
     if (!lance.tableExists(ident)) return new PathReadTable(path, None)
     val table = (option(VersionAsOf).orElse(option(Tag)), option(TimestampAsOf)) match {
       case (Some(version), _) => lance.loadTable(ident, version)
-      case (_, Some(time)) => lance.loadTable(ident, micros(session, time))
+      case (_, Some(time)) => lance.loadTable(ident, micros(session, TimestampAsOf, time))
       case _ => lance.loadTable(ident)
     }
     new PathReadTable(path, Some(table.asInstanceOf[LanceTable]))
   }
 
-  /** `timestampAsOf` as Spark reads `TIMESTAMP AS OF` text: in the session's time zone unless it names one. */
-  private def micros(session: SparkSession, text: String): Long = {
+  /**
+   * The value of timestamp option `option` (`timestampAsOf`, a stream's `startingTimestamp`) as Spark
+   * reads `TIMESTAMP AS OF` text: in the session's time zone unless it names one.
+   */
+  def micros(session: SparkSession, option: String, text: String): Long = {
     val zone = java.time.ZoneId.of(session.conf.get("spark.sql.session.timeZone"))
     DateTimeUtils.stringToTimestamp(UTF8String.fromString(text.trim), zone).getOrElse(throw new IllegalArgumentException(
-        s"Option $TimestampAsOf: '$text' is not a timestamp (e.g. '2026-01-31 12:00:00')"))
+        s"Option $option: '$text' is not a timestamp (e.g. '2026-01-31 12:00:00')"))
   }
 
   private def save(session: SparkSession, mode: SaveMode, options: Map[String, String], data: DataFrame): Unit = {

@@ -20,7 +20,7 @@ final class PathReadTable(location: String, table: Option[LanceTable]) extends T
   override def properties(): util.Map[String, String] = table.fold[util.Map[String, String]](new util.HashMap[String, String]())(_.properties())
   // Without BATCH_READ, Spark reads through LanceDataSource's V1 relation, which fails naming the path.
   override def capabilities(): util.Set[TableCapability] =
-    if (table.isDefined) util.EnumSet.of(TableCapability.BATCH_READ) else util.EnumSet.noneOf(classOf[TableCapability])
+    if (table.isDefined) util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ) else util.EnumSet.noneOf(classOf[TableCapability])
   override def metadataColumns(): Array[MetadataColumn] = table.fold(Array.empty[MetadataColumn])(_.metadataColumns())
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
     table.getOrElse(throw new IllegalStateException(s"No Lance table at $location")).newScanBuilder(options)

@@ -68,6 +68,9 @@ object LanceErrorCondition {
   case object InvalidValue extends LanceErrorCondition("LANCE_INVALID_VALUE", "22000", Execution,
     "<message>. Nothing of the statement was written.")
   case object CorruptFile extends LanceErrorCondition("LANCE_CORRUPT_FILE", "XX001", Execution, "<message>.")
+  case object StreamChangeCommit extends LanceErrorCondition("LANCE_STREAM_CHANGE_COMMIT", "55000", Execution, "<message>.")
+  case object StreamSchemaChange extends LanceErrorCondition("LANCE_STREAM_SCHEMA_CHANGE", "55000", Execution, "<message>.")
+  case object StreamUntrackedVersion extends LanceErrorCondition("LANCE_STREAM_UNTRACKED_VERSION", "55000", Execution, "<message>.")
 
   // Lazy: a case object touched first initializes this object mid-way through its own
   // construction, and a strict list would then hold null in its place.
@@ -76,7 +79,7 @@ object LanceErrorCondition {
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
     InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
-    NotNullViolation, InvalidValue, CorruptFile)
+    NotNullViolation, InvalidValue, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion)
 
   /** The conditions where re-running the statement as it is can succeed. */
   lazy val retryable: Set[LanceErrorCondition] = Set(ConcurrentCommitConflict, FileGone)

@@ -2,6 +2,7 @@ package sparklance.spark.errors
 
 import org.apache.spark.SparkThrowable
 import sparklance.format._
+import sparklance.spark.streaming
 import sparklance.spark.{InvalidNameException, InvalidValueException, NotNullViolationException, ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
 import sparklance.spark.errors.{LanceErrorCondition => C}
 
@@ -65,6 +66,10 @@ object LanceErrors {
     case u: UnsupportedColumnException => of(C.UnsupportedType, e, "table" -> u.table, "column" -> u.column)
     case _: UnsupportedTypeException => of(C.UnsupportedType, e)
     case _: UnsupportedFeatureException => of(C.UnsupportedFeature, e)
+    case c: streaming.ChangeCommitException =>
+      of(C.StreamChangeCommit, e, "table" -> c.table, "version" -> c.version.toString, "operation" -> c.operation)
+    case s: streaming.StreamSchemaException => of(C.StreamSchemaChange, e, "table" -> s.table, "version" -> s.version.toString)
+    case u: streaming.UntrackedVersionException => of(C.StreamUntrackedVersion, e, "table" -> u.table, "version" -> u.version.toString)
     case _ => e
   }
 

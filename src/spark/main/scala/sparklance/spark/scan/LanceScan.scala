@@ -163,6 +163,14 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   private lazy val readColumns: Set[String] =
     required.fields.map(_.name).filterNot(n => LanceTable.MetadataNames.contains(n) || nullFilled(n)).toSet
 
+  /** A stream of the rows the table's new versions append (see [[sparklance.spark.streaming.LanceMicroBatchStream]]). */
+  override def toMicroBatchStream(checkpointLocation: String): streaming.MicroBatchStream =
+    LanceErrors.convertingArguments(sparklance.spark.errors.LanceErrorCondition.InvalidOption) {
+      val session = org.apache.spark.sql.SparkSession.active
+      new sparklance.spark.streaming.LanceMicroBatchStream(table, required, () => createReaderFactory(),
+        sparklance.spark.streaming.LanceSourceOptions.parse(options, session), checkpointLocation, session.sessionState.newHadoopConf())
+    }
+
   override def createReaderFactory(): PartitionReaderFactory = {
     val dataFields = required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name) || nullFilled(f.name))
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
