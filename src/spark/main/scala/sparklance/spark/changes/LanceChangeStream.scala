@@ -94,22 +94,7 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
   private def snapshot(v: Long, listing: => sparklance.format.table.Dataset#Listing): Snapshot =
     if (v == streamVersion) changelog.end else snapshots.getOrElseUpdate(v, listing.snapshot(v))
 
-  override def getDefaultReadLimit: ReadLimit = {
-    val asked = limits.maxFilesPerTrigger.map(ReadLimit.maxFiles).toSeq ++ limits.maxRowsPerTrigger.map(ReadLimit.maxRows)
-    asked match {
-      case Seq() => ReadLimit.maxFiles(LanceSourceOptions.DefaultMaxFilesPerTrigger)
-      case Seq(one) => one
-      case both => ReadLimit.compositeLimit(both.toArray)
-    }
-  }
-
-  /** The most changed fragments and rows `limit` lets a batch read; None: no limit. */
-  private def bounds(limit: ReadLimit): Option[(Long, Long)] = limit match {
-    case f: ReadMaxFiles => Some((f.maxFiles.toLong, Long.MaxValue))
-    case r: ReadMaxRows => Some((Long.MaxValue, r.maxRows))
-    case c: CompositeReadLimit => c.getReadLimits.flatMap(bounds).reduceOption((a, b) => (a._1 min b._1, a._2 min b._2))
-    case _ => None
-  }
+  override def getDefaultReadLimit: ReadLimit = limits.readLimit
 
   override def prepareForTriggerAvailableNow(): Unit = LanceErrors.converting {
     pinned = Some(dataset.latestVersion)
@@ -126,7 +111,7 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     val from = offset(startOffset)
     lazy val listing = dataset.listing()
     val last = pinned.getOrElse(listing.versions.last)
-    val most = bounds(limit)
+    val most = Some(LanceSourceOptions.bounds(limit)).filter(_ != ((Long.MaxValue, Long.MaxValue)))
     /**
      * How many of `costs` (changed fragments, rows, whether it must start a batch) a batch takes:
      * at least one, then while within `most`.

@@ -69,23 +69,7 @@ final class LanceMicroBatchStream(table: LanceTable, readSchema: StructType, rea
   private def rows(v: Long, initial: Boolean, listing: => sparklance.format.table.Dataset#Listing): VersionRows =
     known.getOrElseUpdate((v, initial), if (initial) reader.initial(v, listing) else reader.added(v, listing))
 
-  override def getDefaultReadLimit: ReadLimit = {
-    val limits = options.maxFilesPerTrigger.map(ReadLimit.maxFiles).toSeq ++ options.maxRowsPerTrigger.map(ReadLimit.maxRows)
-    limits match {
-      case Seq() => ReadLimit.maxFiles(LanceSourceOptions.DefaultMaxFilesPerTrigger)
-      case Seq(one) => one
-      case both => ReadLimit.compositeLimit(both.toArray)
-    }
-  }
-
-  /** The most fragments and physical rows `limit` lets a batch read. */
-  private def bounds(limit: ReadLimit): (Long, Long) = limit match {
-    case f: ReadMaxFiles => (f.maxFiles.toLong, Long.MaxValue)
-    case r: ReadMaxRows => (Long.MaxValue, r.maxRows)
-    case c: CompositeReadLimit =>
-      c.getReadLimits.map(bounds).foldLeft((Long.MaxValue, Long.MaxValue)) { case ((f, r), (f2, r2)) => (f min f2, r min r2) }
-    case _ => (Long.MaxValue, Long.MaxValue)
-  }
+  override def getDefaultReadLimit: ReadLimit = options.readLimit
 
   override def prepareForTriggerAvailableNow(): Unit = LanceErrors.converting {
     pinned = Some(dataset.latestVersion)
@@ -98,7 +82,7 @@ final class LanceMicroBatchStream(table: LanceTable, readSchema: StructType, rea
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = LanceErrors.converting {
     val listing = dataset.listing()
     val last = pinned.getOrElse(listing.versions.lastOption.getOrElse(dataset.latestVersion))
-    val (maxFiles, maxRows) = bounds(limit)
+    val (maxFiles, maxRows) = LanceSourceOptions.bounds(limit)
     var pos = offset(startOffset)
     var (files, physical) = (0L, 0L)
     while (pos.tableVersion <= last) {
