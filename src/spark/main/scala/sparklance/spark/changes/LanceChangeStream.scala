@@ -161,10 +161,13 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     lazy val kept = listing.versions
     lazy val keptSet = kept.toSet
     versions.find(v => v != streamVersion && !snapshots.contains(v) && !keptSet(v)).foreach { gone =>
+      // Commit v compares versions v - 1 and v: the first one left to read is the one after the oldest version.
+      val readable = if (kept.head == 1) 1L else kept.head + 1
+      val from = if (readable > kept.last) s"${LanceSourceOptions.StartingVersion} latest (the changes committed from now on)"
+        else s"${LanceSourceOptions.StartingVersion} $readable or later"
       throw new VersionRemovedException(dataset.path, gone, kept.head, s"; the change-data stream of $table needs it to " +
         s"read commit ${math.max(commit, gone)}, and skips nothing. Start a new query (a new checkpoint location) with " +
-        s"${LanceSourceOptions.StartingVersion} ${if (kept.head == 1) 1 else kept.head + 1} or later, or without it to " +
-        "start from the table as it is now")
+        s"$from, or without ${LanceSourceOptions.StartingVersion} to start from the table as it is now")
     }
     versions.map(snapshot(_, listing))
   }

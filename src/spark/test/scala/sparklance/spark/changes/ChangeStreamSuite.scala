@@ -54,6 +54,9 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
     val plain = changes(s"SELECT * FROM lance.cs.t CHANGES FROM VERSION 2 TO VERSION $last")
     val images = changes(s"SELECT * FROM lance.cs.t CHANGES FROM VERSION 2 TO VERSION $last WITH (computeUpdates = 'true')")
     assert(plain.nonEmpty && !plain.exists(r => compactions(r.getLong(4))))
+    // A batch read takes Delta's option too.
+    val batchFeed = spark.read.option("readChangeFeed", "true").option("startingVersion", "2").table("lance.cs.t")
+    assert(!batchFeed.isStreaming && sorted(batchFeed.select(Cols.map(batchFeed.col): _*).collect().toSeq) == sorted(images))
     val streams = Seq(
       "changes" -> (spark.readStream.option("startingVersion", "2").option("maxFilesPerTrigger", "1").changes("lance.cs.t"), plain),
       "STREAM" -> (sql("SELECT * FROM STREAM lance.cs.t CHANGES FROM VERSION 2 WITH (maxFilesPerTrigger = 1)"), plain),
@@ -187,5 +190,13 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
     assert(far.contains("'9' is not a version of lance.cs.e: its versions go from 1 to 2"), far)
     val flag = error(spark.readStream.option("readChangeFeed", "yes").table("lance.cs.e"))
     assert(flag.contains("readChangeFeed") && flag.contains("neither true nor false"), flag)
+    // Without the session extension the option reaches the table's scan, which refuses it rather than read the table.
+    val table = spark.sessionState.catalogManager.catalog("lance").asInstanceOf[sparklance.spark.LanceCatalog]
+      .loadTable(org.apache.spark.sql.connector.catalog.Identifier.of(Array("cs"), "e"))
+      .asInstanceOf[sparklance.spark.LanceTable]
+    val noExtension = intercept[Exception](table.newScanBuilder(
+      new org.apache.spark.sql.util.CaseInsensitiveStringMap(Map("readChangeFeed" -> "true").asJava)).build())
+    assert(noExtension.getMessage.contains("needs sparklance's session extension") &&
+      noExtension.getMessage.contains("spark.readStream.changes"), noExtension.getMessage)
   }
 }
