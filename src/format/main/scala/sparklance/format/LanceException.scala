@@ -104,3 +104,13 @@ class BranchAlreadyExistsException(val path: String, val branch: String)
 class UnfinishedBranchException(val path: String, val branch: String, val directory: String)
   extends LanceException(s"Lance table $path has no branch '$branch', but $directory holds versions of a table: an unfinished " +
     s"branch creation (or one under way). Once no creation of '$branch' is running, remove that directory to use the name")
+
+/**
+ * The writer `appId` already committed its transaction `txnVersion` (or a later one) as
+ * `committedVersion` of the table: an idempotent write that must not land twice. Callers that
+ * asked for the check treat it as success; the write's files were never published.
+ */
+class TxnAlreadyAppliedException(val tablePath: String, val appId: String, val txnVersion: Long, val committedVersion: Long,
+    val committedTxnVersion: Long)
+  extends LanceException(s"$tablePath already holds transaction $committedTxnVersion of application '$appId' " +
+    s"(as of version $committedVersion), so its transaction $txnVersion is skipped")

@@ -13,14 +13,14 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperation
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement}
+import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.spark.indexing.{IndexRequest, TableIndexes}
 import sparklance.spark.rowlevel.LanceRowLevelOperationBuilder
 import sparklance.spark.scan.{KeyPredicates, LanceScanBuilder, StatementReads}
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
-import sparklance.spark.write.{LanceBatchWrite, LanceWriteBuilder, OptimizedWrite, WriteTarget}
+import sparklance.spark.write.{LanceBatchWrite, LanceStreamingWrite, LanceWriteBuilder, OptimizedWrite, TxnOptions, WriteTarget}
 
 /**
  * A Lance table at one version, as Spark sees it. Writes commit on top of the latest version.
@@ -53,7 +53,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
     TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.OVERWRITE_DYNAMIC, TableCapability.AUTOMATIC_SCHEMA_EVOLUTION, TableCapability.MICRO_BATCH_READ)
+    TableCapability.OVERWRITE_DYNAMIC, TableCapability.AUTOMATIC_SCHEMA_EVOLUTION, TableCapability.MICRO_BATCH_READ,
+    TableCapability.STREAMING_WRITE)
 
   /**
    * What `MERGE WITH SCHEMA EVOLUTION` and appends with `mergeSchema` may change on their own:
@@ -109,7 +110,9 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     true
   }
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
+    // An idempotent write's txnAppId / txnVersion, checked before any task runs.
+    val marker = LanceErrors.converting(TxnOptions.of(info.options().asScala.toMap))
     new LanceWriteBuilder(info, (inputSchema, mode) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
       new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), (fragments, zones) => {
@@ -136,13 +139,16 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           val inserted = fragments.map(_.getPhysicalRows).sum
           val record = if (overwrite) CommitRecord(Statement.InsertOverwrite, Some(RowCounts(inserted, 0, snapshot.countRows(dataset.storage))))
             else CommitRecord(Statement.Insert, Some(RowCounts.inserted(inserted)))
+          marker.foreach(AppTxnLookup.requireNew(dataset, _, dataset.snapshot()))
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
-            indexing = indexing, record = Some(record))
+            indexing = indexing, record = Some(record), appTxn = marker)
           PostCommit(tableName, committed.version)(
             AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite))
         }
       })
-    }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow))
+    }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow),
+      Some(mode => new LanceStreamingWrite(this, info, mode)))
+  }
 
   // ---- CREATE INDEX and DROP INDEX ----
 

@@ -7,7 +7,8 @@ import java.util.concurrent.ThreadLocalRandom
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException, TableNotFoundException}
+import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknownException, LanceException, TableNotFoundException,
+  TxnAlreadyAppliedException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{FragmentReuse, Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
@@ -42,12 +43,18 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
    */
   def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
       reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None,
-      record: Option[CommitRecord] = None): CommitResult = commitRecorded(read, op,
-    properties ++ record.fold(Map.empty[String, String])(_.properties), reads, indexing)
+      record: Option[CommitRecord] = None, appTxn: Option[TxnMarker] = None): CommitResult = commitRecorded(read, op,
+    properties ++ record.fold(Map.empty[String, String])(_.properties) ++ appTxn.fold(Map.empty[String, String])(_.properties),
+    reads, indexing, appTxn)
 
-  /** [[commit]] with the statement's record already among the transaction's `properties`. */
+  /**
+   * [[commit]] with the statement's record already among the transaction's `properties`. With an
+   * `appTxn`, a concurrent winner holding that transaction of the same application (or a later
+   * one) ends the commit with TxnAlreadyAppliedException instead of a rebase: the same write, by
+   * an earlier attempt or a zombie of the same query, must not land twice.
+   */
   private def commitRecorded(read: Option[Snapshot], op: Operation, properties: Map[String, String],
-      reads: Option[ReadSet], indexing: Option[NewFragmentIndices]): CommitResult = {
+      reads: Option[ReadSet], indexing: Option[NewFragmentIndices], appTxn: Option[TxnMarker]): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
     // A legacy (V1) dictionary column's items live in the manifest file itself (its dictionary's
@@ -92,10 +99,15 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
         s"our ${op.name} (read version $readVersion) conflicts with the $other committed as version $version: " +
           s"$detail; the table is unchanged, $advice", retryable)
     }
+    def alreadyApplied(marker: TxnMarker, version: Long, applied: Long): Nothing = {
+      unsettled.foreach { case (v, e) => unknown(v, e) }
+      if (!keepWritten) dropDeletionFiles(ownFiles.toSeq)
+      throw new TxnAlreadyAppliedException(dataset.path, marker.appId, marker.version, version, applied)
+    }
     try while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
       if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
-      val manifest = nextManifest(base, current, txnName)
+      val manifest = nextManifest(base, current, txnName, appTxn)
       val version = manifest.getVersion
       // The attempt before was refused for certain (or none failed): nothing names its segments.
       if (!keepWritten) indexing.foreach(_.discard(attemptSegments))
@@ -172,6 +184,13 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
           return CommitResult(ours.get)
         }
         newer.collectFirst { case (v, VersionLookup.Unreadable(e)) if v == version && failed.isDefined => unknown(version, e) }
+        for (marker <- appTxn) {
+          newer.collectFirst { case (v, VersionLookup.Committed(_, Some(t))) if TxnMarker.versionIn(t, marker.appId).exists(marker.coveredBy) =>
+            alreadyApplied(marker, v, TxnMarker.versionIn(t, marker.appId).get)
+          }
+          TxnMarker.watermarkIn(latest.manifest, marker.appId).filter(marker.coveredBy)
+            .foreach(alreadyApplied(marker, latest.version, _))
+        }
         // A failed put of a version another writer now holds can never land; one of a version no
         // one holds is the store's error, not a race. A few of those, and the outcome is unknown.
         unsettled = failed.filter(_ => latest.version < version).map(version -> _)
@@ -318,7 +337,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     Thread.sleep(ThreadLocalRandom.current().nextLong(1L, ceiling + 1))
   }
 
-  private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String): Manifest = {
+  private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String, appTxn: Option[TxnMarker]): Manifest = {
     val prev = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
     val b = prev.toBuilder
       .setVersion(prev.getVersion + 1)
@@ -398,6 +417,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
         }.map(withFilesOf(pending.schema, _))
     }
     val fragments = after(op)
+    appTxn.foreach { m =>
+      val (key, value) = m.watermark(prev.getVersion + 1, Instant.now().toEpochMilli)
+      b.putTableMetadata(key, value)
+    }
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
       b.setMaxFragmentId((nextId - 1).toInt)

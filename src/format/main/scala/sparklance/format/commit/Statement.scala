@@ -40,4 +40,8 @@ object Statement {
   /** The zone maps of fragments written without them (or with small segments) folded into one segment. */
   case object FoldZoneMaps extends Statement("FOLD ZONE MAPS")
   case object Restore extends Statement("RESTORE")
+  /** One micro-batch of a Structured Streaming query in append mode (`writeStream ... toTable`). */
+  case object StreamingAppend extends Statement("STREAMING APPEND")
+  /** One micro-batch of a streaming query in complete mode: the batch's rows replace the table. */
+  case object StreamingComplete extends Statement("STREAMING COMPLETE")
 }

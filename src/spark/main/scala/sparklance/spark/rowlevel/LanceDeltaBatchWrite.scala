@@ -2,14 +2,15 @@ package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
+import sparklance.format.TxnAlreadyAppliedException
+import sparklance.format.commit.{AppTxnLookup, CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
 import sparklance.format.skipping.WrittenZones
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.scan.StatementReads
-import sparklance.spark.write.WriteTarget
+import sparklance.spark.write.{TxnOptions, WriteTarget}
 import sparklance.spark.errors.LanceErrors
 
 /**
@@ -24,6 +25,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   private val snapshot = table.snapshot
   private val target = WriteTarget.of(table.tableName, snapshot, table.settings)
   private val uncommitted = new UncommittedFiles(table.dataset.storage, table.dataset.path)
+  // An idempotent statement (the session's spark.sparklance.txnAppId / txnVersion, read when planned).
+  private val marker = LanceErrors.converting(TxnOptions.ofSession)
 
   override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
     new LanceDeltaWriterFactory(target, info.schema(),
@@ -38,7 +41,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     val columnFiles = deltas.flatMap(_.columnFiles)
     // Column files are files of no fragment until the commit lands; on failure they go with the rest.
     val staged = table.pending.toSeq.flatMap(_.stagedFragments) ++ columnFiles.map(c => DataFragment.newBuilder().addFiles(c._2._1).build())
-    val committed = uncommitted.commit(fragments ++ staged) {
+    val committed = try uncommitted.commit(fragments ++ staged) {
+      marker.foreach(AppTxnLookup.requireNew(table.dataset, _, table.dataset.snapshot()))
       // With a pending schema change the statement's rows and the change land in one commit.
       val change = new RowLevelCommit(table.dataset, table.pending.fold(snapshot)(_.base), table.pending).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)
@@ -55,7 +59,10 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       val counts = deltas.map(d => RowCounts(d.insertedRows, d.updatedRows, d.deletedRows)).foldLeft(RowCounts.None)(_ + _)
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
         table.settings.commitRetries, indexing = indexing,
-        record = Some(CommitRecord(LanceDeltaBatchWrite.statement(command), Some(counts))))
+        record = Some(CommitRecord(LanceDeltaBatchWrite.statement(command), Some(counts))), appTxn = marker)
+    } catch {
+      // The table already holds this transaction of the application: skipped, its files deleted.
+      case e: TxnAlreadyAppliedException => LanceDeltaBatchWrite.log.info(e.getMessage); None
     }
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
@@ -71,6 +78,8 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
 }
 
 object LanceDeltaBatchWrite {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
   def statement(command: RowLevelOperation.Command): Statement = command match {
     case RowLevelOperation.Command.DELETE => Statement.Delete
     case RowLevelOperation.Command.UPDATE => Statement.Update

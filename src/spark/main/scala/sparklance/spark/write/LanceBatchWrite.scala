@@ -2,6 +2,8 @@ package sparklance.spark.write
 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
+import org.slf4j.LoggerFactory
+import sparklance.format.TxnAlreadyAppliedException
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.skipping.WrittenZones
@@ -32,9 +34,15 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
     }
     val fragments = reports.flatMap(_.decoded)
     val zones = reports.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _)
-    uncommitted.commit(fragments ++ staged)(commitFragments(fragments, zones)).run()
+    // An idempotent write (txnAppId / txnVersion) the table already holds: skipped, its files deleted.
+    try uncommitted.commit(fragments ++ staged)(commitFragments(fragments, zones)).run()
+    catch { case e: TxnAlreadyAppliedException => LanceBatchWrite.log.info(e.getMessage) }
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
     uncommitted.discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten ++ staged)
+}
+
+object LanceBatchWrite {
+  private val log = LoggerFactory.getLogger(getClass)
 }

@@ -1,0 +1,102 @@
+package sparklance.spark.write
+
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.StructType
+import org.slf4j.LoggerFactory
+import scala.jdk.CollectionConverters._
+import sparklance.format.TxnAlreadyAppliedException
+import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
+import sparklance.format.skipping.WrittenZones
+import sparklance.format.table.UncommittedFiles
+import sparklance.spark.{LanceTable, TableProperties}
+import sparklance.spark.errors.LanceErrors
+import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
+
+/**
+ * A Structured Streaming sink's micro-batches (`writeStream ... toTable`), exactly once: each
+ * non-empty batch commits one version whose transaction carries the query's persistent id and
+ * the batch id ([[TxnMarker]]); a batch the table already holds (a restarted query re-running the
+ * last batch of its offset log, whose commit landed before the checkpoint recorded it) is skipped
+ * and its new files deleted. Append mode adds the batch's rows, complete mode (`mode` Replace)
+ * replaces the table with them. Each commit builds on the latest version, not on the one the
+ * table was loaded with.
+ */
+final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode: WriteMode) extends StreamingWrite {
+  private val target = WriteTarget.of(table.tableName, table.snapshot, table.settings)
+  private val inputSchema = info.schema()
+  private val appId = info.queryId()
+  private val options = info.options().asScala.toMap
+  private val dataset = table.dataset
+
+  override def createStreamingWriterFactory(physical: PhysicalWriteInfo): StreamingDataWriterFactory =
+    new LanceStreamingWriterFactory(new LanceDataWriterFactory(target, inputSchema))
+
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
+    val reports = messages.toSeq.collect { case m: FragmentsMessage => m }
+    val fragments = reports.flatMap(_.decoded)
+    val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
+    val marker = TxnMarker(appId, epochId, TxnMarker.Kind.Stream)
+    val latest = dataset.snapshot(forWrite = true)
+    val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
+    if (AppTxnLookup.applied(dataset, marker, latest)) {
+      LanceStreamingWrite.log.info(s"Batch $epochId of streaming query $appId is already in ${table.tableName}: skipped")
+      uncommitted.discard(fragments)
+    } else if (overwrite || fragments.nonEmpty) { // an empty append batch commits nothing
+      val zones = reports.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _)
+      val inserted = fragments.map(_.getPhysicalRows).sum
+      val (op, record) =
+        if (overwrite) (Operation.Overwrite(fragments, latest.schema),
+          CommitRecord(Statement.StreamingComplete, Some(RowCounts(inserted, 0, latest.countRows(dataset.storage)))))
+        else (Operation.Append(fragments), CommitRecord(Statement.StreamingAppend, Some(RowCounts.inserted(inserted))))
+      val committed = try Some(uncommitted.commit(fragments) {
+        new Committer(dataset, table.settings.commitRetries, TableProperties.isolation(latest, options)).commit(Some(latest), op,
+          reads = Some(ReadSet.Blind), indexing = WriteTarget.zoneMaps(target, zones, fragments), record = Some(record),
+          appTxn = Some(marker))
+      }) catch {
+        // Another run of this query (an earlier attempt, a zombie driver) landed the batch meanwhile.
+        case e: TxnAlreadyAppliedException =>
+          LanceStreamingWrite.log.info(s"Batch $epochId of streaming query $appId: ${e.getMessage}")
+          None
+      }
+      committed.foreach { c =>
+        StreamingTestHooks.afterCommit(epochId)
+        PostCommit(table.tableName, c.version)(
+          AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.version, compact = !overwrite)).run()
+      }
+    }
+  }
+
+  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
+    new UncommittedFiles(dataset.storage, dataset.path).discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
+}
+
+object LanceStreamingWrite {
+  private val log = LoggerFactory.getLogger(getClass)
+}
+
+/** Each streaming task's writer: the batch write's, whatever the epoch (the driver's commit tells batches apart). */
+final class LanceStreamingWriterFactory(batch: LanceDataWriterFactory) extends StreamingDataWriterFactory {
+  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): org.apache.spark.sql.connector.write.DataWriter[InternalRow] =
+    batch.createWriter(partitionId, taskId)
+}
+
+/**
+ * For crash tests only: with the Spark setting (or JVM system property)
+ * `spark.sparklance.test.haltAfterCommit` = a batch id, the driver halts (exit status 137, no
+ * shutdown hooks) right after that batch's commit landed and before Spark records the batch in the
+ * checkpoint's commit log: the window where a restarted query must recognise the batch as done.
+ */
+object StreamingTestHooks {
+  val HaltAfterCommit = "spark.sparklance.test.haltAfterCommit"
+
+  def afterCommit(batchId: Long): Unit = {
+    val setting = SparkSession.getActiveSession.flatMap(_.conf.getOption(HaltAfterCommit)).orElse(sys.props.get(HaltAfterCommit))
+    if (setting.exists(_.trim == batchId.toString)) {
+      System.err.println(s"$HaltAfterCommit: halting after the commit of batch $batchId")
+      Runtime.getRuntime.halt(137)
+    }
+  }
+}
