@@ -121,6 +121,8 @@ class AppendSourceSuite extends AnyFunSuite with LocalSpark {
       e.getMessage.contains("skipChangeCommits"), e.getMessage)
     assert(condition(e) == "LANCE_STREAM_CHANGE_COMMIT")
     assert(run(ckpt, options = Map("skipChangeCommits" -> "true"), table = "d").ids.sorted == (30L until 35L))
+    // A new query's initial snapshot holds the live rows only.
+    assert(run(newCheckpoint(), table = "d").ids.sorted == (5L until 35L))
   }
 
   test("a schema change fails a running query with restart advice; the restarted query reads on in the new schema") {
@@ -139,7 +141,23 @@ class AppendSourceSuite extends AnyFunSuite with LocalSpark {
     val e = intercept[Exception](run(newCheckpoint(), source = Some(() => old)))
     assert(rootOf[StreamSchemaException](e).version == analysed + 1)
     assert(e.getMessage.contains("Restart the query") && condition(e) == "LANCE_STREAM_SCHEMA_CHANGE", e.getMessage)
-    // Versions before the start in an older schema cannot be read in the latest's.
+    // Versions before the start that lack only columns added since are read with NULLs in them.
+    val older = spark.readStream.option("startingVersion", "2").table("lance.st.e")
+    val nulls = ArrayBuffer.empty[Row]
+    val collectAll: (DataFrame, Long) => Unit = (df, _) => nulls.synchronized { nulls ++= df.collect() }
+    val q = older.writeStream.option("checkpointLocation", newCheckpoint()).trigger(Trigger.AvailableNow()).foreachBatch(collectAll).start()
+    try q.awaitTermination() finally q.stop()
+    assert(nulls.map(r => (r.getLong(0), Option(r.get(2)), Option(r.get(3)))).sortBy(_._1) ==
+      (0L until 5L).map(i => (i, None, None)) ++ (5L until 8L).map(i => (i, Some(1), None)))
+    // A MERGE that evolved the schema and updated a row is a change commit, though Lance records it as a Merge.
+    val merged = newCheckpoint()
+    assert(run(merged, options = Map("startingVersion" -> "latest"), table = "e").ids.isEmpty)
+    sql("MERGE WITH SCHEMA EVOLUTION INTO lance.st.e t USING (SELECT 1L AS id, 'z' AS s, 2 AS x, 3 AS y, 4 AS w) src " +
+      "ON t.id = src.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    val update = intercept[Exception](run(merged, table = "e"))
+    assert(condition(update) == "LANCE_STREAM_CHANGE_COMMIT" && update.getMessage.contains("changed the schema"), update.getMessage)
+    // A dropped column leaves the rows of versions before it without a place in the schema.
+    sql("ALTER TABLE lance.st.e DROP COLUMN s")
     val before = intercept[Exception](run(newCheckpoint(), options = Map("startingVersion" -> "2"), table = "e"))
     assert(rootOf[StreamSchemaException](before).version == 2 && before.getMessage.contains("startingVersion at or after"), before.getMessage)
   }
@@ -176,6 +194,23 @@ class AppendSourceSuite extends AnyFunSuite with LocalSpark {
     sql("CALL lance.system.compact(table => 'st.r')")
     val replay = run(ckpt, table = "r", options = Map("skipChangeCommits" -> "true"))
     assert(replay.batches.head == first.batches.last, replay)
+  }
+
+  test("a table dropped under a running query ends it with LANCE_TABLE_NOT_FOUND; progress reports the latest version") {
+    newTable("x")
+    insert("x", 0, 5)
+    val got = ArrayBuffer.empty[Long]
+    val collect: (DataFrame, Long) => Unit = (df, _) => got.synchronized { got ++= df.collect().map(_.getLong(0)) }
+    val q = spark.readStream.table("lance.st.x").writeStream.option("checkpointLocation", newCheckpoint()).foreachBatch(collect).start()
+    try {
+      q.processAllAvailable()
+      assert(got.sorted == (0L until 5L))
+      val latest = dataset("x").latestVersion
+      assert(q.lastProgress.sources.head.latestOffset.contains(s""""tableVersion":${latest + 1}"""), q.lastProgress.json)
+      sql("DROP TABLE lance.st.x")
+      val e = intercept[Exception](q.awaitTermination(60000))
+      assert(condition(e) == "LANCE_TABLE_NOT_FOUND", e)
+    } finally q.stop()
   }
 
   test("bad options are refused naming the option") {

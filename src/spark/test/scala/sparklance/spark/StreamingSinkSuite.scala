@@ -138,6 +138,19 @@ class StreamingSinkSuite extends AnyFunSuite with LocalSpark {
     assert(ds.versions == versions)
   }
 
+  test("a stream of small batches compacts its fragments unless the table sets auto_compact = false") {
+    sql("CREATE TABLE lance.st.small (id BIGINT, k STRING) TBLPROPERTIES ('auto_compact.min_fragments' = '4')")
+    sql("CREATE TABLE lance.st.many (id BIGINT, k STRING) TBLPROPERTIES ('auto_compact' = 'false')")
+    val input = new Input
+    (0 until 8).foreach(i => input.addFile(i * 5 until i * 5 + 5))
+    for (t <- Seq("small", "many")) run(input, Files.createTempDirectory(warehouse, "cp"), t)
+    assert(ids("small") == (0L until 40L) && ids("many") == (0L until 40L))
+    assert(dataset("many").snapshot().fragments.size == 8)
+    assert(dataset("small").snapshot().fragments.size < 4)
+    val ops = dataset("small").versions.flatMap(v => Transactions.committed(dataset("small"), v)).map(Transactions.operationName)
+    assert(ops.count(_ == "Rewrite") == 2 && ops.count(_ == "Append") == 8, ops)
+  }
+
   test("txnAppId / txnVersion: a write the table already holds is skipped; MERGE through the session settings") {
     sql("CREATE TABLE lance.st.idem (id BIGINT, k STRING)")
     def append(version: Long, from: Long): Unit = spark.range(from, from + 5).selectExpr("id", "'a' AS k")

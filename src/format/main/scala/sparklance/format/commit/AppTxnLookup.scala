@@ -13,22 +13,29 @@ import sparklance.format.table.{Dataset, Snapshot}
  * far it has read, so that a stream's later batches read only the versions committed since.
  */
 object AppTxnLookup {
-  private final case class Seen(upTo: Long, found: Option[Long])
+  /** The walk read every version up to `upTo` (whose manifest has `stamp`) and found `found`. */
+  private final case class Seen(upTo: Long, stamp: com.google.protobuf.Timestamp, found: Option[Long])
   private val seen = new ConcurrentHashMap[(String, String), Seen]()
 
   /** The newest transaction version of `appId` in `latest` (the latest snapshot of `dataset`) and before it. */
   def lastVersion(dataset: Dataset, appId: String, latest: Snapshot): Option[Long] =
     TxnMarker.watermarkIn(latest.manifest, appId).orElse {
       val key = (dataset.path, appId)
-      val before = Option(seen.get(key)).filter(_.upTo <= latest.version)
-      val from = before.fold(0L)(_.upTo)
       val listing = dataset.listing()
+      def committed(v: Long): Option[VersionLookup.Committed] = Transactions.lookup(dataset, v, listing) match {
+        case c: VersionLookup.Committed => Some(c)
+        case _ => None
+      }
+      // What the walk saw holds while its last version is still there, the same manifest (not a
+      // table dropped and created again at the path).
+      val before = Option(seen.get(key)).filter(s => s.upTo <= latest.version &&
+        (if (s.upTo == latest.version) latest.manifest.getTimestamp == s.stamp
+         else listing.versions.contains(s.upTo) && committed(s.upTo).exists(_.snapshot.manifest.getTimestamp == s.stamp)))
+      val from = before.fold(0L)(_.upTo)
       val found = listing.versions.reverseIterator.dropWhile(_ > latest.version).takeWhile(_ > from)
-        .flatMap(v => Transactions.lookup(dataset, v, listing) match {
-          case VersionLookup.Committed(_, Some(txn)) => TxnMarker.versionIn(txn, appId)
-          case _ => None
-        }).nextOption().orElse(before.flatMap(_.found))
-      seen.put(key, Seen(latest.version, found))
+        .flatMap(v => committed(v).flatMap(_.transaction).flatMap(TxnMarker.versionIn(_, appId))).nextOption()
+        .orElse(before.flatMap(_.found))
+      seen.put(key, Seen(latest.version, latest.manifest.getTimestamp, found))
       found
     }
 

@@ -7,7 +7,7 @@ import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.collection.concurrent.TrieMap
-import sparklance.format.{InvalidOptionException, VersionRemovedException}
+import sparklance.format.{InvalidOptionException, TableNotFoundException, VersionRemovedException}
 import sparklance.format.rowids.ChangedRows
 import sparklance.format.table.Snapshot
 import sparklance.spark.SparkTypes
@@ -100,6 +100,11 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     pinned = Some(dataset.latestVersion)
   }
 
+  /** The latest version the last [[latestOffset]] saw, for the query's progress (`latestOffset` there). */
+  @volatile private var latestSeen: Option[Long] = None
+
+  override def reportLatestOffset(): Offset = latestSeen.map(v => LanceSourceOffset.startOf(v + 1)).orNull
+
   override def latestOffset(): Offset =
     throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is the one a Lance stream answers")
 
@@ -109,8 +114,11 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
    */
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = LanceErrors.converting {
     val from = offset(startOffset)
-    lazy val listing = dataset.listing()
+    val listing = dataset.listing()
+    // A table dropped under the query (its files moved to the trash, or kept with a marker) ends it.
+    if (listing.versions.isEmpty || listing.dropped) throw new TableNotFoundException(dataset.path)
     val last = pinned.getOrElse(listing.versions.last)
+    latestSeen = Some(last)
     val most = Some(LanceSourceOptions.bounds(limit)).filter(_ != ((Long.MaxValue, Long.MaxValue)))
     /**
      * How many of `costs` (changed fragments, rows, whether it must start a batch) a batch takes:

@@ -20,10 +20,15 @@ object AutoCompaction {
 
   def enabled(config: Map[String, String]): Boolean = TableProperties.AutoCompact.of(config)
 
-  /** After a commit, `latest` being the table's newest version. */
-  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, latest: Snapshot): Option[CompactionResult] =
+  /**
+   * After a commit, `latest` being the table's newest version. `byDefault`: whether it runs on a
+   * table that does not set `auto_compact` (a streaming sink's batches: see [[AutoMaintenance]]).
+   */
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, latest: Snapshot,
+      byDefault: Boolean = false): Option[CompactionResult] =
     try {
-      if (!enabled(latest.config)) None
+      val set = TableProperties.AutoCompact.configKey.exists(latest.config.contains)
+      if (!(if (set) enabled(latest.config) else byDefault)) None
       else {
         val options = CompactionOptions.resolve(Map.empty, latest.config)
         val spark = SparkSession.active

@@ -13,14 +13,21 @@ import sparklance.spark.CatalogSettings
 object AutoMaintenance {
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** After a statement that read `read` committed version `committed`; `compact`: whether auto compaction applies. */
+  /**
+   * After a statement that read `read` committed version `committed`; `compact`: whether auto
+   * compaction applies, `compactByDefault`: whether it runs on a table that does not set
+   * `auto_compact`. A streaming sink's batches pass true: a stream of small batches adds a
+   * fragment per batch and task (200 batches of 100 rows left 200 fragments), and compaction
+   * every `auto_compact.min_fragments` batches keeps them few (4 after the same 200 batches,
+   * at the same rows per second); `auto_compact` = false on the table still turns it off.
+   */
   def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Long,
-      compact: Boolean = true): Unit = {
+      compact: Boolean = true, compactByDefault: Boolean = false): Unit = {
     // One look at the table serves compaction and folding, unless compaction commits in between.
     val latest = try Some(dataset.snapshot()) catch {
       case NonFatal(e) => log.warn(s"Maintenance of $tableName after version $committed skipped; the statement committed", e); None
     }
-    val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _))
+    val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _, compactByDefault))
     val compacted = compaction.flatMap(r => r.version.map(r.readVersion -> _))
     val folds = latest.toSeq.flatMap { before =>
       ZoneMapFolding.run(dataset, tableName, settings, ZoneMapFolding.AfterWrite,

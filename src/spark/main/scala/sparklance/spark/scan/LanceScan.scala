@@ -167,8 +167,12 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def toMicroBatchStream(checkpointLocation: String): streaming.MicroBatchStream =
     LanceErrors.convertingArguments(sparklance.spark.errors.LanceErrorCondition.InvalidOption) {
       val session = org.apache.spark.sql.SparkSession.active
-      new sparklance.spark.streaming.LanceMicroBatchStream(table, required, () => createReaderFactory(),
-        sparklance.spark.streaming.LanceSourceOptions.parse(options, session), checkpointLocation, session.sessionState.newHadoopConf())
+      val parsed = sparklance.spark.streaming.LanceSourceOptions.parse(options, session)
+      // The change-data stream is built by the scan builder; here it would silently be an append stream.
+      if (parsed.readChangeFeed) throw new IllegalArgumentException(
+        s"Option ${sparklance.spark.streaming.LanceSourceOptions.ReadChangeFeed}: this scan of ${table.tableName} streams appended rows only")
+      new sparklance.spark.streaming.LanceMicroBatchStream(table, required, () => createReaderFactory(), parsed, checkpointLocation,
+        session.sessionState.newHadoopConf())
     }
 
   override def createReaderFactory(): PartitionReaderFactory = {

@@ -5,7 +5,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.types.StructType
 import scala.collection.concurrent.TrieMap
-import sparklance.format.VersionRemovedException
+import sparklance.format.{TableNotFoundException, VersionRemovedException}
 import sparklance.spark.LanceTable
 import sparklance.spark.errors.LanceErrors
 import sparklance.spark.scan.{FragmentSplit, SplitPacking}
@@ -75,13 +75,21 @@ final class LanceMicroBatchStream(table: LanceTable, readSchema: StructType, rea
     pinned = Some(dataset.latestVersion)
   }
 
+  /** The latest version the last [[latestOffset]] saw, for the query's progress (`latestOffset` there). */
+  @volatile private var latestSeen: Option[Long] = None
+
+  override def reportLatestOffset(): Offset = latestSeen.map(v => LanceSourceOffset.startOf(v + 1)).orNull
+
   override def latestOffset(): Offset =
     throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is the one a Lance stream answers")
 
   /** The end of the next batch from `startOffset`: the fragments `limit` admits, at least one; `startOffset` when there are none. */
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = LanceErrors.converting {
     val listing = dataset.listing()
-    val last = pinned.getOrElse(listing.versions.lastOption.getOrElse(dataset.latestVersion))
+    // A table dropped under the query (its files moved to the trash, or kept with a marker) ends it.
+    if (listing.versions.isEmpty || listing.dropped) throw new TableNotFoundException(dataset.path)
+    val last = pinned.getOrElse(listing.versions.last)
+    latestSeen = Some(last)
     val (maxFiles, maxRows) = LanceSourceOptions.bounds(limit)
     var pos = offset(startOffset)
     var (files, physical) = (0L, 0L)

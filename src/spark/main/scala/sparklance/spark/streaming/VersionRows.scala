@@ -27,7 +27,7 @@ object VersionRows {
     /** The whole of `version` (a stream's initial snapshot): every fragment, with the deletions of that version. */
     def initial(version: Long, listing: Dataset#Listing): VersionRows = {
       val s = load(version, listing)._1
-      checkSchema(s)
+      checkSchema(s, s.fragments)
       VersionRows(s, s.fragments)
     }
 
@@ -38,12 +38,12 @@ object VersionRows {
       def changed(what: String) =
         if (skipChangeCommits) none else throw new ChangeCommitException(table, version, Transactions.operationName(txn), what)
       def appended(written: Seq[DataFragment]): VersionRows = {
-        checkSchema(s)
         // Lance assigns fragment ids at commit: the manifest's fragments are found by their data files.
         val paths = written.flatMap(_.getFilesList.asScala.map(_.getPath)).toSet
         val found = s.fragments.filter(_.getFilesList.asScala.exists(f => paths(f.getPath)))
         if (found.size != written.size) throw new UntrackedVersionException(table, version,
           s"its manifest lists ${found.size} of the ${written.size} fragments its transaction appended")
+        checkSchema(s, found)
         VersionRows(s, found)
       }
       txn.getOperationCase match {
@@ -54,16 +54,25 @@ object VersionRows {
         // No row added, changed or removed: a compaction (its rows were read before), an index, config, ids reserved.
         case OperationCase.REWRITE | OperationCase.RESERVE_FRAGMENTS | OperationCase.CREATE_INDEX | OperationCase.UPDATE_CONFIG |
             OperationCase.UPDATE_MEM_WAL_STATE | OperationCase.UPDATE_BASES => none
+        // pylance commits a delete that matched nothing too.
+        case OperationCase.DELETE if txn.getDelete.getUpdatedFragmentsCount == 0 && txn.getDelete.getDeletedFragmentIdsCount == 0 => none
         case OperationCase.DELETE => changed("deleted rows")
         case OperationCase.UPDATE => changed("updated or deleted rows")
         case OperationCase.OVERWRITE => changed("replaced the table's rows")
         case OperationCase.RESTORE => changed(s"restored version ${txn.getRestore.getVersion}")
         case OperationCase.DATA_REPLACEMENT | OperationCase.DATA_OVERLAY => changed("rewrote column values of its rows")
-        // A schema change, with or without rows added (a write that evolved the schema is a Merge of all fragments).
+        // A schema change, with or without rows added, or deleted and rewritten: a write that evolved the
+        // schema (an INSERT, or a MERGE that also updated rows) is a Merge of the whole fragment list.
         case OperationCase.MERGE | OperationCase.PROJECT =>
-          checkSchema(s)
-          val before = load(version - 1, listing)._1.fragments.map(_.getId).toSet
-          VersionRows(s, s.fragments.filterNot(f => before(f.getId)))
+          val before = load(version - 1, listing)._1.fragments.map(f => f.getId -> f).toMap
+          val kept = s.fragments.filter(f => before.contains(f.getId))
+          if (kept.size < before.size || kept.exists(f => f.getDeletionFile != before(f.getId).getDeletionFile))
+            changed("changed the schema and deleted or rewrote rows")
+          else {
+            val added = s.fragments.filterNot(f => before.contains(f.getId))
+            checkSchema(s, added)
+            VersionRows(s, added)
+          }
         case _ => throw new UntrackedVersionException(table, version, s"it was committed by ${Transactions.operationName(txn)}")
       }
     }
@@ -88,7 +97,19 @@ object VersionRows {
     private lazy val streamFields = ids(streamSchema)
     private def ids(s: Snapshot) = s.schema.allFields.map(f => (f.id, f.name, f.arrowType, f.nullable))
 
-    private def checkSchema(s: Snapshot): Unit =
-      if (s.version != streamSchema.version && ids(s) != streamFields) throw new StreamSchemaException(table, s.version, streamSchema.version)
+    /**
+     * Rows of `s` (its `fragments`) must have a place in the stream's schema: `s` has it, or `s` is
+     * older than the stream's start and lacks only nullable fields added since, which none of the
+     * fragments' files lists (Lance may give a new field the id of one dropped before), so they read as NULL.
+     */
+    private def checkSchema(s: Snapshot, fragments: Seq[DataFragment]): Unit = {
+      val fields = ids(s)
+      if (s.version == streamSchema.version || fields == streamFields) return
+      val added = streamFields.filterNot(fields.contains)
+      val addedIds = added.map(_._1).toSet
+      val additive = s.version < streamSchema.version && fields.forall(streamFields.contains) && added.forall(_._4) &&
+        fragments.forall(_.getFilesList.asScala.forall(_.getFieldsList.asScala.forall(id => !addedIds(id.intValue))))
+      if (!additive) throw new StreamSchemaException(table, s.version, streamSchema.version)
+    }
   }
 }

@@ -22,7 +22,8 @@ import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
  * last batch of its offset log, whose commit landed before the checkpoint recorded it) is skipped
  * and its new files deleted. Append mode adds the batch's rows, complete mode (`mode` Replace)
  * replaces the table with them. Each commit builds on the latest version, not on the one the
- * table was loaded with.
+ * table was loaded with. Append batches compact small fragments unless the table sets
+ * `auto_compact` = false (see [[AutoMaintenance.afterCommit]]).
  */
 final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode: WriteMode) extends StreamingWrite {
   private val target = WriteTarget.of(table.tableName, table.snapshot, table.settings)
@@ -64,7 +65,8 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
       committed.foreach { c =>
         StreamingTestHooks.afterCommit(epochId)
         PostCommit(table.tableName, c.version)(
-          AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.version, compact = !overwrite)).run()
+          AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.version, compact = !overwrite,
+            compactByDefault = true)).run()
       }
     }
   }
