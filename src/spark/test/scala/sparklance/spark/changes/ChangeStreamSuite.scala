@@ -190,6 +190,12 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
     assert(far.contains("'9' is not a version of lance.cs.e: its versions go from 1 to 2"), far)
     val flag = error(spark.readStream.option("readChangeFeed", "yes").table("lance.cs.e"))
     assert(flag.contains("readChangeFeed") && flag.contains("neither true nor false"), flag)
+    // A table dropped under the query ends it.
+    val running = spark.readStream.option("startingVersion", "1").changes("lance.cs.e")
+    sql("DROP TABLE lance.cs.e")
+    val gone = error(running)
+    assert(gone.contains("LANCE_TABLE_NOT_FOUND") && gone.contains("e.lance"), gone)
+    sql("CREATE TABLE lance.cs.e (id INT, v STRING) TBLPROPERTIES ('enable_stable_row_ids'='true')")
     // Without the session extension the option reaches the table's scan, which refuses it rather than read the table.
     val table = spark.sessionState.catalogManager.catalog("lance").asInstanceOf[sparklance.spark.LanceCatalog]
       .loadTable(org.apache.spark.sql.connector.catalog.Identifier.of(Array("cs"), "e"))
