@@ -7,12 +7,12 @@ import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.collection.concurrent.TrieMap
-import sparklance.format.{InvalidOptionException, TableNotFoundException, VersionRemovedException}
+import sparklance.format.{InvalidOptionException, VersionRemovedException}
 import sparklance.format.rowids.ChangedRows
 import sparklance.format.table.Snapshot
 import sparklance.spark.SparkTypes
 import sparklance.spark.errors.LanceErrors
-import sparklance.spark.streaming.{InitialOffsetStore, LanceSourceOffset, LanceSourceOptions, StreamSchemaException}
+import sparklance.spark.streaming.{InitialOffsetStore, LanceSourceOffset, LanceSourceOptions, LanceVersionStream, StreamSchemaException}
 
 /**
  * The change-data stream of a table with stable row ids: each micro-batch reads the commits of a
@@ -31,14 +31,15 @@ import sparklance.spark.streaming.{InitialOffsetStore, LanceSourceOffset, LanceS
  * manifests only, so a batch replayed after a restart reads the same rows.
  */
 final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelog, options: CaseInsensitiveStringMap,
-    checkpointLocation: String) extends MicroBatchStream with SupportsTriggerAvailableNow {
-  private val dataset = changelog.dataset
+    checkpointLocation: String) extends LanceVersionStream {
+  override protected val dataset: sparklance.format.table.Dataset = changelog.dataset
   private val table = changelog.tableName
   /** The version whose schema the stream reads in. */
   private val streamVersion = changelog.end.version
-  private val limits = LanceErrors.convertingArguments(sparklance.spark.errors.LanceErrorCondition.InvalidOption) {
-    LanceSourceOptions.parse(options)
-  }
+  override protected val sourceOptions: LanceSourceOptions =
+    LanceErrors.convertingArguments(sparklance.spark.errors.LanceErrorCondition.InvalidOption) {
+      LanceSourceOptions.parse(options)
+    }
   changelog.requested match {
     case r: ChangelogRange.VersionRange if r.endingVersion().isPresent => refuseEnd("endingVersion")
     case r: ChangelogRange.TimestampRange if r.endingTimestamp().isPresent => refuseEnd("endingTimestamp")
@@ -52,9 +53,6 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
   private val snapshots = TrieMap.empty[Long, Snapshot]
   /** The rows each commit changed, found to admit it and kept to plan its batch. */
   private val changes = TrieMap.empty[Long, Seq[ChangedRows]]
-  /** The latest version when `Trigger.AvailableNow` started the query: the stream stops there. */
-  @volatile private var pinned: Option[Long] = None
-
   override def initialOffset(): Offset = LanceErrors.converting {
     val hadoopConf = SparkSession.active.sessionState.newHadoopConf()
     new InitialOffsetStore(checkpointLocation, hadoopConf).getOrStore(resolveStart())
@@ -84,29 +82,8 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
     case _ => LanceSourceOffset(streamVersion, 0, initialSnapshot = true)
   }
 
-  override def deserializeOffset(json: String): Offset = LanceSourceOffset.fromJson(json)
-
-  private def offset(o: Offset): LanceSourceOffset = o match {
-    case l: LanceSourceOffset => l
-    case other => LanceSourceOffset.fromJson(other.json())
-  }
-
   private def snapshot(v: Long, listing: => sparklance.format.table.Dataset#Listing): Snapshot =
     if (v == streamVersion) changelog.end else snapshots.getOrElseUpdate(v, listing.snapshot(v))
-
-  override def getDefaultReadLimit: ReadLimit = limits.readLimit
-
-  override def prepareForTriggerAvailableNow(): Unit = LanceErrors.converting {
-    pinned = Some(dataset.latestVersion)
-  }
-
-  /** The latest version the last [[latestOffset]] saw, for the query's progress (`latestOffset` there). */
-  @volatile private var latestSeen: Option[Long] = None
-
-  override def reportLatestOffset(): Offset = latestSeen.map(v => LanceSourceOffset.startOf(v + 1)).orNull
-
-  override def latestOffset(): Offset =
-    throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is the one a Lance stream answers")
 
   /**
    * The end of the next batch from `startOffset`: whole commits (or fragments of the initial
@@ -115,10 +92,7 @@ final class LanceChangeStream(scan: LanceChangelogScan, changelog: LanceChangelo
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = LanceErrors.converting {
     val from = offset(startOffset)
     val listing = dataset.listing()
-    // A table dropped under the query (its files moved to the trash, or kept with a marker) ends it.
-    if (listing.versions.isEmpty || listing.dropped) throw new TableNotFoundException(dataset.path)
-    val last = pinned.getOrElse(listing.versions.last)
-    latestSeen = Some(last)
+    val last = lastReadable(listing)
     val most = Some(LanceSourceOptions.bounds(limit)).filter(_ != ((Long.MaxValue, Long.MaxValue)))
     /**
      * How many of `costs` (changed fragments, rows, whether it must start a batch) a batch takes:
