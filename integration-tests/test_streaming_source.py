@@ -64,6 +64,9 @@ def test_pylance_appends_merges_compactions_and_restarts(spark, warehouse, table
     # Nothing new: nothing read again.
     assert _run(spark, table_name, ckpt)[0] == []
 
+    lance.dataset(path).delete("id < 0")                        # a Delete of nothing: skipped
+    batches, _ = _run(spark, table_name, ckpt)
+    assert _all(batches) == []
     lance.dataset(path).delete("id < 5")
     deleted = lance.dataset(path).version
     lance.write_dataset(_rows(40, 45), path, mode="append")

@@ -149,6 +149,13 @@ class AppendSourceSuite extends AnyFunSuite with LocalSpark {
     try q.awaitTermination() finally q.stop()
     assert(nulls.map(r => (r.getLong(0), Option(r.get(2)), Option(r.get(3)))).sortBy(_._1) ==
       (0L until 5L).map(i => (i, None, None)) ++ (5L until 8L).map(i => (i, Some(1), None)))
+    // A MERGE that evolved the schema and updated a row is a change commit, though Lance records it as a Merge.
+    val merged = newCheckpoint()
+    assert(run(merged, options = Map("startingVersion" -> "latest"), table = "e").ids.isEmpty)
+    sql("MERGE WITH SCHEMA EVOLUTION INTO lance.st.e t USING (SELECT 1L AS id, 'z' AS s, 2 AS x, 3 AS y, 4 AS w) src " +
+      "ON t.id = src.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    val update = intercept[Exception](run(merged, table = "e"))
+    assert(condition(update) == "LANCE_STREAM_CHANGE_COMMIT" && update.getMessage.contains("changed the schema"), update.getMessage)
     // A dropped column leaves the rows of versions before it without a place in the schema.
     sql("ALTER TABLE lance.st.e DROP COLUMN s")
     val before = intercept[Exception](run(newCheckpoint(), options = Map("startingVersion" -> "2"), table = "e"))

@@ -54,17 +54,25 @@ object VersionRows {
         // No row added, changed or removed: a compaction (its rows were read before), an index, config, ids reserved.
         case OperationCase.REWRITE | OperationCase.RESERVE_FRAGMENTS | OperationCase.CREATE_INDEX | OperationCase.UPDATE_CONFIG |
             OperationCase.UPDATE_MEM_WAL_STATE | OperationCase.UPDATE_BASES => none
+        // pylance commits a delete that matched nothing too.
+        case OperationCase.DELETE if txn.getDelete.getUpdatedFragmentsCount == 0 && txn.getDelete.getDeletedFragmentIdsCount == 0 => none
         case OperationCase.DELETE => changed("deleted rows")
         case OperationCase.UPDATE => changed("updated or deleted rows")
         case OperationCase.OVERWRITE => changed("replaced the table's rows")
         case OperationCase.RESTORE => changed(s"restored version ${txn.getRestore.getVersion}")
         case OperationCase.DATA_REPLACEMENT | OperationCase.DATA_OVERLAY => changed("rewrote column values of its rows")
-        // A schema change, with or without rows added (a write that evolved the schema is a Merge of all fragments).
+        // A schema change, with or without rows added, or deleted and rewritten: a write that evolved the
+        // schema (an INSERT, or a MERGE that also updated rows) is a Merge of the whole fragment list.
         case OperationCase.MERGE | OperationCase.PROJECT =>
-          val before = load(version - 1, listing)._1.fragments.map(_.getId).toSet
-          val added = s.fragments.filterNot(f => before(f.getId))
-          checkSchema(s, added)
-          VersionRows(s, added)
+          val before = load(version - 1, listing)._1.fragments.map(f => f.getId -> f).toMap
+          val kept = s.fragments.filter(f => before.contains(f.getId))
+          if (kept.size < before.size || kept.exists(f => f.getDeletionFile != before(f.getId).getDeletionFile))
+            changed("changed the schema and deleted or rewrote rows")
+          else {
+            val added = s.fragments.filterNot(f => before.contains(f.getId))
+            checkSchema(s, added)
+            VersionRows(s, added)
+          }
         case _ => throw new UntrackedVersionException(table, version, s"it was committed by ${Transactions.operationName(txn)}")
       }
     }
