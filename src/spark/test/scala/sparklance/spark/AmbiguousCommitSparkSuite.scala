@@ -56,4 +56,33 @@ class AmbiguousCommitSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
     val rows = spark.sql("SELECT id, v FROM fl.db.t").collect().map(r => r.getLong(0) -> r.getInt(1)).toMap
     assert(rows.size == 100 && rows.forall { case (id, v) => v == (if (id % 10 == 0) 1 else 0) })
   }
+
+  test("a streaming batch whose commit may have landed fails the query, keeps its files, and its replay is skipped") {
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS fl.db")
+    val input = Files.createDirectories(root.resolve("stream-in"))
+    val checkpoint = root.resolve("stream-cp").toString
+    def batch(n: Int): Unit = Files.write(input.resolve(s"part-$n.json"), (n * 10 until n * 10 + 10).map(i => s"""{"id":$i}""").asJava)
+    def run(): Unit = spark.readStream.schema("id BIGINT").option("maxFilesPerTrigger", "1").json(input.toString)
+      .writeStream.format("lance").option("checkpointLocation", checkpoint)
+      .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).toTable("fl.db.s").awaitTermination()
+    batch(0)
+    run()
+    val table = root.resolve("wh/db/s.lance")
+    val dataBefore = files(table.resolve("data"))
+    batch(1)
+    FaultyFileSystem.failNextManifest.set(true)
+    FaultyFileSystem.listingsFailingAfter.set(1000)
+    val error = try { run(); None } catch { case e: Exception => Some(e) }
+    FaultyFileSystem.listingsFailingAfter.set(0)
+    FaultyFileSystem.failingListings.set(0)
+    val causes = Iterator.iterate[Throwable](error.getOrElse(fail("the query should have failed")))(_.getCause).takeWhile(_ != null).toSeq
+    assert(causes.exists(_.isInstanceOf[CommitStateUnknownException]), causes.map(_.toString).mkString("\n"))
+    // Spark's abort after the failed commit deleted nothing: the version that landed reads.
+    val written = files(table.resolve("data")) -- dataBefore
+    assert(written.nonEmpty && written.forall(Files.exists(_)))
+    val versions = new Dataset(LocalStorage, table.toString).versions
+    run() // batch 1 again, from the same offsets: the table holds it
+    assert(new Dataset(LocalStorage, table.toString).versions == versions)
+    assert(spark.table("fl.db.s").collect().map(_.getLong(0)).sorted.toSeq == (0L until 20L))
+  }
 }

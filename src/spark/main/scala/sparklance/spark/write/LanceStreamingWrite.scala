@@ -31,6 +31,11 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
   private val appId = info.queryId()
   private val options = info.options().asScala.toMap
   private val dataset = table.dataset
+  // Per batch, shared by its commit and the abort Spark calls when the commit throws: after a
+  // commit whose outcome is unknown (CommitStateUnknownException) the abort must keep the files.
+  private val batches = new java.util.concurrent.ConcurrentHashMap[Long, UncommittedFiles]()
+  private def uncommittedOf(epochId: Long): UncommittedFiles =
+    batches.computeIfAbsent(epochId, _ => new UncommittedFiles(dataset.storage, dataset.path))
 
   override def createStreamingWriterFactory(physical: PhysicalWriteInfo): StreamingDataWriterFactory =
     new LanceStreamingWriterFactory(new LanceDataWriterFactory(target, inputSchema))
@@ -38,7 +43,7 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
     val reports = messages.toSeq.collect { case m: FragmentsMessage => m }
     val fragments = reports.flatMap(_.decoded)
-    val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
+    val uncommitted = uncommittedOf(epochId)
     val marker = TxnMarker(appId, epochId, TxnMarker.Kind.Stream)
     val latest = dataset.snapshot(forWrite = true)
     val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
@@ -72,7 +77,7 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
   }
 
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
-    new UncommittedFiles(dataset.storage, dataset.path).discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
+    uncommittedOf(epochId).discard(messages.toSeq.collect { case m: FragmentsMessage => m.decoded }.flatten)
 }
 
 object LanceStreamingWrite {
