@@ -212,7 +212,14 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
       .asInstanceOf[sparklance.spark.LanceTable]
     val noExtension = intercept[Exception](table.newScanBuilder(
       new org.apache.spark.sql.util.CaseInsensitiveStringMap(Map("readChangeFeed" -> "true").asJava)).build())
-    assert(noExtension.getMessage.contains("needs sparklance's session extension") &&
+    assert(noExtension.getMessage.contains("reads change data only by a table name") &&
       noExtension.getMessage.contains("spark.readStream.changes"), noExtension.getMessage)
+    // By location: the name works, format("lance").load(path) is refused saying so.
+    val path = warehouse.resolve("cs/e.lance").toString
+    sql("INSERT INTO lance.cs.e VALUES (5, 'p')")
+    assert(batches(spark.readStream.option("readChangeFeed", "true").option("startingVersion", "2")
+      .table(s"lance.`$path`"), checkpoint()).flatMap(_._2).map(_.getInt(0)) == Seq(5))
+    val byLoad = error(spark.readStream.format("lance").option("readChangeFeed", "true").load(path))
+    assert(byLoad.contains("reads change data only by a table name"), byLoad)
   }
 }
