@@ -282,10 +282,14 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
           s"CREATE TABLE $catalogName.${TablePath.quoted(location)} ... (see docs/tables-by-location.md)")
       }
     // CREATE TABLE ... USING delta in this catalog would otherwise make a Lance table all the same.
-    Option(properties.get(TableCatalog.PROP_PROVIDER)).filterNot(LanceCatalog.isLanceProvider).foreach { provider =>
-      throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
-        s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
-    }
+    // The session's default source is what Spark's writers name when given no format
+    // (`df.write.saveAsTable`, `writeStream.toTable`): the user asked for no format, so Lance.
+    Option(properties.get(TableCatalog.PROP_PROVIDER))
+      .filterNot(p => LanceCatalog.isLanceProvider(p) || p.equalsIgnoreCase(LanceCatalog.defaultSourceName))
+      .foreach { provider =>
+        throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
+          s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
+      }
     if (partitions.nonEmpty)
       throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
   }
@@ -504,6 +508,10 @@ object LanceCatalog {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[LanceCatalog])
 
   /** USING values that mean a Lance table: the short name and the data source's class. */
+  /** The source Spark's writers name when given no format (`spark.sql.sources.default`). */
+  private def defaultSourceName: String =
+    SparkSession.getActiveSession.fold("parquet")(_.conf.get("spark.sql.sources.default", "parquet"))
+
   def isLanceProvider(provider: String): Boolean =
     provider.equalsIgnoreCase(LanceDataSource.ShortName) || provider == classOf[LanceDataSource].getName
 
