@@ -118,7 +118,7 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
     assert(sorted(third.tail.flatMap(_._2)).map(_.split(",")(3)) == Seq("delete"), third)
   }
 
-  test("Trigger.AvailableNow keeps maxRowsPerTrigger: at least one commit per batch") {
+  test("Trigger.AvailableNow keeps maxRowsPerTrigger: at least one commit per batch; startingTimestamp and latest") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.cs")
     sql("CREATE TABLE lance.cs.r (id INT, v STRING) TBLPROPERTIES ('enable_stable_row_ids'='true')")
     (0 until 4).foreach(i => sql(s"INSERT INTO lance.cs.r SELECT id, 'x' FROM range(${i * 10}, ${i * 10 + 10}) AS r(id)"))
@@ -126,6 +126,16 @@ class ChangeStreamSuite extends AnyFunSuite with LocalSpark {
     val got = batches(spark.readStream.option("startingVersion", "1").option("maxRowsPerTrigger", "25").changes("lance.cs.r"),
       checkpoint())
     assert(got.map(_._2.size) == Seq(20, 20, 80), got.map(_._2.size))
+
+    // startingTimestamp: from the first commit at or after the time; `latest`: only what comes after the start.
+    val at4 = sql("SELECT timestamp FROM lance.cs.r.history WHERE version = 4").head().getTimestamp(0)
+    val fromTime = batches(spark.readStream.option("startingTimestamp", at4.toString).changes("lance.cs.r"), checkpoint())
+    assert(fromTime.flatMap(_._2).map(_.getLong(4)).distinct.sorted == Seq(4L, 5L, 6L))
+    val dir = checkpoint()
+    def latestOnly = spark.readStream.option("startingVersion", "latest").changes("lance.cs.r")
+    assert(batches(latestOnly, dir).flatMap(_._2).isEmpty)
+    sql("INSERT INTO lance.cs.r VALUES (99, 'z')")
+    assert(batches(latestOnly, dir).flatMap(_._2).map(r => (r.getInt(0), r.getString(3))) == Seq((99, "insert")))
   }
 
   test("a version cleanup removed before the stream read it stops the query, naming the oldest version left and how to go on") {
