@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 import org.apache.spark.sql.SparkSession
 import sparklance.format.{DroppedTableKeptException, InvalidOptionException, UnsupportedFeatureException}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
@@ -255,8 +256,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
       s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
-    val range = ChangelogRanges.commits(quoted(ident), ds, context.range())
-    new LanceChangelog(quoted(ident), ds, range.snapshots.lastOption.getOrElse(end), range, context.computeUpdates(), settings)
+    // A stream loads its changelog as a batch read does, but reads from its checkpoint's position,
+    // so why the range cannot be read is the batch scan's error, not this one's (see LanceChangelog).
+    val range = try Right(ChangelogRanges.commits(quoted(ident), ds, context.range()))
+      catch { case NonFatal(e) => Left(LanceErrors.convert(e)) }
+    new LanceChangelog(quoted(ident), ds, range.toOption.flatMap(_.snapshots.lastOption).getOrElse(end), range, context, settings)
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],

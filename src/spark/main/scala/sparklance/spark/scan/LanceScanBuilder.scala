@@ -8,6 +8,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.skipping.ColumnFilter
 import sparklance.spark.{LanceTable, UnsupportedColumnException}
 import sparklance.spark.errors.LanceErrors
+import sparklance.format.UnsupportedFeatureException
+import sparklance.spark.changes.ReadChangeFeedRule
+import sparklance.spark.streaming.LanceSourceOptions
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
@@ -62,6 +65,12 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   }
 
   override def build(): Scan = LanceErrors.converting {
+    // Change data has other columns than the table: only the extension's rule can ask Spark for them.
+    if (ReadChangeFeedRule.asked(options)) throw new UnsupportedFeatureException(s"Option " +
+      s"${LanceSourceOptions.ReadChangeFeed} on ${table.tableName} needs sparklance's session extension " +
+      s"(spark.sql.extensions=${classOf[sparklance.spark.LanceSparkSessionExtensions].getName}), which this session lacks. " +
+      "Without it, read change data with spark.readStream.changes(...), STREAM ... CHANGES FROM VERSION ..., or " +
+      "spark.read.changes(...) and SELECT ... CHANGES FROM VERSION ...")
     UnsupportedColumnException.refuseReads(table.tableName, table.sparkSchema, required, nullFilled)
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table)
     else if (rowLevel) {
