@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 import org.apache.spark.sql.SparkSession
 import sparklance.format.{DroppedTableKeptException, InvalidOptionException, UnsupportedFeatureException}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
@@ -255,8 +256,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     if (!end.stableRowIds) throw new UnsupportedFeatureException(s"Change data of ${quoted(ident)} needs stable row ids, " +
       s"and the table was created without them. Create a copy that has them with CREATE TABLE ... TBLPROPERTIES " +
       s"('${TableProperties.EnableStableRowIds.name}'='true') AS SELECT * FROM ${quoted(ident)}")
-    val range = ChangelogRanges.commits(quoted(ident), ds, context.range())
-    new LanceChangelog(quoted(ident), ds, range.snapshots.lastOption.getOrElse(end), range, context.computeUpdates(), settings)
+    // A stream loads its changelog as a batch read does, but reads from its checkpoint's position,
+    // so why the range cannot be read is the batch scan's error, not this one's (see LanceChangelog).
+    val range = try Right(ChangelogRanges.commits(quoted(ident), ds, context.range()))
+      catch { case NonFatal(e) => Left(LanceErrors.convert(e)) }
+    new LanceChangelog(quoted(ident), ds, range.toOption.flatMap(_.snapshots.lastOption).getOrElse(end), range, context, settings)
   }
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
@@ -282,10 +286,14 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
           s"CREATE TABLE $catalogName.${TablePath.quoted(location)} ... (see docs/tables-by-location.md)")
       }
     // CREATE TABLE ... USING delta in this catalog would otherwise make a Lance table all the same.
-    Option(properties.get(TableCatalog.PROP_PROVIDER)).filterNot(LanceCatalog.isLanceProvider).foreach { provider =>
-      throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
-        s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
-    }
+    // The session's default source is what Spark's writers name when given no format
+    // (`df.write.saveAsTable`, `writeStream.toTable`): the user asked for no format, so Lance.
+    Option(properties.get(TableCatalog.PROP_PROVIDER))
+      .filterNot(p => LanceCatalog.isLanceProvider(p) || p.equalsIgnoreCase(LanceCatalog.defaultSourceName))
+      .foreach { provider =>
+        throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
+          s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
+      }
     if (partitions.nonEmpty)
       throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
   }
@@ -504,6 +512,10 @@ object LanceCatalog {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[LanceCatalog])
 
   /** USING values that mean a Lance table: the short name and the data source's class. */
+  /** The source Spark's writers name when given no format (`spark.sql.sources.default`). */
+  private def defaultSourceName: String =
+    SparkSession.getActiveSession.fold("parquet")(_.conf.get("spark.sql.sources.default", "parquet"))
+
   def isLanceProvider(provider: String): Boolean =
     provider.equalsIgnoreCase(LanceDataSource.ShortName) || provider == classOf[LanceDataSource].getName
 

@@ -15,10 +15,12 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]), as
  * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]), and an
  * APPROX NEAREST join probes the index for each query row, and an EXACT NEAREST join (or an APPROX one
- * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]).
+ * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]);
+ * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    extensions.injectHintResolutionRule(new changes.ReadChangeFeedRule(_))
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectResolutionRule(_ => SetNotNullRule)
     extensions.injectPostHocResolutionRule(new search.NearestJoinRule(_))

@@ -13,7 +13,8 @@ import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperation
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
-import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement}
+import sparklance.format.TxnAlreadyAppliedException
+import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.spark.indexing.{IndexRequest, TableIndexes}
@@ -94,20 +95,31 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     // Rows added concurrently sit in fragments the statement cannot name: only a delete of
     // everything could have matched them.
     val matchable = if (chosen.isEmpty) ReadSet.Everything else ReadSet.Blind
-    if (removed.nonEmpty) {
+    if (removed.nonEmpty) unlessApplied { marker =>
       val rows = RowCounts.deleted(current.fragments.filter(f => removed.contains(f.getId)).map(current.liveRows(dataset.storage, _)).sum)
       committer().commit(Some(current), Operation.Delete(Nil, removed, predicates.mkString(" AND ")), reads = Some(matchable),
-        record = Some(CommitRecord(Statement.Delete, Some(rows))))
+        record = Some(CommitRecord(Statement.Delete, Some(rows))), appTxn = marker)
     }
   }
 
   /** Removes every fragment in one Delete commit; no data file is read or rewritten. */
   override def truncateTable(): Boolean = {
     val current = snapshot
-    if (current.fragments.nonEmpty)
+    if (current.fragments.nonEmpty) unlessApplied { marker =>
       committer().commit(Some(current), Operation.Delete(Nil, current.fragments.map(_.getId), "true"), reads = Some(ReadSet.Everything),
-        record = Some(CommitRecord(Statement.Truncate, Some(RowCounts.deleted(current.countRows(dataset.storage))))))
+        record = Some(CommitRecord(Statement.Truncate, Some(RowCounts.deleted(current.countRows(dataset.storage))))), appTxn = marker)
+    }
     true
+  }
+
+  /**
+   * A metadata-only commit, made idempotent by the session's `spark.sparklance.txnAppId` /
+   * `txnVersion` (see [[TxnOptions]]): skipped when the table already holds that transaction.
+   */
+  private def unlessApplied(commit: Option[TxnMarker] => Unit): Unit = LanceErrors.converting {
+    val marker = TxnOptions.ofSession
+    try { marker.foreach(AppTxnLookup.requireNew(dataset, _, dataset.snapshot())); commit(marker) }
+    catch { case e: TxnAlreadyAppliedException => LanceTable.log.info(e.getMessage) }
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
@@ -209,6 +221,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 }
 
 object LanceTable {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
   val RowAddress = "_rowaddr"
   val FragmentId = "_fragid"
   val RowId = "_rowid"

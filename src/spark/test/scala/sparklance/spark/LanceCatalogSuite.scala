@@ -243,15 +243,20 @@ class LanceCatalogSuite extends AnyFunSuite with LocalSpark {
     assert(rows(s"SELECT count(*) FROM lance.`$path`.history").head.getLong(0) == 6)
   }
 
-  test("CREATE TABLE USING another format is refused in a Lance catalog") {
+  test("CREATE TABLE USING another format is refused in a Lance catalog; saveAsTable without a format makes a Lance table") {
     sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
-    for (provider <- Seq("delta", "parquet")) {
+    for (provider <- Seq("delta", "csv")) {
       val e = intercept[Exception](sql(s"CREATE TABLE lance.db.using_other (id INT) USING $provider"))
-      assert(e.getMessage.contains(s"USING $provider"), e.getMessage)
+      assert(e.getMessage.contains(s"USING $provider: catalog lance makes Lance tables only"), e.getMessage)
       assert(!spark.catalog.tableExists("lance.db.using_other"))
     }
     sql("CREATE TABLE lance.db.using_lance (id INT) USING lance")
     assert(spark.catalog.tableExists("lance.db.using_lance"))
+    // Spark's writers name the session's default source (parquet) when given no format: the user
+    // asked for none, so the table is Lance's.
+    spark.range(5).write.saveAsTable("lance.db.saved")
+    assert(rows("SELECT sum(id) FROM lance.db.saved").head.getLong(0) == 10)
+    assert(new Dataset(LocalStorage, warehouse.resolve("db/saved.lance").toString).snapshot().countRows(LocalStorage) == 5)
   }
 
   test("SHOW CREATE TABLE replays: NOT NULL, comments and properties kept, the version not printed; LOCATION elsewhere refused") {

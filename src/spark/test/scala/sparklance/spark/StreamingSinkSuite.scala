@@ -183,6 +183,17 @@ class StreamingSinkSuite extends AnyFunSuite with LocalSpark {
     }
     assert(ids("idem").contains(1000L) && !ids("idem").contains(2000L) && ds.latestVersion == before + 1)
     assert(props("idem", ds.latestVersion)(TxnMarker.AppIdKey) == "merger")
+    // A metadata-only DELETE (whole fragments) and TRUNCATE take the settings too.
+    withSQLConf("spark.sparklance.txnAppId" -> "cleaner", "spark.sparklance.txnVersion" -> "1") {
+      sql("TRUNCATE TABLE lance.st.idem")
+      assert(ids("idem").isEmpty)
+      sql("INSERT INTO lance.st.idem VALUES (1, 'z')") // the same transaction: skipped as well
+      sql("DELETE FROM lance.st.idem WHERE true")
+    }
+    assert(ids("idem").isEmpty)
+    sql("INSERT INTO lance.st.idem VALUES (1, 'z')")
+    withSQLConf("spark.sparklance.txnAppId" -> "cleaner", "spark.sparklance.txnVersion" -> "1")(sql("DELETE FROM lance.st.idem WHERE true"))
+    assert(ids("idem") == Seq(1L))
     val missing = intercept[Exception](withSQLConf("spark.sparklance.txnAppId" -> "merger")(sql(merge)))
     assert(missing.getMessage.contains("spark.sparklance.txnVersion"), missing)
   }

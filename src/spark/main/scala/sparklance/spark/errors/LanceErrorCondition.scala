@@ -54,7 +54,7 @@ object LanceErrorCondition {
   case object ChangeDataAcrossSchemaChange extends LanceErrorCondition("LANCE_CHANGE_DATA_ACROSS_SCHEMA_CHANGE", "0A000", Analysis,
     "Change data of <table> for versions <first> to <last> cannot be served in the schema of version <last>: version " +
       "<version> <change>, and rows of the versions before it have no place in that schema. Read change data from " +
-      "version <next> on, or in ranges that end before version <version>.")
+      "version <next> on, or in ranges that end before version <version><advice>.")
   case object InvalidArgument extends LanceErrorCondition("LANCE_INVALID_ARGUMENT", "22023", ErrorKind.InvalidArgument,
     "<message>.")
   case object ConcurrentCommitConflict extends LanceErrorCondition("LANCE_CONCURRENT_COMMIT_CONFLICT", "40001", Execution,

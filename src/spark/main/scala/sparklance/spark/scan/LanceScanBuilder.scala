@@ -8,6 +8,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.format.skipping.ColumnFilter
 import sparklance.spark.{LanceTable, UnsupportedColumnException}
 import sparklance.spark.errors.LanceErrors
+import sparklance.format.UnsupportedFeatureException
+import sparklance.spark.changes.ReadChangeFeedRule
+import sparklance.spark.streaming.LanceSourceOptions
 
 /**
  * What a scan can skip: unrequested columns (nested ones too), fragments excluded by `_fragid`
@@ -62,6 +65,14 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
   }
 
   override def build(): Scan = LanceErrors.converting {
+    // Change data has other columns than the table: only the extension's rule, which sees table
+    // names (not format("lance").load(path)), can ask Spark for them.
+    if (ReadChangeFeedRule.asked(options)) throw new UnsupportedFeatureException(s"Option " +
+      s"${LanceSourceOptions.ReadChangeFeed} on ${table.tableName} reads change data only by a table name " +
+      "(.table(\"lance.db.t\"), or lance.`<path>` for a table by location) in a session with sparklance's session " +
+      s"extension (spark.sql.extensions=${classOf[sparklance.spark.LanceSparkSessionExtensions].getName}). Otherwise " +
+      "read change data with spark.readStream.changes(...), STREAM ... CHANGES FROM VERSION ..., or " +
+      "spark.read.changes(...) and SELECT ... CHANGES FROM VERSION ...")
     UnsupportedColumnException.refuseReads(table.tableName, table.sparkSchema, required, nullFilled)
     if (countOnly) new LanceCountScan(table.snapshot.countRows(table.dataset.storage), table)
     else if (rowLevel) {

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.analysis.AsOfVersion
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
-import org.apache.spark.sql.connector.catalog.{Identifier, TableCatalog}
+import org.apache.spark.sql.connector.catalog.TableCatalog
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, LongType, StructField, StructType}
@@ -34,14 +34,7 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
   private lazy val relation: DataSourceV2Relation = {
     val parts = nameParts(args.table)
     if (spark.sessionState.catalog.isTempView(parts)) notLance("a temporary view, not a Lance table")
-    // As Spark's analyzer resolves a name: the first part names a catalog if one is registered under it.
-    val manager = spark.sessionState.catalogManager
-    val (catalog, ident) = parts match {
-      case Seq(name) => manager.currentCatalog -> Identifier.of(manager.currentNamespace, name)
-      case first +: rest if manager.isCatalogRegistered(first) || first.equalsIgnoreCase("spark_catalog") =>
-        manager.catalog(first) -> Identifier.of(rest.init.toArray, rest.last)
-      case _ => manager.currentCatalog -> Identifier.of(parts.init.toArray, parts.last)
-    }
+    val (catalog, ident) = sparklance.spark.CatalogNames.resolve(spark, parts)
     val tables = catalog match {
       case t: TableCatalog => t
       case _ => notLance(s"in catalog ${catalog.name()}, which holds no tables")

@@ -5,7 +5,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.types.StructType
 import scala.collection.concurrent.TrieMap
-import sparklance.format.{TableNotFoundException, VersionRemovedException}
+import sparklance.format.VersionRemovedException
 import sparklance.spark.LanceTable
 import sparklance.spark.errors.LanceErrors
 import sparklance.spark.scan.{FragmentSplit, SplitPacking}
@@ -22,15 +22,12 @@ import sparklance.spark.scan.{FragmentSplit, SplitPacking}
  * fails it too. `table` is the table as the query was analysed: its schema is the stream's.
  */
 final class LanceMicroBatchStream(table: LanceTable, readSchema: StructType, readerFactory: () => PartitionReaderFactory,
-    options: LanceSourceOptions, checkpointLocation: String, hadoopConf: Configuration)
-    extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow {
-  private val dataset = table.dataset
+    options: LanceSourceOptions, checkpointLocation: String, hadoopConf: Configuration) extends LanceVersionStream {
+  override protected val dataset: sparklance.format.table.Dataset = table.dataset
+  override protected def sourceOptions: LanceSourceOptions = options
   private val reader = new VersionRows.Reader(table.tableName, dataset, table.snapshot, options.skipChangeCommits)
   /** Versions read so far, by (version, whether as the initial snapshot); dropped once a batch past them commits. */
   private val known = TrieMap.empty[(Long, Boolean), VersionRows]
-  /** The latest version when `Trigger.AvailableNow` started the query: the stream stops there. */
-  @volatile private var pinned: Option[Long] = None
-
   override def initialOffset(): Offset = LanceErrors.converting {
     new InitialOffsetStore(checkpointLocation, hadoopConf).getOrStore(resolveStart())
   }
@@ -59,54 +56,14 @@ final class LanceMicroBatchStream(table: LanceTable, readSchema: StructType, rea
     }
   }
 
-  override def deserializeOffset(json: String): Offset = LanceSourceOffset.fromJson(json)
-
-  private def offset(o: Offset): LanceSourceOffset = o match {
-    case l: LanceSourceOffset => l
-    case other => LanceSourceOffset.fromJson(other.json())
-  }
-
   private def rows(v: Long, initial: Boolean, listing: => sparklance.format.table.Dataset#Listing): VersionRows =
     known.getOrElseUpdate((v, initial), if (initial) reader.initial(v, listing) else reader.added(v, listing))
-
-  override def getDefaultReadLimit: ReadLimit = {
-    val limits = options.maxFilesPerTrigger.map(ReadLimit.maxFiles).toSeq ++ options.maxRowsPerTrigger.map(ReadLimit.maxRows)
-    limits match {
-      case Seq() => ReadLimit.maxFiles(LanceSourceOptions.DefaultMaxFilesPerTrigger)
-      case Seq(one) => one
-      case both => ReadLimit.compositeLimit(both.toArray)
-    }
-  }
-
-  /** The most fragments and physical rows `limit` lets a batch read. */
-  private def bounds(limit: ReadLimit): (Long, Long) = limit match {
-    case f: ReadMaxFiles => (f.maxFiles.toLong, Long.MaxValue)
-    case r: ReadMaxRows => (Long.MaxValue, r.maxRows)
-    case c: CompositeReadLimit =>
-      c.getReadLimits.map(bounds).foldLeft((Long.MaxValue, Long.MaxValue)) { case ((f, r), (f2, r2)) => (f min f2, r min r2) }
-    case _ => (Long.MaxValue, Long.MaxValue)
-  }
-
-  override def prepareForTriggerAvailableNow(): Unit = LanceErrors.converting {
-    pinned = Some(dataset.latestVersion)
-  }
-
-  /** The latest version the last [[latestOffset]] saw, for the query's progress (`latestOffset` there). */
-  @volatile private var latestSeen: Option[Long] = None
-
-  override def reportLatestOffset(): Offset = latestSeen.map(v => LanceSourceOffset.startOf(v + 1)).orNull
-
-  override def latestOffset(): Offset =
-    throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is the one a Lance stream answers")
 
   /** The end of the next batch from `startOffset`: the fragments `limit` admits, at least one; `startOffset` when there are none. */
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = LanceErrors.converting {
     val listing = dataset.listing()
-    // A table dropped under the query (its files moved to the trash, or kept with a marker) ends it.
-    if (listing.versions.isEmpty || listing.dropped) throw new TableNotFoundException(dataset.path)
-    val last = pinned.getOrElse(listing.versions.last)
-    latestSeen = Some(last)
-    val (maxFiles, maxRows) = bounds(limit)
+    val last = lastReadable(listing)
+    val (maxFiles, maxRows) = LanceSourceOptions.bounds(limit)
     var pos = offset(startOffset)
     var (files, physical) = (0L, 0L)
     while (pos.tableVersion <= last) {

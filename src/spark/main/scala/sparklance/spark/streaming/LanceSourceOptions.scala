@@ -1,6 +1,7 @@
 package sparklance.spark.streaming
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadLimit, ReadMaxFiles, ReadMaxRows}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import sparklance.spark.LanceDataSource
 
@@ -10,7 +11,14 @@ import sparklance.spark.LanceDataSource
  * once converted). Names follow Delta's source.
  */
 final case class LanceSourceOptions(start: SourceStart, maxFilesPerTrigger: Option[Int], maxRowsPerTrigger: Option[Long],
-    skipChangeCommits: Boolean, readChangeFeed: Boolean)
+    skipChangeCommits: Boolean, readChangeFeed: Boolean) {
+  /** A micro-batch's limit (`getDefaultReadLimit`): the ones given, else Delta's default of files. */
+  def readLimit: ReadLimit = maxFilesPerTrigger.map(ReadLimit.maxFiles).toSeq ++ maxRowsPerTrigger.map(ReadLimit.maxRows) match {
+    case Seq() => ReadLimit.maxFiles(LanceSourceOptions.DefaultMaxFilesPerTrigger)
+    case Seq(one) => one
+    case both => ReadLimit.compositeLimit(both.toArray)
+  }
+}
 
 object LanceSourceOptions {
   val StartingVersion = "startingVersion"
@@ -21,6 +29,15 @@ object LanceSourceOptions {
   val ReadChangeFeed = "readChangeFeed"
   /** Fragments per micro-batch when neither limit is given (Delta's default of files per trigger). */
   val DefaultMaxFilesPerTrigger = 1000
+
+  /** The most fragments and rows `limit` lets a micro-batch read (Long.MaxValue: no limit). */
+  def bounds(limit: ReadLimit): (Long, Long) = limit match {
+    case f: ReadMaxFiles => (f.maxFiles.toLong, Long.MaxValue)
+    case r: ReadMaxRows => (Long.MaxValue, r.maxRows)
+    case c: CompositeReadLimit =>
+      c.getReadLimits.map(bounds).foldLeft((Long.MaxValue, Long.MaxValue)) { case ((f, r), (f2, r2)) => (f min f2, r min r2) }
+    case _ => (Long.MaxValue, Long.MaxValue)
+  }
 
   /** Options of a batch read that pick one version; a stream reads every new version instead. */
   private val BatchOnly = Seq(LanceDataSource.VersionAsOf, LanceDataSource.TimestampAsOf, LanceDataSource.Tag)
