@@ -76,7 +76,6 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
           None
       }
       committed.foreach { c =>
-        StreamingTestHooks.afterCommit(epochId)
         PostCommit(table.tableName, c.version)(
           AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.version, compact = !overwrite,
             compactByDefault = true)).run()
@@ -107,24 +106,6 @@ final class LanceStreamingWriterFactory(batch: LanceDataWriterFactory, columns: 
         override def abort(): Unit = writer.abort()
         override def close(): Unit = writer.close()
       }
-    }
-  }
-}
-
-/**
- * For crash tests only: with the Spark setting (or JVM system property)
- * `spark.sparklance.test.haltAfterCommit` = a batch id, the driver halts (exit status 137, no
- * shutdown hooks) right after that batch's commit landed and before Spark records the batch in the
- * checkpoint's commit log: the window where a restarted query must recognise the batch as done.
- */
-object StreamingTestHooks {
-  val HaltAfterCommit = "spark.sparklance.test.haltAfterCommit"
-
-  def afterCommit(batchId: Long): Unit = {
-    val setting = SparkSession.getActiveSession.flatMap(_.conf.getOption(HaltAfterCommit)).orElse(sys.props.get(HaltAfterCommit))
-    if (setting.exists(_.trim == batchId.toString)) {
-      System.err.println(s"$HaltAfterCommit: halting after the commit of batch $batchId")
-      Runtime.getRuntime.halt(137)
     }
   }
 }
