@@ -1,6 +1,7 @@
 package sparklance.spark
 
 import java.nio.file.{Files, Path}
+import org.apache.spark.sql.Row
 import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
 import org.apache.spark.sql.types.{LongType, StringType, StructType}
@@ -136,6 +137,33 @@ class StreamingSinkSuite extends AnyFunSuite with LocalSpark {
     val e = intercept[Exception](run(updates, Files.createTempDirectory(warehouse, "cp"), "counts", OutputMode.Update(), aggregate = true))
     assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains("does not support Update mode")), e)
     assert(ds.versions == versions)
+  }
+
+  test("a query's columns go to the table's by name: another order, a missing nullable column, an up-cast; others refused") {
+    sql("CREATE TABLE lance.st.named (id BIGINT, k STRING, note STRING, n BIGINT NOT NULL)")
+    val input = new Input
+    input.addFile(0 until 4)
+    def write(select: String*): StreamingQuery = {
+      val query = spark.readStream.schema(inputSchema).option("maxFilesPerTrigger", "1").json(input.dir.toString)
+        .selectExpr(select: _*).writeStream.option("checkpointLocation", Files.createTempDirectory(warehouse, "cp").toString)
+        .trigger(Trigger.AvailableNow()).toTable("lance.st.named")
+      query.awaitTermination()
+      query
+    }
+    // Another order than the table's, `note` missing, `n` an INT into BIGINT, names in another case.
+    write("CAST(id * 10 AS INT) AS N", "k", "id")
+    assert(sql("SELECT id, k, note, n FROM lance.st.named ORDER BY id").collect().toSeq ==
+      (0 until 4).map(i => Row(i.toLong, s"k${i % 3}", null, i * 10L)))
+    val versions = dataset("named").versions
+    for ((select, message) <- Seq(
+      Seq("id", "k", "id AS n", "'x' AS extra") -> "the query's column 'extra' is not in the table",
+      Seq("id", "k") -> "NOT NULL column 'n' is not among the query's columns",
+      Seq("CAST(id AS STRING) AS id", "id AS n") -> "column 'id' is BIGINT and the query gives STRING")) {
+      val e = intercept[Exception](write(select: _*))
+      val causes = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq
+      assert(causes.exists(c => c.getMessage.contains(message) && c.getMessage.contains("LANCE_STREAM_SINK_SCHEMA_MISMATCH")), e)
+    }
+    assert(dataset("named").versions == versions)
   }
 
   test("a stream of small batches compacts its fragments unless the table sets auto_compact = false") {

@@ -71,6 +71,8 @@ object LanceErrorCondition {
   case object StreamChangeCommit extends LanceErrorCondition("LANCE_STREAM_CHANGE_COMMIT", "55000", Execution, "<message>.")
   case object StreamSchemaChange extends LanceErrorCondition("LANCE_STREAM_SCHEMA_CHANGE", "55000", Execution, "<message>.")
   case object StreamUntrackedVersion extends LanceErrorCondition("LANCE_STREAM_UNTRACKED_VERSION", "55000", Execution, "<message>.")
+  case object StreamSinkSchemaMismatch extends LanceErrorCondition("LANCE_STREAM_SINK_SCHEMA_MISMATCH", "42804", Analysis,
+    "<message>. Nothing was written.")
 
   // Lazy: a case object touched first initializes this object mid-way through its own
   // construction, and a strict list would then hold null in its place.
@@ -79,7 +81,8 @@ object LanceErrorCondition {
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
     InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
-    NotNullViolation, InvalidValue, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion)
+    NotNullViolation, InvalidValue, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,
+    StreamSinkSchemaMismatch)
 
   /** The conditions where re-running the statement as it is can succeed. */
   lazy val retryable: Set[LanceErrorCondition] = Set(ConcurrentCommitConflict, FileGone)

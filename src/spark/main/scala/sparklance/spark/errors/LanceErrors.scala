@@ -2,7 +2,7 @@ package sparklance.spark.errors
 
 import org.apache.spark.SparkThrowable
 import sparklance.format._
-import sparklance.spark.streaming
+import sparklance.spark.{streaming, write}
 import sparklance.spark.{InvalidNameException, InvalidValueException, NotNullViolationException, ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
 import sparklance.spark.errors.{LanceErrorCondition => C}
 
@@ -69,6 +69,7 @@ object LanceErrors {
     case c: streaming.ChangeCommitException =>
       of(C.StreamChangeCommit, e, "table" -> c.table, "version" -> c.version.toString, "operation" -> c.operation)
     case s: streaming.StreamSchemaException => of(C.StreamSchemaChange, e, "table" -> s.table, "version" -> s.version.toString)
+    case m: write.StreamSchemaMismatchException => of(C.StreamSinkSchemaMismatch, e, "table" -> m.table)
     case u: streaming.UntrackedVersionException => of(C.StreamUntrackedVersion, e, "table" -> u.table, "version" -> u.version.toString)
     case _ => e
   }

@@ -1,6 +1,6 @@
 package sparklance.spark.write
 
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.{DataWriter, LogicalWriteInfo, PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -37,8 +37,16 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
   private def uncommittedOf(epochId: Long): UncommittedFiles =
     batches.computeIfAbsent(epochId, _ => new UncommittedFiles(dataset.storage, dataset.path))
 
+  // Checked as each batch is planned, so a query whose columns do not fit fails before it writes.
+  private val columns = LanceErrors.converting {
+    val conf = SparkSession.active.conf
+    val caseSensitive = conf.get("spark.sql.caseSensitive", "false").toBoolean
+    StreamColumns.of(table.tableName, table.sparkSchema, inputSchema,
+      (a, b) => if (caseSensitive) a == b else a.equalsIgnoreCase(b), conf.get("spark.sql.session.timeZone"))
+  }
+
   override def createStreamingWriterFactory(physical: PhysicalWriteInfo): StreamingDataWriterFactory =
-    new LanceStreamingWriterFactory(new LanceDataWriterFactory(target, inputSchema))
+    new LanceStreamingWriterFactory(new LanceDataWriterFactory(target, table.sparkSchema), columns)
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
     val reports = messages.toSeq.collect { case m: FragmentsMessage => m }
@@ -68,7 +76,6 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
           None
       }
       committed.foreach { c =>
-        StreamingTestHooks.afterCommit(epochId)
         PostCommit(table.tableName, c.version)(
           AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.version, compact = !overwrite,
             compactByDefault = true)).run()
@@ -84,26 +91,21 @@ object LanceStreamingWrite {
   private val log = LoggerFactory.getLogger(getClass)
 }
 
-/** Each streaming task's writer: the batch write's, whatever the epoch (the driver's commit tells batches apart). */
-final class LanceStreamingWriterFactory(batch: LanceDataWriterFactory) extends StreamingDataWriterFactory {
-  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): org.apache.spark.sql.connector.write.DataWriter[InternalRow] =
-    batch.createWriter(partitionId, taskId)
-}
-
 /**
- * For crash tests only: with the Spark setting (or JVM system property)
- * `spark.sparklance.test.haltAfterCommit` = a batch id, the driver halts (exit status 137, no
- * shutdown hooks) right after that batch's commit landed and before Spark records the batch in the
- * checkpoint's commit log: the window where a restarted query must recognise the batch as done.
+ * Each streaming task's writer: the batch write's, whatever the epoch (the driver's commit tells
+ * batches apart), given the query's rows as rows of the table ([[StreamColumns]]).
  */
-object StreamingTestHooks {
-  val HaltAfterCommit = "spark.sparklance.test.haltAfterCommit"
-
-  def afterCommit(batchId: Long): Unit = {
-    val setting = SparkSession.getActiveSession.flatMap(_.conf.getOption(HaltAfterCommit)).orElse(sys.props.get(HaltAfterCommit))
-    if (setting.exists(_.trim == batchId.toString)) {
-      System.err.println(s"$HaltAfterCommit: halting after the commit of batch $batchId")
-      Runtime.getRuntime.halt(137)
+final class LanceStreamingWriterFactory(batch: LanceDataWriterFactory, columns: StreamColumns) extends StreamingDataWriterFactory {
+  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] = {
+    val writer = batch.createWriter(partitionId, taskId)
+    columns.projection.fold(writer) { _ =>
+      val toTable = columns.rowsFor()
+      new DataWriter[InternalRow] {
+        override def write(row: InternalRow): Unit = writer.write(toTable(row))
+        override def commit(): WriterCommitMessage = writer.commit()
+        override def abort(): Unit = writer.abort()
+        override def close(): Unit = writer.close()
+      }
     }
   }
 }
