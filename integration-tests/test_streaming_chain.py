@@ -127,3 +127,13 @@ def test_append_stream_chain_reaches_memory_sink(spark, tmp_path):
     expected = sorted(r.value for r in spark.table("lance.chain.events").collect())
     assert expected, "the writer stream wrote nothing"
     assert sorted(r.value for r in spark.table("events_copy").collect()) == expected
+
+
+def test_a_sink_without_checkpoint_location_does_not_start(spark):
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.chain")
+    spark.sql("CREATE TABLE lance.chain.no_checkpoint (value BIGINT, timestamp TIMESTAMP)")
+    before = spark.sql("SELECT max(version) FROM lance.chain.no_checkpoint.history").head()[0]
+    with pytest.raises(Exception, match="checkpointLocation"):
+        (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 5).load()
+         .writeStream.trigger(availableNow=True).toTable("lance.chain.no_checkpoint").awaitTermination())
+    assert spark.sql("SELECT max(version) FROM lance.chain.no_checkpoint.history").head()[0] == before
