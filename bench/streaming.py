@@ -95,7 +95,9 @@ def latency(spark, root: Path, system: str, seconds: int):
         if oldest is not None:
             samples.append(time.time() - oldest.timestamp())
 
-    writer = sink(spark.readStream.format("rate").option("rowsPerSecond", 1000).load().writeStream
+    # In the table's column order, which sinks that match columns by position need too.
+    rate = spark.readStream.format("rate").option("rowsPerSecond", 1000).load().select("value", "timestamp")
+    writer = sink(rate.writeStream
                   .option("checkpointLocation", str(root / f"lat-w-{system}")).trigger(processingTime="1 second"))
     reader = source.writeStream.foreachBatch(record).option("checkpointLocation", str(root / f"lat-r-{system}")) \
         .trigger(processingTime="1 second").start()
