@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 from pyspark.errors import AnalysisException
 
+from conftest import table_path
+
 
 
 @pytest.fixture
@@ -130,7 +132,7 @@ def test_create_table_by_location_in_sql_and_refused_statements(spark, tmp_path)
     assert [(r.id, r._change_type) for r in changes] == [(2, "insert")]
 
 
-@pytest.mark.parametrize("provider", ["delta", "parquet"])
+@pytest.mark.parametrize("provider", ["delta", "csv"])
 def test_using_another_format_is_refused(spark, provider):
     name = f"lance.db.using_{provider}"
     with pytest.raises(Exception, match=f"USING {provider}"):
@@ -139,6 +141,17 @@ def test_using_another_format_is_refused(spark, provider):
     with pytest.raises(Exception, match=f"USING {provider}"):
         spark.sql(f"CREATE TABLE {name} USING {provider} AS SELECT 1 AS id")
     assert not spark.catalog.tableExists(name)
+
+
+def test_writers_without_a_format_make_lance_tables(spark, warehouse, tmp_path):
+    """saveAsTable and writeStream.toTable name the session's default source (parquet) when given
+    no format: in a Lance catalog that makes a Lance table, which pylance reads."""
+    spark.range(3).write.saveAsTable("lance.db.saved_without_format")
+    (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 4).load().selectExpr("value AS id")
+     .writeStream.option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True)
+     .toTable("lance.db.streamed_without_format").awaitTermination())
+    for name, rows in (("saved_without_format", 3), ("streamed_without_format", 4)):
+        assert lance.dataset(table_path(warehouse, f"lance.db.{name}")).count_rows() == rows
 
 
 def test_the_docs_example_runs(spark, tmp_path):
