@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType, LongType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import scala.jdk.CollectionConverters._
 import sparklance.format.TxnAlreadyAppliedException
-import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
 import sparklance.format.table.{Dataset, PendingSchema, Snapshot}
 import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 import sparklance.spark.indexing.{IndexRequest, TableIndexes}
@@ -118,7 +118,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
    */
   private def unlessApplied(commit: Option[TxnMarker] => Unit): Unit = LanceErrors.converting {
     val marker = TxnOptions.ofSession
-    try { marker.foreach(AppTxnLookup.requireNew(dataset, _, dataset.snapshot())); commit(marker) }
+    try commit(marker)
     catch { case e: TxnAlreadyAppliedException => LanceTable.log.info(e.getMessage) }
   }
 
@@ -151,7 +151,6 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           val inserted = fragments.map(_.getPhysicalRows).sum
           val record = if (overwrite) CommitRecord(Statement.InsertOverwrite, Some(RowCounts(inserted, 0, snapshot.countRows(dataset.storage))))
             else CommitRecord(Statement.Insert, Some(RowCounts.inserted(inserted)))
-          marker.foreach(AppTxnLookup.requireNew(dataset, _, dataset.snapshot()))
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
             indexing = indexing, record = Some(record), appTxn = marker)
           PostCommit(tableName, committed.version)(

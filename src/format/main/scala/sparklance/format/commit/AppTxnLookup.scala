@@ -44,8 +44,4 @@ object AppTxnLookup {
     lastVersion(dataset, marker.appId, latest).filter(marker.coveredBy).foreach { applied =>
       throw new TxnAlreadyAppliedException(dataset.path, marker.appId, marker.version, latest.version, applied)
     }
-
-  /** Whether `marker`'s transaction (or a later one of its application) is already in `latest`. */
-  def applied(dataset: Dataset, marker: TxnMarker, latest: Snapshot): Boolean =
-    lastVersion(dataset, marker.appId, latest).exists(marker.coveredBy)
 }

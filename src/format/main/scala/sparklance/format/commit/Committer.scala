@@ -49,9 +49,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
 
   /**
    * [[commit]] with the statement's record already among the transaction's `properties`. With an
-   * `appTxn`, a concurrent winner holding that transaction of the same application (or a later
-   * one) ends the commit with TxnAlreadyAppliedException instead of a rebase: the same write, by
-   * an earlier attempt or a zombie of the same query, must not land twice.
+   * `appTxn`, a table that already holds that transaction of the same application (or a later
+   * one), before the first attempt or in a concurrent winner, ends the commit with
+   * TxnAlreadyAppliedException instead of a commit or a rebase: the same write, by an earlier
+   * attempt, a restarted query or a zombie of it, must not land twice.
    */
   private def commitRecorded(read: Option[Snapshot], op: Operation, properties: Map[String, String],
       reads: Option[ReadSet], indexing: Option[NewFragmentIndices], appTxn: Option[TxnMarker]): CommitResult = {
@@ -65,6 +66,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
         s"column '${f.name}', whose items are kept in the table's manifest; sparklance does not write them into new " +
         "manifests, so it does not change this table (copy it into one of data_storage_version 2.0 or later)")
     })
+    appTxn.foreach(AppTxnLookup.requireNew(dataset, _, dataset.snapshot(forWrite = true)))
     val pending = op match { case e: Operation.Evolving => Some(e.pending); case _ => None }
     pending.foreach(p => require(read.contains(p.base), "a write that changes the schema is committed on the version its change was planned on"))
     val statementReads = reads.getOrElse(ReadSet.assumedFor(Committer.changeOf(op)))

@@ -34,8 +34,8 @@ class AppTxnLookupSuite extends AnyFunSuite {
     new Committer(ds).commit(Some(latest), Operation.UpdateConfig(Map.empty, Set.empty, Map.empty,
       Set(TxnMarker.watermarkKey("a"), TxnMarker.watermarkKey("b"))))
     assert(AppTxnLookup.lastVersion(ds, "a", ds.snapshot()).contains(3L))
-    assert(AppTxnLookup.applied(ds, TxnMarker("b", 9, TxnMarker.Kind.Write), ds.snapshot()))
-    assert(!AppTxnLookup.applied(ds, TxnMarker("b", 10, TxnMarker.Kind.Write), ds.snapshot()))
+    assert(AppTxnLookup.lastVersion(ds, "b", ds.snapshot()).exists(TxnMarker("b", 9, TxnMarker.Kind.Write).coveredBy))
+    assert(!AppTxnLookup.lastVersion(ds, "b", ds.snapshot()).exists(TxnMarker("b", 10, TxnMarker.Kind.Write).coveredBy))
   }
 
   test("what the walk remembered is dropped when the table at the path is a new one") {

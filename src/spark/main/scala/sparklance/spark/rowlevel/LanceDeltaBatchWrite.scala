@@ -3,7 +3,7 @@ package sparklance.spark.rowlevel
 import org.apache.spark.sql.connector.write._
 import scala.jdk.CollectionConverters._
 import sparklance.format.TxnAlreadyAppliedException
-import sparklance.format.commit.{AppTxnLookup, CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
+import sparklance.format.commit.{CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
@@ -42,7 +42,6 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     // Column files are files of no fragment until the commit lands; on failure they go with the rest.
     val staged = table.pending.toSeq.flatMap(_.stagedFragments) ++ columnFiles.map(c => DataFragment.newBuilder().addFiles(c._2._1).build())
     val committed = try uncommitted.commit(fragments ++ staged) {
-      marker.foreach(AppTxnLookup.requireNew(table.dataset, _, table.dataset.snapshot()))
       // With a pending schema change the statement's rows and the change land in one commit.
       val change = new RowLevelCommit(table.dataset, table.pending.fold(snapshot)(_.base), table.pending).add(fragments)
       for (delta <- deltas; (fragmentId, offsets) <- delta.deletedOffsets) change.delete(fragmentId, offsets)

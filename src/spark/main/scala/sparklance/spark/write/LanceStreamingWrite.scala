@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.StructType
 import org.slf4j.LoggerFactory
 import scala.jdk.CollectionConverters._
 import sparklance.format.TxnAlreadyAppliedException
-import sparklance.format.commit.{AppTxnLookup, CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
+import sparklance.format.commit.{CommitRecord, Committer, Operation, ReadSet, RowCounts, Statement, TxnMarker}
 import sparklance.format.skipping.WrittenZones
 import sparklance.format.table.UncommittedFiles
 import sparklance.spark.{LanceTable, TableProperties}
@@ -55,10 +55,7 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
     val marker = TxnMarker(appId, epochId, TxnMarker.Kind.Stream)
     val latest = dataset.snapshot(forWrite = true)
     val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
-    if (AppTxnLookup.applied(dataset, marker, latest)) {
-      LanceStreamingWrite.log.info(s"Batch $epochId of streaming query $appId is already in ${table.tableName}: skipped")
-      uncommitted.discard(fragments)
-    } else if (overwrite || fragments.nonEmpty) { // an empty append batch commits nothing
+    if (overwrite || fragments.nonEmpty) { // an empty append batch commits nothing
       val zones = reports.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _)
       val inserted = fragments.map(_.getPhysicalRows).sum
       val (op, record) =
@@ -70,7 +67,8 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
           reads = Some(ReadSet.Blind), indexing = WriteTarget.zoneMaps(target, zones, fragments), record = Some(record),
           appTxn = Some(marker))
       }) catch {
-        // Another run of this query (an earlier attempt, a zombie driver) landed the batch meanwhile.
+        // The table holds the batch: a restarted query re-ran it, or another run of the query (a
+        // zombie driver) landed it meanwhile. Skipped; the files this run wrote are deleted.
         case e: TxnAlreadyAppliedException =>
           LanceStreamingWrite.log.info(s"Batch $epochId of streaming query $appId: ${e.getMessage}")
           None

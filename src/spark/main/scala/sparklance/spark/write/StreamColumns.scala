@@ -33,9 +33,9 @@ object StreamColumns {
       timeZone: String): StreamColumns = {
     val extra = input.fields.filterNot(i => table.fields.exists(t => sameName(t.name, i.name))).map(_.name)
     val problems = Seq.newBuilder[String]
-    if (extra.nonEmpty)
-      problems += s"the query's column${if (extra.size > 1) "s" else ""} ${extra.mkString("'", "', '", "'")} " +
-        s"${if (extra.size > 1) "are" else "is"} not in the table (add ${if (extra.size > 1) "them" else "it"} with ALTER TABLE ADD COLUMN, or leave ${if (extra.size > 1) "them" else "it"} out of the query)"
+    extra.foreach { name =>
+      problems += s"the query's column '$name' is not in the table (add it with ALTER TABLE ADD COLUMN, or leave it out of the query)"
+    }
     val exprs = table.fields.toSeq.map { column =>
       input.fields.indexWhere(i => sameName(column.name, i.name)) match {
         case -1 =>
