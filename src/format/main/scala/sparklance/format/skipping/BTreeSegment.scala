@@ -28,8 +28,8 @@ final case class BTreeSegment(index: IndexMetadata, pages: IndexedSeq[BTreeSegme
 
 object BTreeSegment {
   val TypeUrlSuffix = "lance.table.BTreeIndexDetails"
-  private val DataFile = "page_data.lance"
-  private val LookupFile = "page_lookup.lance"
+  val DataFile = "page_data.lance"
+  val LookupFile = "page_lookup.lance"
 
   final case class Page(index: Int, min: Option[ZoneValue], max: Option[ZoneValue], nullCount: Long)
 

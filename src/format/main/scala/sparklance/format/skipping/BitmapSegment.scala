@@ -21,7 +21,7 @@ final case class BitmapSegment(index: IndexMetadata, keys: IndexedSeq[(Option[Zo
 
 object BitmapSegment {
   val TypeUrlSuffix = "lance.table.BitmapIndexDetails"
-  private val LookupFile = "bitmap_page_lookup.lance"
+  val LookupFile = "bitmap_page_lookup.lance"
 
   def isBitmap(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl.endsWith(TypeUrlSuffix)
 

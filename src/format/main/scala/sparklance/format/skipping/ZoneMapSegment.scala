@@ -1,7 +1,6 @@
 package sparklance.format.skipping
 
-import com.google.protobuf.{Any => AnyMessage, ByteString, CodedOutputStream}
-import java.nio.ByteBuffer
+import com.google.protobuf.{ByteString, CodedOutputStream}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
@@ -11,11 +10,9 @@ import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.Resources
 import sparklance.format.commit.{CommitFailure, CommitRecord, CommitResult, CommitRetries, Committer, Operation}
-import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.file.v2_1.FileWriter21
-import sparklance.format.index.Indices
+import sparklance.format.index.{IndexEntry, Indices}
 import sparklance.format.io.Storage
-import sparklance.format.proto.TableProtos
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.table.{BasePaths, Dataset, LanceSchema, Snapshot}
 
@@ -117,18 +114,8 @@ object ZoneMapSegment {
     out.writeBool(2, false) // use_seeds: our data files carry no seeds
     out.writeBool(3, false) // has_null_bitmap
     out.flush()
-    val id = ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array()
-    IndexMetadata.newBuilder()
-      .setUuid(TableProtos.UUID.newBuilder().setUuid(ByteString.copyFrom(id)))
-      .addFields(fieldId)
-      .setName(name)
-      .setDatasetVersion(datasetVersion)
-      .setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(fragments)))
-      .setIndexDetails(AnyMessage.newBuilder().setTypeUrl(s"/$TypeUrlSuffix").setValue(details.toByteString))
-      .setIndexVersion(0)
-      .setCreatedAt(System.currentTimeMillis())
-      .addFiles(TableProtos.IndexFile.newBuilder().setPath(FileName).setSizeBytes(fileSize))
-      .build()
+    IndexEntry(uuid, name, fieldId, datasetVersion, fragments, TypeUrlSuffix, details.toByteString, indexVersion = 0,
+      Seq(FileName -> fileSize))
   }
 
   /**
@@ -140,9 +127,7 @@ object ZoneMapSegment {
       fragments: Iterable[Long], readVersion: Long, rowsPerZone: Long, allocator: BufferAllocator): IndexMetadata = {
     val uuid = UUID.randomUUID()
     val size = write(storage, tablePath, uuid, columnType, zones, rowsPerZone, allocator)
-    val covered = new RoaringBitmap()
-    fragments.foreach(id => covered.add(id.toInt))
-    metadata(uuid, name, fieldId, readVersion, covered, rowsPerZone, size)
+    metadata(uuid, name, fieldId, readVersion, IndexEntry.fragments(fragments), rowsPerZone, size)
   }
 
   /**

@@ -1,6 +1,7 @@
 package sparklance.spark.indexing
 
 import java.util.Locale
+import sparklance.format.index.scalar.{BTreeIndexFiles, ScalarIndexType}
 import sparklance.format.index.vector.{VectorIndexType, VectorMetric}
 import sparklance.format.index.vector.build.VectorIndexOptions
 import sparklance.format.skipping.ZoneMapSegment
@@ -18,10 +19,14 @@ sealed trait IndexRequest {
 object IndexRequest {
   final case class ZoneMap(column: String, name: String, rowsPerZone: Long) extends IndexRequest
   final case class Vector(column: String, name: String, options: VectorIndexOptions) extends IndexRequest
+  /** A BTREE (pages of `zoneSize` values), BITMAP or LABEL_LIST index in pylance's format. */
+  final case class Scalar(column: String, name: String, indexType: ScalarIndexType, zoneSize: Int) extends IndexRequest
 
   /** The kind built when none is named: the zone map, the index scans skip by. */
   val ZoneMapKind = "zonemap"
   val ZoneMapOptions: Seq[String] = Seq("rows_per_zone")
+  /** pylance's one option of a BTREE: the values a page holds. */
+  val BTreeOptions: Seq[String] = Seq("zone_size")
   val VectorOptions: Seq[String] =
     Seq("metric", "num_partitions", "num_sub_vectors", "num_bits", "sample_rate", "max_iters", "target_partition_size")
 
@@ -47,8 +52,9 @@ object IndexRequest {
       val ofVectors = others.filter(VectorOptions.contains)
       if (ofVectors.nonEmpty) bad(s"${ofVectors.mkString(", ")} apply to vector indices (index_type IVF_FLAT, IVF_PQ or IVF_SQ), not to '$kindLabel'")
       if (others.contains("rows_per_zone")) bad(s"rows_per_zone applies to zone maps, not to $kindLabel")
+      if (others.contains("zone_size")) bad(s"zone_size applies to BTREE indices, not to $kindLabel")
       if (others.nonEmpty) bad(s"unknown option${if (others.size > 1) "s" else ""} ${others.mkString(", ")} for a $kindLabel index " +
-        s"(options: ${allowed.mkString(", ")})")
+        (if (allowed.isEmpty) "(it takes none)" else s"(options: ${allowed.mkString(", ")})"))
     }
     VectorIndexType.find(kindName) match {
       case Some(indexType) =>
@@ -66,8 +72,17 @@ object IndexRequest {
         val rowsPerZone = number("rows_per_zone").getOrElse(ZoneMapSegment.DefaultRowsPerZone)
         if (rowsPerZone <= 0) bad(s"rows_per_zone must be positive, got $rowsPerZone")
         ZoneMap(column, indexName, rowsPerZone)
-      case None => bad(s"sparklance builds 'zonemap', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, not '$kindName' " +
-        "(it reads pylance's other scalar indices' coverage but does not build them)")
+      case None => ScalarIndexType.find(kindName) match {
+        case Some(ScalarIndexType.BTree) =>
+          refuseOthers(BTreeOptions, ScalarIndexType.BTree.name)
+          val zoneSize = number("zone_size", 1, Int.MaxValue).fold(BTreeIndexFiles.DefaultZoneSize)(_.toInt)
+          Scalar(column, indexName, ScalarIndexType.BTree, zoneSize)
+        case Some(other) =>
+          refuseOthers(Nil, other.name)
+          Scalar(column, indexName, other, BTreeIndexFiles.DefaultZoneSize)
+        case None => bad(s"sparklance builds 'zonemap', 'BTREE', 'BITMAP', 'LABEL_LIST', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' " +
+          s"indices, not '$kindName'")
+      }
     }
   }
 }

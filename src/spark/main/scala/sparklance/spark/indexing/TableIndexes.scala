@@ -5,10 +5,15 @@ import org.apache.spark.sql.catalyst.analysis.IndexAlreadyExistsException
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
-import sparklance.format.index.{IndexKind, Indices}
+import com.google.protobuf.ByteString
+import java.util.UUID
+import org.apache.arrow.vector.types.pojo.ArrowType
+import sparklance.format.index.{IndexEntry, IndexKind, Indices}
+import sparklance.format.index.scalar.{BTreeIndexFiles, BitmapIndexFile, ScalarIndexType}
 import sparklance.format.index.vector.VectorIndexSegment
 import sparklance.format.index.vector.build.{VectorIndexBuild, VectorIndexOptimize}
-import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
+import sparklance.format.skipping.{BitmapSegment, ZoneMapSegment, ZoneValues}
+import sparklance.format.io.Storage
 import sparklance.format.table.{Dataset, LanceField, Snapshot}
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.spark.{Allocators, CatalogSettings}
@@ -36,6 +41,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
     request match {
       case v: IndexRequest.Vector => vector(spark, read, field, v, existing, where)
       case z: IndexRequest.ZoneMap => zoneMap(spark, read, field, z, existing, where)
+      case s: IndexRequest.Scalar => scalar(spark, read, field, s, existing, where)
     }
   }
 
@@ -89,7 +95,8 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
   /** The index's type as pylance lists it: IVF_PQ, ZONEMAP, BTREE, ... */
   private def typeName(index: IndexMetadata): String =
     if (VectorIndexSegment.isVector(index)) VectorIndexSegment.detailsTypeName(index)
-    else Indices.typeName(index).toUpperCase(java.util.Locale.ROOT)
+    else ScalarIndexType.all.find(t => index.getIndexDetails.getTypeUrl.endsWith(t.typeUrlSuffix)).map(_.name)
+      .getOrElse(Indices.typeName(index).toUpperCase(java.util.Locale.ROOT))
 
   /** Every index of `read`, by name. */
   def names(read: Snapshot): Seq[String] = indices(read).map(_.getName).distinct.sorted
@@ -125,6 +132,53 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
     val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries,
       CommitRecord(Statement.CreateIndex))
     TableIndexes.Built(request.name, typeName(entry), read.fragments.size, Some(zones.size), segments = 1, committed.version)
+  }
+
+  /**
+   * A BTREE, BITMAP or LABEL_LIST over every live row of `read`, in pylance's format
+   * (docs/format-scalar-indices.md), replacing an index of the same name, kind and column.
+   */
+  private def scalar(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.Scalar,
+      existing: Seq[IndexMetadata], where: String): TableIndexes.Built = {
+    val kind = request.indexType
+    val valueField = if (kind == ScalarIndexType.LabelList) field.arrowType match {
+      case _: ArrowType.List | _: ArrowType.LargeList if field.children.size == 1 => field.children.head
+      case other => throw new UnsupportedOperationException(
+        s"$where: a LABEL_LIST index needs a column of arrays; '${field.name}' is of type $other")
+    } else field
+    if (!ZoneValues.supports(valueField)) throw new UnsupportedOperationException(
+      s"$where: column '${field.name}' of type ${field.arrowType} cannot have a ${kind.name} index; " +
+        "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can" +
+        (if (kind == ScalarIndexType.LabelList) " (as array elements)" else ""))
+    // On such tables BITMAP and LABEL_LIST hold stable row ids, not row addresses: not written here.
+    if (read.stableRowIds && kind != ScalarIndexType.BTree) throw new UnsupportedOperationException(
+      s"$where: sparklance does not build ${kind.name} indices on tables with stable row ids (${quotedName}); BTREE and zonemap it does")
+    val replaced = existing.filter(_.getName == request.name)
+    replaced.find(i => !i.getIndexDetails.getTypeUrl.endsWith(kind.typeUrlSuffix) ||
+        i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+      throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
+        s"already exists and is not a ${kind.name} index of '${field.name}'; drop it first (drop_index) or choose another name")
+    }
+    val uuid = UUID.randomUUID()
+    val files = try Using.resource(Allocators.child(s"${kind.name} index ${request.name} of $quotedName")) { allocator =>
+      kind match {
+        case ScalarIndexType.BTree =>
+          val out = new BTreeIndexFiles(dataset.storage, dataset.path, uuid, field.arrowType, request.zoneSize, allocator)
+          ScalarIndexJob.btree(spark, quotedName, read.files, settings.storageConf, read.fragments, field, out)
+          out.finish()
+        case _ =>
+          val labelList = kind == ScalarIndexType.LabelList
+          val (keys, listNulls) = ScalarIndexJob.bitmaps(spark, quotedName, read.files, settings.storageConf, read.fragments, field, labelList)
+          Seq(BitmapSegment.LookupFile ->
+            BitmapIndexFile.write(dataset.storage, dataset.path, uuid, valueField.arrowType, keys, listNulls, allocator))
+      }
+    } catch { case e: Throwable => dataset.storage.deleteRecursively(Storage.join(dataset.path, s"_indices/$uuid")); throw e }
+    // BTREE on stable-row-id tables: still addresses, which pylance marks with index_version 1.
+    val indexVersion = if (kind == ScalarIndexType.BTree && read.stableRowIds) 1 else kind.indexVersion
+    val entry = IndexEntry(uuid, request.name, field.id, read.version, IndexEntry.fragments(read.fragments.map(_.getId)),
+      kind.typeUrlSuffix, ByteString.EMPTY, indexVersion, files)
+    val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries, CommitRecord(Statement.CreateIndex))
+    TableIndexes.Built(request.name, typeName(entry), read.fragments.size, zones = None, segments = 1, committed.version)
   }
 }
 

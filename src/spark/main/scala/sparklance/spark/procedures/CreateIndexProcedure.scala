@@ -19,18 +19,22 @@ import sparklance.spark.indexing.{IndexRequest, TableIndexes}
  * index in pylance's format, with pylance's option names: `metric` (l2, cosine, dot),
  * `num_partitions`, `num_sub_vectors` (required for IVF_PQ), `num_bits` (8), `sample_rate`,
  * `max_iters`, `target_partition_size` (see [[sparklance.spark.indexing.VectorIndexJob]]).
+ * `index_type => 'BTREE' | 'BITMAP' | 'LABEL_LIST'` builds those scalar indices in pylance's format
+ * (a BTREE takes pylance's `zone_size`, the values a page holds, 4096 by default; LABEL_LIST is for
+ * array columns, answering array_has_any / array_has_all in pylance), see
+ * [[sparklance.spark.indexing.ScalarIndexJob]].
  * CREATE INDEX builds the same indices (see [[sparklance.spark.LanceTable]]).
  */
 final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CreateIndexProcedure.Name
-  override def description(): String = "Builds a zone map or an IVF vector index on a column of a table"
+  override def description(): String = "Builds a zone map, BTREE, BITMAP, LABEL_LIST or IVF vector index on a column of a table"
 
   override def parameters(): Array[ProcedureParameter] =
     Array(param("table", StringType, required = true), param("column", StringType, required = true),
       param("type", StringType), param("name", StringType), param("rows_per_zone", LongType),
       param("index_type", StringType), param("metric", StringType), param("num_partitions", LongType),
       param("num_sub_vectors", LongType), param("num_bits", LongType), param("sample_rate", LongType),
-      param("max_iters", LongType), param("target_partition_size", LongType))
+      param("max_iters", LongType), param("target_partition_size", LongType), param("zone_size", LongType))
 
   override def resultSchema: StructType = StructType(Seq(
     StructField("name", StringType, nullable = false), StructField("index_type", StringType, nullable = false),
@@ -44,7 +48,7 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     if (named.map(_.toLowerCase(Locale.ROOT)).distinct.size > 1) throw new IllegalArgumentException(
       s"$where: type and index_type disagree (${named.mkString(" and ")}); give one")
     // The options given, as text under their names: one parser for this call and CREATE INDEX.
-    val options = (Seq(4) ++ (6 to 12)).filterNot(args.isNullAt).map { i =>
+    val options = (Seq(4) ++ (6 to 13)).filterNot(args.isNullAt).map { i =>
       parameters()(i).name() -> (if (i == 6) args.getUTF8String(i).toString else args.getLong(i).toString)
     }.toMap
     val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption,

@@ -1,14 +1,11 @@
 package sparklance.format.index.vector.build
 
+import sparklance.format.index.IndexEntry
 import sparklance.format.index.vector.VectorIndexType
-import com.google.protobuf.{Any => AnyMessage, ByteString}
-import java.nio.ByteBuffer
 import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
 import org.roaringbitmap.RoaringBitmap
-import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.io.Storage
-import sparklance.format.proto.TableProtos
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.proto.VectorIndexProtos.{FlatCompression, ProductQuantization, ScalarQuantization, VectorIndexDetails}
 import sparklance.format.table.{BasePaths, LanceField}
@@ -59,17 +56,6 @@ object VectorIndexSegment {
 
   private def metadata(uuid: UUID, name: String, fieldId: Int, datasetVersion: Long, fragments: RoaringBitmap, model: VectorModel,
       written: Seq[(String, Long)]): IndexMetadata = {
-    val id = ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array()
-    val b = IndexMetadata.newBuilder()
-      .setUuid(TableProtos.UUID.newBuilder().setUuid(ByteString.copyFrom(id)))
-      .addFields(fieldId)
-      .setName(name)
-      .setDatasetVersion(datasetVersion)
-      .setFragmentBitmap(ByteString.copyFrom(PortableBitmaps.toBytes(fragments)))
-      .setIndexDetails(AnyMessage.newBuilder().setTypeUrl(s"/$TypeUrlSuffix").setValue(details(model).toByteString))
-      .setIndexVersion(1)
-      .setCreatedAt(System.currentTimeMillis())
-    written.foreach { case (file, size) => b.addFiles(TableProtos.IndexFile.newBuilder().setPath(file).setSizeBytes(size)) }
-    b.build()
+    IndexEntry(uuid, name, fieldId, datasetVersion, fragments, TypeUrlSuffix, details(model).toByteString, indexVersion = 1, written)
   }
 }

@@ -1,0 +1,20 @@
+package sparklance.format.index.scalar
+
+import sparklance.format.skipping.ZoneValue
+
+/**
+ * The order of keys in BTREE and BITMAP files: null first, then values as [[ZoneValue.compare]]
+ * orders them (unsigned bytes for strings, NaN last), which is also Lance's order for them.
+ */
+object ScalarKeyOrdering extends Ordering[Option[ZoneValue]] with Serializable {
+  def compare(a: Option[ZoneValue], b: Option[ZoneValue]): Int = (a, b) match {
+    case (None, None) => 0
+    case (None, _) => -1
+    case (_, None) => 1
+    case (Some(x), Some(y)) => ZoneValue.compare(x, y).getOrElse(
+      throw new IllegalArgumentException(s"index keys $x and $y are of different kinds"))
+  }
+
+  /** Value, then row address: a total order, so a distributed sort is deterministic. */
+  val withAddress: Ordering[(Option[ZoneValue], Long)] = Ordering.Tuple2(this, Ordering.Long)
+}

@@ -1,0 +1,33 @@
+package sparklance.spark.indexing
+
+import org.apache.arrow.vector.FieldVector
+import scala.util.Using
+import sparklance.format.proto.FileProtos
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{BasePaths, FragmentScanner, LanceField, LanceSchema}
+import sparklance.hadoop.Storages
+import sparklance.spark.Allocators
+
+/** The live rows of one column of one fragment, as an index build's Spark task reads them. */
+object ColumnScan {
+  /** A Lance field as it travels to tasks: its protobuf form (Arrow types are not serializable). */
+  def proto(field: LanceField): Seq[Array[Byte]] = LanceSchema(Seq(field)).toProto.map(_.toByteArray)
+
+  /** Every live row of `fragment`'s column `fieldBytes` (see [[proto]]): its vector, its index in it, its offset. */
+  def foreach(files: BasePaths, storageConf: Map[String, String], fragment: DataFragment, fieldBytes: Seq[Array[Byte]])(
+      each: (FieldVector, Int, Int) => Unit): Unit = {
+    val field = LanceSchema.fromProto(fieldBytes.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields.head
+    val storage = Storages.forPath(files.tablePath, storageConf)
+    Using.resource(Allocators.child(s"index ${field.name} of ${files.tablePath} fragment ${fragment.getId}")) { allocator =>
+      Using.resource(new FragmentScanner(storage, files, fragment, Seq(field), allocator, 0, fragment.getPhysicalRows)) { scanner =>
+        scanner.foreach { batch =>
+          try {
+            val vector = batch.vectors.head
+            var i = 0
+            while (i < batch.numRows) { each(vector, i, batch.offsets(i)); i += 1 }
+          } finally batch.close()
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package sparklance.spark
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.connector.catalog.Identifier
+import org.apache.spark.sql.connector.catalog.index.SupportsIndex
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * BTREE, BITMAP and LABEL_LIST indices built by CREATE INDEX ... USING and the create_index
+ * procedure: listed, used by sparklance's data skipping (fewer splits read, the same rows as a scan
+ * without skipping), and still right after DELETE, UPDATE, MERGE, appends and compaction. pylance's
+ * use of them is checked by integration-tests/test_scalar_index_build.py.
+ */
+class ScalarIndexBuildSuite extends AnyFunSuite with LocalSpark {
+  private val filters = Seq("k = 1234", "k < 40", "k BETWEEN 100 AND 120", "k IN (5, 77, 2999, 4000)", "k IS NULL",
+    "s = 'c3'", "s IN ('c0', 'c5')", "s IS NULL", "s = 'c9'", "d = DATE'2024-01-05'", "d < DATE'2024-01-03'", "d IS NULL")
+
+  private def create(name: String): String = {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.sib")
+    val t = s"lance.sib.$name"
+    sql(s"CREATE TABLE $t (k BIGINT, s STRING, d DATE, tags ARRAY<STRING>) TBLPROPERTIES " +
+      "('max_rows_per_file' = '750', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    append(t, 0, 3000)
+    t
+  }
+
+  private def append(t: String, from: Long, to: Long): Unit =
+    sql(s"""SELECT /*+ COALESCE(1) */ CASE WHEN id % 97 = 0 THEN NULL ELSE id END AS k,
+         |CASE WHEN id % 11 = 0 THEN NULL ELSE concat('c', CAST(id % 8 AS STRING)) END AS s,
+         |CASE WHEN id % 13 = 0 THEN NULL ELSE date_add(DATE'2024-01-01', CAST(id % 10 AS INT)) END AS d,
+         |CASE WHEN id % 17 = 0 THEN NULL ELSE array(concat('t', CAST(id % 5 AS STRING))) END AS tags
+         |FROM range($from, $to)""".stripMargin).writeTo(t).append()
+
+  private def indices(name: String): Seq[(String, String, Seq[String])] =
+    spark.sessionState.catalogManager.catalog("lance").asInstanceOf[LanceCatalog].loadTable(Identifier.of(Array("sib"), name))
+      .asInstanceOf[SupportsIndex].listIndexes().toSeq.map(i => (i.indexName(), i.indexType(), i.columns().toSeq.map(_.fieldNames().mkString("."))))
+      .sortBy(_._1)
+
+  private def splitsRead(df: DataFrame): Long = {
+    df.collect()
+    df.queryExecution.executedPlan.collect { case s: BatchScanExec => s.metrics("splitsRead").value }.sum
+  }
+
+  private def rows(t: String, where: String, skipping: Boolean): Seq[String] =
+    spark.read.option("data_skipping", skipping.toString).table(t).where(where).collect().map(_.toString).toSeq.sorted
+
+  /** Every filter returns with skipping what a scan without it returns. */
+  private def assertRight(t: String): Unit = filters.foreach { where =>
+    assert(rows(t, where, skipping = true) == rows(t, where, skipping = false), where)
+  }
+
+  test("CREATE INDEX ... USING btree / bitmap / label_list builds indices data skipping uses") {
+    val t = create("t")
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE k = 1234")) == 4)
+    sql(s"CREATE INDEX k_bt ON $t USING btree (k) OPTIONS (zone_size = 100)")
+    sql(s"CREATE INDEX s_bm ON $t USING bitmap (s)")
+    sql(s"CREATE INDEX d_bt ON $t USING BTREE (d)")
+    sql(s"CREATE INDEX tags_ll ON $t USING label_list (tags)")
+    assert(indices("t") == Seq(("d_bt", "BTREE", Seq("d")), ("k_bt", "BTREE", Seq("k")), ("s_bm", "BITMAP", Seq("s")),
+      ("tags_ll", "LABEL_LIST", Seq("tags"))))
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE k = 1234")) == 1)
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE k IN (5, 2999)")) == 2)
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE s = 'c9'")) == 0)
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE s = 'c0' AND k < 700")) == 1)
+    assert(sql(s"SELECT count(*) FROM $t WHERE k IS NULL").head().getLong(0) == 31)
+    assertRight(t)
+  }
+
+  test("the create_index procedure builds them too, replacing an index of the same name and kind") {
+    val t = create("p")
+    val built = sql("CALL lance.system.create_index(table => 'sib.p', column => 's', index_type => 'BITMAP', name => 's_ix')").head()
+    assert((built.getString(0), built.getString(1), built.getLong(2), built.getLong(4)) == ("s_ix", "BITMAP", 4L, 1L))
+    sql("CALL lance.system.create_index(table => 'sib.p', column => 's', index_type => 'BITMAP', name => 's_ix')")
+    assert(indices("p") == Seq(("s_ix", "BITMAP", Seq("s"))))
+    val e = intercept[Exception](sql("CALL lance.system.create_index(table => 'sib.p', column => 's', index_type => 'BTREE', name => 's_ix')"))
+    assert(e.getMessage.contains("is not a BTREE index of 's'"), e)
+    assertRight(t)
+  }
+
+  test("unknown options and unsuitable columns are refused by name, writing nothing") {
+    val t = create("bad")
+    val version = sql(s"SELECT max(version) FROM $t.history").head().getLong(0)
+    Seq(s"CREATE INDEX b ON $t USING btree (k) OPTIONS (page_size = 10)" -> "unknown option page_size for a BTREE index",
+      s"CREATE INDEX b ON $t USING bitmap (k) OPTIONS (zone_size = 10)" -> "zone_size applies to BTREE indices, not to BITMAP",
+      s"CREATE INDEX b ON $t USING btree (k) OPTIONS (zone_size = 0)" -> "zone_size = 0 is out of range",
+      s"CREATE INDEX b ON $t USING label_list (s)" -> "LABEL_LIST index needs a column of arrays",
+      s"CREATE INDEX b ON $t USING btree (tags)" -> "cannot have a BTREE index").foreach { case (statement, words) =>
+      val e = intercept[Exception](sql(statement).collect())
+      assert(e.getMessage.contains(words), s"$statement: $e")
+    }
+    assert(sql(s"SELECT max(version) FROM $t.history").head().getLong(0) == version && indices("bad").isEmpty)
+  }
+
+  test("the indices stay right across DELETE, UPDATE, MERGE, appends and compaction") {
+    val t = create("dml")
+    sql(s"CREATE INDEX k_bt ON $t USING btree (k)")
+    sql(s"CREATE INDEX s_bm ON $t USING bitmap (s)")
+    sql(s"CREATE INDEX d_bm ON $t USING bitmap (d)")
+    sql(s"DELETE FROM $t WHERE k BETWEEN 100 AND 200 OR s = 'c3'")
+    assertRight(t)
+    val moved = sql(s"SELECT count(*) FROM $t WHERE k % 10 = 1").head().getLong(0)
+    sql(s"UPDATE $t SET k = k + 100000, s = 'c9' WHERE k % 10 = 1")
+    assertRight(t)
+    assert(moved > 200 && rows(t, "s = 'c9'", skipping = true).size == moved)
+    sql(s"MERGE INTO $t t USING (SELECT id AS k, 'c1' AS s FROM range(2990, 3100)) src ON t.k = src.k " +
+      "WHEN MATCHED THEN UPDATE SET s = src.s WHEN NOT MATCHED THEN INSERT (k, s) VALUES (src.k, src.s)")
+    assertRight(t)
+    append(t, 5000, 5600)
+    assertRight(t)
+    sql("CALL lance.system.compact(table => 'sib.dml', target_rows_per_fragment => 100000)")
+    assertRight(t)
+    assert(sql(s"SELECT count(*) FROM $t WHERE s = 'c9'").head().getLong(0) == moved)
+  }
+}
