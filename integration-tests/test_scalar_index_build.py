@@ -41,9 +41,9 @@ def append(spark, table_name, start, end):
     ).coalesce(1).writeTo(table_name).append()
 
 
-def assert_pylance_agrees(path, column, index_name):
+def assert_pylance_agrees(path, column, index_name, extra=()):
     ds = lance.dataset(path)
-    for where in FILTERS[column]:
+    for where in FILTERS[column] + list(extra):
         plan = ds.scanner(filter=where).explain_plan(True)
         assert f"@{index_name}" in plan and "ScalarIndexQuery" in plan, (where, plan)
         indexed = sorted(ds.to_table(filter=where).to_pylist(), key=repr)
@@ -175,3 +175,37 @@ def test_label_list_answers_array_filters(spark, warehouse, table_name):
     where = "array_has_any(tags, ['t1'])"
     assert sorted(ds.to_table(filter=where).to_pylist(), key=repr) == \
         sorted(ds.to_table(filter=where, use_scalar_index=False).to_pylist(), key=repr)
+
+
+def test_optimize_index_extends_them_as_pylance_does(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    make_table(spark, table_name)
+    short = table_name.split(".", 1)[1]
+    spark.sql(f"CREATE INDEX k_bt ON {table_name} USING btree (k)")
+    spark.sql(f"CREATE INDEX s_bm ON {table_name} USING bitmap (s)")
+    spark.sql(f"CREATE INDEX tags_ll ON {table_name} USING label_list (tags)")
+    append(spark, table_name, 3000, 3600)
+    done = spark.sql(f"CALL lance.system.optimize_index(table => '{short}')").head()
+    assert sorted(done.indices) == ["k_bt", "s_bm", "tags_ll"] and done.segments_added == 3 and done.segments_removed == 0
+    ds = lance.dataset(path)
+    for d in ds.describe_indices():
+        assert len(d.segments) == 2 and d.num_rows_indexed == 3600, d
+    segments = {}
+    for i in ds.list_indices():
+        segments.setdefault(i["name"], []).append(sorted(i["fragment_ids"]))
+    assert all(sorted(s) == [[0, 1, 2, 3], [4]] for s in segments.values()), segments
+    assert_pylance_agrees(path, "k", "k_bt", extra=["k = 3300", "k BETWEEN 2990 AND 3010"])
+    assert_pylance_agrees(path, "s", "s_bm")
+    assert ds.to_table(filter="k = 3300").num_rows == 1
+    where = "array_has_any(tags, ['t1'])"
+    assert "@tags_ll" in ds.scanner(filter=where).explain_plan(True)
+    assert sorted(ds.to_table(filter=where).to_pylist(), key=repr) == \
+        sorted(ds.to_table(filter=where, use_scalar_index=False).to_pylist(), key=repr)
+    assert splits(spark, f"SELECT k FROM {table_name} WHERE k = 3300") == 1
+    merged = spark.sql(f"CALL lance.system.optimize_index(table => '{short}', index_names => array('k_bt', 's_bm'), "
+                       "num_indices_to_merge => 2)").head()
+    assert merged.segments_added == 2 and merged.segments_removed == 4
+    ds = lance.dataset(path)
+    assert {d.name: len(d.segments) for d in ds.describe_indices()} == {"k_bt": 1, "s_bm": 1, "tags_ll": 2}
+    assert_pylance_agrees(path, "k", "k_bt")
+    assert_pylance_agrees(path, "s", "s_bm")

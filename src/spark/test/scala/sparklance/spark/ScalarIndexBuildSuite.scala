@@ -112,4 +112,27 @@ class ScalarIndexBuildSuite extends AnyFunSuite with LocalSpark {
     assertRight(t)
     assert(sql(s"SELECT count(*) FROM $t WHERE s = 'c9'").head().getLong(0) == moved)
   }
+
+  test("optimize_index covers appended fragments with a delta segment, or merges segments into one") {
+    val t = create("opt")
+    sql(s"CREATE INDEX k_bt ON $t USING btree (k) OPTIONS (zone_size = 500)")
+    sql(s"CREATE INDEX s_bm ON $t USING bitmap (s)")
+    append(t, 3000, 3600)
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE k = 3300")) == 1 && splitsRead(sql(s"SELECT k FROM $t WHERE k = 1234")) == 2)
+    val delta = sql("CALL lance.system.optimize_index(table => 'sib.opt')").head()
+    assert(delta.getSeq[String](0).sorted == Seq("k_bt", "s_bm") && delta.getLong(1) == 2 && delta.getLong(2) == 2 && delta.getLong(3) == 0)
+    // The appended fragment is covered now: a key of the old ones reads only its own fragment.
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE k = 1234")) == 1)
+    assert(splitsRead(sql(s"SELECT k FROM $t WHERE s = 'c9'")) == 0)
+    assertRight(t)
+    val segments = sql(s"SELECT name, count(*) FROM $t.indices GROUP BY name ORDER BY name").collect().map(r => r.getString(0) -> r.getLong(1)).toSeq
+    assert(segments == Seq("k_bt" -> 2L, "s_bm" -> 2L))
+    // Nothing uncovered: nothing committed.
+    val version = sql(s"SELECT max(version) FROM $t.history").head().getLong(0)
+    assert(sql("CALL lance.system.optimize_index(table => 'sib.opt', name => 'k_bt')").head().getLong(4) == version)
+    val merged = sql("CALL lance.system.optimize_index(table => 'sib.opt', name => 'k_bt', num_indices_to_merge => 2)").head()
+    assert(merged.getSeq[String](0) == Seq("k_bt") && merged.getLong(2) == 1 && merged.getLong(3) == 2)
+    assert(sql(s"SELECT count(*) FROM $t.indices WHERE name = 'k_bt'").head().getLong(0) == 1)
+    assertRight(t)
+  }
 }

@@ -5,15 +5,11 @@ import org.apache.spark.sql.catalyst.analysis.IndexAlreadyExistsException
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
-import com.google.protobuf.ByteString
-import java.util.UUID
-import org.apache.arrow.vector.types.pojo.ArrowType
-import sparklance.format.index.{IndexEntry, IndexKind, Indices}
-import sparklance.format.index.scalar.{BTreeIndexFiles, BitmapIndexFile, ScalarIndexType}
+import sparklance.format.index.{IndexKind, Indices}
+import sparklance.format.index.scalar.ScalarIndexType
 import sparklance.format.index.vector.VectorIndexSegment
 import sparklance.format.index.vector.build.{VectorIndexBuild, VectorIndexOptimize}
-import sparklance.format.skipping.{BitmapSegment, ZoneMapSegment, ZoneValues}
-import sparklance.format.io.Storage
+import sparklance.format.skipping.{ZoneMapSegment, ZoneValues}
 import sparklance.format.table.{Dataset, LanceField, Snapshot}
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.spark.{Allocators, CatalogSettings}
@@ -66,17 +62,27 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
   def optimize(spark: SparkSession, names: Seq[String], numIndicesToMerge: Option[Int], retrain: Boolean,
       where: String): TableIndexes.Optimized = {
     val read = dataset.snapshot(forWrite = true)
-    val steps = VectorIndexOptimize.plan(dataset.storage, read, names, numIndicesToMerge, retrain, where)
-    if (steps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
+    val scalars = indices(read).filter(i => ScalarIndexType.of(i).isDefined)
+    val scalarNames = scalars.map(_.getName).distinct
+    val vectorNames = names.filterNot(scalarNames.contains)
+    // Names of scalar indices only: no vector index is optimized; no names: every index is.
+    val steps = if (names.nonEmpty && vectorNames.isEmpty) Nil
+      else VectorIndexOptimize.plan(dataset.storage, read, vectorNames, numIndicesToMerge, retrain, where)
+    val build = new ScalarIndexBuild(quotedName, dataset, settings.storageConf)
+    val scalarSteps = scalarNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
+      build.optimize(spark, read, scalars.filter(_.getName == n), numIndicesToMerge.getOrElse(0), retrain, where)
+    }
+    if (steps.isEmpty && scalarSteps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
     else {
       val added = steps.flatMap { s =>
         val model = s.model.getOrElse(VectorIndexJob.train(spark, quotedName, read, settings.storageConf, s.field, s.retrain.get, s.name)._1)
         VectorIndexJob.encode(spark, quotedName, read, settings.storageConf, s.field, model, s.name, s.fragments, s.datasetVersion,
           s.oneSegment)
-      }
-      val removed = steps.flatMap(_.removed)
+      } ++ scalarSteps.flatMap(_.added)
+      val removed = steps.flatMap(_.removed) ++ scalarSteps.flatMap(_.removed)
       val committed = ZoneMapSegment.commit(dataset, read, added, removed, settings.commitRetries, CommitRecord(Statement.OptimizeIndex))
-      TableIndexes.Optimized(steps.map(_.name), steps.map(_.uncovered.size.toLong).sum, added.size, removed.size, committed.version)
+      TableIndexes.Optimized(steps.map(_.name) ++ scalarSteps.map(_.name),
+        steps.map(_.uncovered.size.toLong).sum + scalarSteps.map(_.uncovered).sum, added.size, removed.size, committed.version)
     }
   }
 
@@ -95,8 +101,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
   /** The index's type as pylance lists it: IVF_PQ, ZONEMAP, BTREE, ... */
   private def typeName(index: IndexMetadata): String =
     if (VectorIndexSegment.isVector(index)) VectorIndexSegment.detailsTypeName(index)
-    else ScalarIndexType.all.find(t => index.getIndexDetails.getTypeUrl.endsWith(t.typeUrlSuffix)).map(_.name)
-      .getOrElse(Indices.typeName(index).toUpperCase(java.util.Locale.ROOT))
+    else ScalarIndexType.of(index).map(_.name).getOrElse(Indices.typeName(index).toUpperCase(java.util.Locale.ROOT))
 
   /** Every index of `read`, by name. */
   def names(read: Snapshot): Seq[String] = indices(read).map(_.getName).distinct.sorted
@@ -141,42 +146,14 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
   private def scalar(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.Scalar,
       existing: Seq[IndexMetadata], where: String): TableIndexes.Built = {
     val kind = request.indexType
-    val valueField = if (kind == ScalarIndexType.LabelList) field.arrowType match {
-      case _: ArrowType.List | _: ArrowType.LargeList if field.children.size == 1 => field.children.head
-      case other => throw new UnsupportedOperationException(
-        s"$where: a LABEL_LIST index needs a column of arrays; '${field.name}' is of type $other")
-    } else field
-    if (!ZoneValues.supports(valueField)) throw new UnsupportedOperationException(
-      s"$where: column '${field.name}' of type ${field.arrowType} cannot have a ${kind.name} index; " +
-        "integers, dates, timestamps (microseconds), floating point, strings, binary, booleans and decimals can" +
-        (if (kind == ScalarIndexType.LabelList) " (as array elements)" else ""))
-    // On such tables BITMAP and LABEL_LIST hold stable row ids, not row addresses: not written here.
-    if (read.stableRowIds && kind != ScalarIndexType.BTree) throw new UnsupportedOperationException(
-      s"$where: sparklance does not build ${kind.name} indices on tables with stable row ids (${quotedName}); BTREE and zonemap it does")
+    val build = new ScalarIndexBuild(quotedName, dataset, settings.storageConf)
+    build.valueField(kind, field, read, where)
     val replaced = existing.filter(_.getName == request.name)
-    replaced.find(i => !i.getIndexDetails.getTypeUrl.endsWith(kind.typeUrlSuffix) ||
-        i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+    replaced.find(i => !ScalarIndexType.of(i).contains(kind) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
       throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
         s"already exists and is not a ${kind.name} index of '${field.name}'; drop it first (drop_index) or choose another name")
     }
-    val uuid = UUID.randomUUID()
-    val files = try Using.resource(Allocators.child(s"${kind.name} index ${request.name} of $quotedName")) { allocator =>
-      kind match {
-        case ScalarIndexType.BTree =>
-          val out = new BTreeIndexFiles(dataset.storage, dataset.path, uuid, field.arrowType, request.zoneSize, allocator)
-          ScalarIndexJob.btree(spark, quotedName, read.files, settings.storageConf, read.fragments, field, out)
-          out.finish()
-        case _ =>
-          val labelList = kind == ScalarIndexType.LabelList
-          val (keys, listNulls) = ScalarIndexJob.bitmaps(spark, quotedName, read.files, settings.storageConf, read.fragments, field, labelList)
-          Seq(BitmapSegment.LookupFile ->
-            BitmapIndexFile.write(dataset.storage, dataset.path, uuid, valueField.arrowType, keys, listNulls, allocator))
-      }
-    } catch { case e: Throwable => dataset.storage.deleteRecursively(Storage.join(dataset.path, s"_indices/$uuid")); throw e }
-    // BTREE on stable-row-id tables: still addresses, which pylance marks with index_version 1.
-    val indexVersion = if (kind == ScalarIndexType.BTree && read.stableRowIds) 1 else kind.indexVersion
-    val entry = IndexEntry(uuid, request.name, field.id, read.version, IndexEntry.fragments(read.fragments.map(_.getId)),
-      kind.typeUrlSuffix, ByteString.EMPTY, indexVersion, files)
+    val entry = build.segment(spark, read, field, kind, request.name, request.zoneSize, read.fragments, where)
     val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries, CommitRecord(Statement.CreateIndex))
     TableIndexes.Built(request.name, typeName(entry), read.fragments.size, zones = None, segments = 1, committed.version)
   }

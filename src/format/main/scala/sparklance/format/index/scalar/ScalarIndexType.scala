@@ -1,6 +1,7 @@
 package sparklance.format.index.scalar
 
 import java.util.Locale
+import sparklance.format.proto.TableProtos.IndexMetadata
 
 /**
  * The scalar indices sparklance builds in pylance's formats (docs/format-scalar-indices.md), named
@@ -20,4 +21,7 @@ object ScalarIndexType {
   val all: Seq[ScalarIndexType] = Seq(BTree, Bitmap, LabelList)
 
   def find(name: String): Option[ScalarIndexType] = all.find(_.name == name.toUpperCase(Locale.ROOT))
+
+  /** The type of a segment, by its details' type URL; None for other indices. */
+  def of(index: IndexMetadata): Option[ScalarIndexType] = all.find(t => index.getIndexDetails.getTypeUrl.endsWith(t.typeUrlSuffix))
 }
