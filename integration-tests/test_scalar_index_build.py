@@ -209,3 +209,53 @@ def test_optimize_index_extends_them_as_pylance_does(spark, warehouse, table_nam
     assert {d.name: len(d.segments) for d in ds.describe_indices()} == {"k_bt": 1, "s_bm": 1, "tags_ll": 2}
     assert_pylance_agrees(path, "k", "k_bt")
     assert_pylance_agrees(path, "s", "s_bm")
+
+
+@pytest.mark.parametrize("kind", ["btree", "bitmap"])
+def test_other_types_agree_with_pylance(spark, warehouse, table_name, kind):
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, f DOUBLE, ts TIMESTAMP, b BOOLEAN, m DECIMAL(10, 2), i INT) "
+              "TBLPROPERTIES ('max_rows_per_file' = '500', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    spark.range(0, 1500).selectExpr(
+        "id AS k",
+        "CASE WHEN id % 50 = 0 THEN CAST('NaN' AS DOUBLE) WHEN id % 7 = 0 THEN NULL WHEN id % 9 = 0 THEN -0.0 "
+        "ELSE (id % 40) / 4.0 - 3 END AS f",
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE timestamp_micros(1700000000000000 + (id % 30) * 1000000) END AS ts",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE id % 3 = 0 END AS b",
+        "CASE WHEN id % 17 = 0 THEN NULL ELSE CAST((id % 25) * 1.25 AS DECIMAL(10, 2)) END AS m",
+        "CASE WHEN id % 19 = 0 THEN NULL ELSE CAST(id % 100 - 50 AS INT) END AS i",
+    ).coalesce(1).writeTo(table_name).append()
+    filters = {
+        "f": ["f = 2.5", "f < -1", "f >= 5", "f = 0.0", "f IS NULL", "f IN (1.0, 3.0)"],
+        "ts": ["ts = TIMESTAMP '2023-11-14 22:13:25+00:00'", "ts > TIMESTAMP '2023-11-14 22:13:40+00:00'", "ts IS NULL"],
+        "b": ["b = true", "b = false", "b IS NULL"],
+        "m": ["m = CAST(5 AS DECIMAL(10,2))", "m BETWEEN CAST(2 AS DECIMAL(10,2)) AND CAST(10 AS DECIMAL(10,2))", "m IS NULL"],
+        "i": ["i = -3", "i < -40", "i IN (0, 49)", "i IS NULL"],
+    }
+    for column, wheres in filters.items():
+        spark.sql(f"CREATE INDEX {column}_ix ON {table_name} USING {kind} ({column})")
+        ds = lance.dataset(path)
+        for where in wheres:
+            assert f"@{column}_ix" in ds.scanner(filter=where).explain_plan(True), where
+            indexed = sorted(r["k"] for r in ds.to_table(columns=["k"], filter=where).to_pylist())
+            plain = sorted(r["k"] for r in ds.to_table(columns=["k"], filter=where, use_scalar_index=False).to_pylist())
+            assert indexed == plain, (column, where)
+        for where in wheres:
+            spark_where = where.replace("+00:00", "")
+            got = sorted(r.k for r in spark.sql(f"SELECT k FROM {table_name} WHERE {spark_where}").collect())
+            plain = sorted(r.k for r in spark.read.option("data_skipping", "false").table(table_name)
+                           .where(spark_where).collect())
+            assert got == plain, (column, where)
+
+
+def test_btree_on_a_table_with_stable_row_ids(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, s STRING, d DATE, tags ARRAY<STRING>) TBLPROPERTIES "
+              "('enable_stable_row_ids' = 'true', 'max_rows_per_file' = '750', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    append(spark, table_name, 0, 3000)
+    spark.sql(f"UPDATE {table_name} SET k = k + 100000 WHERE k % 10 = 1")
+    spark.sql(f"CREATE INDEX k_bt ON {table_name} USING btree (k)")
+    assert_pylance_agrees(path, "k", "k_bt", extra=["k = 100011", "k > 100000"])
+    assert_spark_agrees(spark, path, table_name, "k")
+    with pytest.raises(Exception, match="does not build BITMAP indices on tables with stable row ids"):
+        spark.sql(f"CREATE INDEX s_bm ON {table_name} USING bitmap (s)")

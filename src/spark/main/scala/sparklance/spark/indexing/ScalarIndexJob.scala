@@ -28,7 +28,7 @@ object ScalarIndexJob {
       val fieldBytes = ColumnScan.proto(field)
       parallel(spark.sparkContext, fragments).flatMap { bytes =>
         val fragment = DataFragment.parseFrom(bytes)
-        val byKey = mutable.HashMap.empty[Option[ZoneValue], RoaringBitmap]
+        val byKey = mutable.TreeMap.empty[Option[ZoneValue], RoaringBitmap](ScalarKeyOrdering)
         val listNulls = new RoaringBitmap()
         ColumnScan.foreach(files, storageConf, fragment, fieldBytes) { (vector, i, offset) =>
           if (!labelList) byKey.getOrElseUpdate(ZoneValues.at(vector, i), new RoaringBitmap()).add(offset)
@@ -45,7 +45,9 @@ object ScalarIndexJob {
     def treemap(entries: Seq[(Option[ZoneValue], Boolean, Long, Array[Byte])]): Array[Byte] =
       RowAddressTreemap.encode(entries.groupMapReduce(_._3)(e => PortableBitmaps.fromBytes(e._4))((a, b) => RoaringBitmap.or(a, b)))
     val (nulls, keyed) = postings.partition(_._2)
-    val keys = keyed.groupBy(_._1).toSeq.sortBy(_._1)(ScalarKeyOrdering).map { case (k, entries) => k -> treemap(entries) }
+    val byKey = mutable.TreeMap.empty[Option[ZoneValue], mutable.ArrayBuffer[(Option[ZoneValue], Boolean, Long, Array[Byte])]](ScalarKeyOrdering)
+    keyed.foreach(e => byKey.getOrElseUpdate(e._1, mutable.ArrayBuffer.empty) += e)
+    val keys = byKey.toSeq.map { case (k, entries) => k -> treemap(entries.toSeq) }
     (keys, if (labelList) Some(treemap(nulls)) else None)
   }
 

@@ -3,14 +3,17 @@ package sparklance.format.index.scalar
 import sparklance.format.skipping.ZoneValue
 
 /**
- * The order of keys in BTREE and BITMAP files: null first, then values as [[ZoneValue.compare]]
- * orders them (unsigned bytes for strings, NaN last), which is also Lance's order for them.
+ * The order of keys in BTREE and BITMAP files, and what makes two keys one: null first, then
+ * values as [[ZoneValue.compare]] orders them (unsigned bytes for strings), except that floating
+ * point values follow Lance's total order: -0.0 before 0.0 (two keys, as pylance keeps them) and
+ * NaN after every number, all NaNs one key. A hash map would not do: NaN is not equal to itself.
  */
 object ScalarKeyOrdering extends Ordering[Option[ZoneValue]] with Serializable {
   def compare(a: Option[ZoneValue], b: Option[ZoneValue]): Int = (a, b) match {
     case (None, None) => 0
     case (None, _) => -1
     case (_, None) => 1
+    case (Some(ZoneValue.Floating(x)), Some(ZoneValue.Floating(y))) => java.lang.Double.compare(x, y)
     case (Some(x), Some(y)) => ZoneValue.compare(x, y).getOrElse(
       throw new IllegalArgumentException(s"index keys $x and $y are of different kinds"))
   }
