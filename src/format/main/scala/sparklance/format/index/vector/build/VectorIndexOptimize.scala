@@ -53,7 +53,7 @@ object VectorIndexOptimize {
         case None => throw new IllegalArgumentException(s"$where: no index named '$n' (indices: " +
           s"${all.map(_.getName).distinct.sorted.mkString(", ")})")
         case Some(i) if !OpenedSegment.isVector(i) => throw new IllegalArgumentException(
-          s"$where: index ${Indices.describe(i)} is not a vector index; optimize_index extends IVF indices")
+          s"$where: index ${Indices.describe(i)} is not a vector index; optimize_index extends IVF, BTREE, BITMAP and LABEL_LIST indices")
         case _ =>
       }
     }
