@@ -259,3 +259,20 @@ def test_btree_on_a_table_with_stable_row_ids(spark, warehouse, table_name):
     assert_spark_agrees(spark, path, table_name, "k")
     with pytest.raises(Exception, match="does not build BITMAP indices on tables with stable row ids"):
         spark.sql(f"CREATE INDEX s_bm ON {table_name} USING bitmap (s)")
+
+
+def test_an_in_place_column_rewrite_takes_its_fragments_out_of_that_columns_indices(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    make_table(spark, table_name)
+    spark.sql(f"ALTER TABLE {table_name} SET TBLPROPERTIES ('rewrite_mode' = 'columns')")
+    spark.sql(f"CREATE INDEX k_bt ON {table_name} USING btree (k)")
+    spark.sql(f"CREATE INDEX s_bm ON {table_name} USING bitmap (s)")
+    # Rows 0..749 are fragment 0: only its s column is rewritten in place.
+    spark.sql(f"UPDATE {table_name} SET s = 'c9' WHERE k < 700")
+    coverage = {i["name"]: sorted(i["fragment_ids"]) for i in lance.dataset(path).list_indices()}
+    assert coverage == {"k_bt": [0, 1, 2, 3], "s_bm": [1, 2, 3]}, coverage
+    assert_pylance_agrees(path, "k", "k_bt")
+    assert_pylance_agrees(path, "s", "s_bm", extra=["s = 'c9'"])
+    assert_spark_agrees(spark, path, table_name, "s")
+    assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE s = 'c9'").head()[0] == \
+        lance.dataset(path).count_rows("s = 'c9'") > 600
