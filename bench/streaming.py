@@ -105,6 +105,8 @@ def latency(spark, root: Path, system: str, seconds: int):
     writer.stop()
     reader.stop()
     samples = samples[2:] or samples  # the first batches include the queries' start-up
+    if not samples:
+        return None  # the reader got no row within the run; a longer --latency-seconds gives it time
     return statistics.median(samples), sorted(samples)[int(0.9 * (len(samples) - 1))], len(samples)
 
 
@@ -153,8 +155,12 @@ def main():
     if "2" in parts:
         rows = []
         for system in systems:
-            median, p90, n = latency(spark, root, system, args.latency_seconds)
-            rows.append([system, f"{median:.2f}", f"{p90:.2f}", str(n)])
+            measured = latency(spark, root, system, args.latency_seconds)
+            if measured is None:
+                rows.append([system, f"no batch in {args.latency_seconds} s", "", "0"])
+            else:
+                median, p90, n = measured
+                rows.append([system, f"{median:.2f}", f"{p90:.2f}", str(n)])
             print(rows[-1], flush=True)
         print_table("Latency from rate source to change-stream reader, ProcessingTime 1 s both",
                     ["system", "median s", "p90 s", "batches"], rows)
