@@ -144,12 +144,16 @@ def test_stemmer_and_stop_words_match_lances_on_a_vocabulary(spark, tmp_path):
         assert_same(ours(spark, path, w, 10), theirs(ds, w, 10), w)
 
 
-def test_fragments_the_index_does_not_cover_are_refused(spark, tmp_path):
+def test_fragments_the_index_does_not_cover_are_tokenized_at_query_time(spark, tmp_path):
+    """pylance's flat search: uncovered rows score with the index's statistics plus their own."""
     path = tmp_path / "t"
-    write(path, corpus(500, seed=5)).create_scalar_index("text", "INVERTED")
-    write(path, corpus(100, seed=6), start=500, mode="append")
-    with pytest.raises(Py4JJavaError, match="not covered by index 'text_idx'"):
-        ours(spark, path, "hello", 10)
+    write(path, corpus(1500, seed=5)).create_scalar_index("text", "INVERTED")
+    write(path, ["hello hello world"] * 3 + corpus(900, seed=6), start=1500, mode="append", rows_per_file=400)
+    ds = lance.dataset(str(path))
+    ds.delete("id % 5 = 1")  # in covered and uncovered fragments
+    assert compare(spark, path) > 100
+    top = ours(spark, path, "hello world", 3)
+    assert all(r >> 32 >= 3 for r, _ in top)  # the repeated rows of the appended fragment lead
     # The version before the append is searched as it was.
     ds = lance.dataset(str(path), version=2)
     assert_same(ours(spark, path, "hello", 10, version=2), theirs(ds, "hello", 10), "hello")

@@ -18,9 +18,10 @@ final case class TextHit(rowId: Long, score: Float)
  * Full-text search of column `column` of one table version through its INVERTED index, scoring as
  * pylance 14's `full_text_query` does for a plain match query (any query token, OR): BM25 with
  * k1 1.2, b 0.75 in f32, statistics summed over every partition of every segment, deleted rows
- * left out of the answer but not of the statistics (docs/format-inverted-index.md). Ties are
- * ordered by row id (Lance leaves them unordered). Tables with fragments the index does not cover
- * and stable-row-id tables are refused: pylance's flat search of those rows is not implemented.
+ * left out of the answer but not of the statistics (docs/format-inverted-index.md). Rows of
+ * fragments the index does not cover are tokenized at query time and scored with the index's
+ * statistics plus their own, as pylance's flat search does; the indexed rows keep the index's.
+ * Ties are ordered by row id (Lance leaves them unordered). Stable-row-id tables are refused.
  */
 final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator)
     extends AutoCloseable {
@@ -39,11 +40,10 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
 
   private val fragments: Map[Long, DataFragment] = snapshot.fragments.map(f => f.getId -> f).toMap
 
-  {
+  /** Fragments of this version the index holds no rows of: searched by tokenizing them. */
+  val uncovered: Seq[Long] = {
     val covered = Indices.coverage(entries, fragments.keys)
-    val uncovered = fragments.keys.filterNot(id => covered.contains(id.toInt)).toSeq.sorted
-    if (uncovered.nonEmpty) throw new UnsupportedFeatureException(s"Full-text search of ${snapshot.tablePath}: " +
-      s"fragments ${uncovered.mkString(", ")} are not covered by index '${entries.head.getName}' (run optimize_indices)")
+    snapshot.fragments.map(_.getId).filterNot(id => covered.contains(id.toInt))
   }
 
   private val segments: Seq[TextIndexSegment] = {
@@ -66,36 +66,81 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   /** The `k` best rows for `query`, best first. */
   def search(query: String, k: Int): Seq[TextHit] = {
     val tokens = analyzer.tokens(query)
+    if (tokens.isEmpty || k <= 0) return Seq.empty
     val parts = segments.flatMap(_.partitions)
     val numDocs = parts.map(_.numDocs.toLong).sum
-    if (tokens.isEmpty || numDocs == 0 || k <= 0) return Seq.empty
-    val avgdl = parts.map(_.totalTokens).sum.toFloat / numDocs.toFloat
+    val totalTokens = parts.map(_.totalTokens).sum
     // Each distinct token's postings, per partition, read once.
-    val postings: Map[String, Seq[(TextPartition, PostingList)]] = tokens.distinct.map { t =>
+    val distinct = tokens.distinct
+    val postings: Map[String, Seq[(TextPartition, PostingList)]] = distinct.map { t =>
       t -> parts.flatMap(p => p.tokens.get(t).map(id => p -> p.postings(id, allocator)))
     }.toMap
+    val docsWith: Map[String, Long] = postings.map { case (t, lists) => t -> lists.map(_._2.docs.length.toLong).sum }
     val scores = mutable.LinkedHashMap.empty[Long, Float]
-    tokens.foreach { t =>
-      val lists = postings(t)
-      val n = lists.map(_._2.docs.length.toLong).sum
-      if (n > 0) {
-        val idf = Math.log((numDocs - n + 0.5) / (n + 0.5) + 1).toFloat
-        lists.foreach { case (p, list) =>
-          var i = 0
-          while (i < list.docs.length) {
-            val d = list.docs(i)
-            val f = list.freqs(i).toFloat
-            val norm = TextSearch.K1 * (1f - TextSearch.B + TextSearch.B * p.numTokens(d).toFloat / avgdl)
-            val weight = (TextSearch.K1 + 1f) * f / (f + norm)
-            val row = p.rowIds(d)
-            scores.update(row, scores.getOrElse(row, 0f) + idf * weight)
-            i += 1
+    if (numDocs > 0) {
+      val stats = TextSearch.Stats(numDocs, totalTokens, docsWith)
+      tokens.foreach { t =>
+        stats.idf(t).foreach { idf =>
+          postings(t).foreach { case (p, list) =>
+            var i = 0
+            while (i < list.docs.length) {
+              val row = p.rowIds(list.docs(i))
+              scores.update(row, scores.getOrElse(row, 0f) + idf * stats.weight(list.freqs(i), p.numTokens(list.docs(i))))
+              i += 1
+            }
           }
         }
       }
     }
-    scores.iterator.filter { case (row, _) => live(row) }.map { case (r, s) => TextHit(r, s) }.toSeq
-      .sortBy(h => (-h.score, h.rowId)).take(k)
+    val indexed = scores.iterator.filter { case (row, _) => live(row) }.map { case (r, s) => TextHit(r, s) }.toSeq
+    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith)).sortBy(h => (-h.score, h.rowId)).take(k)
+  }
+
+  /**
+   * The live rows of the uncovered fragments that hold a query token, scored with the index's
+   * statistics plus those of every uncovered live row that has at least one token.
+   */
+  private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
+      docsWith: Map[String, Long]): Seq[TextHit] = {
+    if (uncovered.isEmpty) return Seq.empty
+    val slot = distinct.zipWithIndex.toMap
+    val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // address, tokens, count per distinct query token
+    var docs = 0L
+    var total = 0L
+    val withToken = new Array[Long](distinct.size)
+    val wanted = uncovered.toSet
+    snapshot.plan(Seq(column)).filter(f => wanted.contains(f.fragmentId)).foreach { read =>
+      scala.util.Using.resource(read.open(storage, allocator)) { scanner =>
+        scanner.foreach { batch =>
+          try {
+            val text = batch.vectors.head
+            var i = 0
+            while (i < batch.numRows) {
+              if (!text.isNull(i)) {
+                val doc = analyzer.tokens(TextSearch.string(text, i, column))
+                if (doc.nonEmpty) {
+                  docs += 1
+                  total += doc.size
+                  val counts = new Array[Int](distinct.size)
+                  doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
+                  counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
+                  if (counts.exists(_ > 0)) rows += ((read.rowAddress(batch, i), doc.size, counts))
+                }
+              }
+              i += 1
+            }
+          } finally batch.close()
+        }
+      }
+    }
+    if (rows.isEmpty) return Seq.empty
+    val stats = TextSearch.Stats(numDocs + docs, totalTokens + total,
+      distinct.indices.map(j => distinct(j) -> (docsWith(distinct(j)) + withToken(j))).toMap)
+    rows.toSeq.map { case (address, length, counts) =>
+      var score = 0f
+      tokens.foreach { t => stats.idf(t).foreach(idf => score += idf * stats.weight(counts(slot(t)), length)) }
+      TextHit(address, score)
+    }.filter(_.score > 0f)
   }
 
   def close(): Unit = Resources.closeAll(segments)
@@ -104,4 +149,27 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
 object TextSearch {
   val K1 = 1.2f
   val B = 0.75f
+
+  /** Corpus statistics of one scoring: documents, their tokens, documents holding each query token. */
+  private final case class Stats(numDocs: Long, totalTokens: Long, docsWith: Map[String, Long]) {
+    private val avgdl = totalTokens.toFloat / numDocs.toFloat
+
+    /** ln((N - n + 0.5) / (n + 0.5) + 1), None for a token no document holds. */
+    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map { n =>
+      Math.log((numDocs - n + 0.5) / (n + 0.5) + 1).toFloat
+    }
+
+    /** The BM25 weight of a frequency in a document of `length` tokens, in f32 as Lance computes it. */
+    def weight(freq: Int, length: Int): Float = {
+      val f = freq.toFloat
+      val norm = K1 * (1f - B + B * length.toFloat / avgdl)
+      (K1 + 1f) * f / (f + norm)
+    }
+  }
+
+  private def string(v: org.apache.arrow.vector.FieldVector, i: Int, column: String): String = v match {
+    case s: org.apache.arrow.vector.VarCharVector => new String(s.get(i), java.nio.charset.StandardCharsets.UTF_8)
+    case s: org.apache.arrow.vector.LargeVarCharVector => new String(s.get(i), java.nio.charset.StandardCharsets.UTF_8)
+    case other => throw new UnsupportedFeatureException(s"Full-text search of column '$column' of ${other.getField.getType}: strings only")
+  }
 }
