@@ -128,6 +128,20 @@ lazy val hadoop = module("hadoop", "hadoop")
 // spares a second sbt start. The tests check they run on the Spark named here.
 lazy val otherSpark = settingKey[Option[OtherSpark]]("another Spark installation to run the spark module's tests on")
 
+// Of Lucene the full-text index reader uses only the Snowball English stemmer and ASCII folding,
+// with the analysis and util classes their loading needs (TokenStream's initializer builds an
+// attribute factory); the rest (codecs, index, search, other languages) would double the jar.
+def unusedLucene(path: String): Boolean = {
+  val lucene = "sparklance/shaded/lucene/"
+  val snowball = "sparklance/shaded/tartarus/snowball/ext/"
+  if (path.startsWith("META-INF/services/sparklance.shaded.lucene.")) true
+  else if (path.startsWith(lucene)) {
+    val rest = path.stripPrefix(lucene)
+    !(rest.matches("(analysis|util)/[^/]+") || rest.startsWith("analysis/tokenattributes/") ||
+      rest.startsWith("analysis/miscellaneous/ASCIIFoldingFilter"))
+  } else path.startsWith(snowball) && !path.startsWith(snowball + "EnglishStemmer")
+}
+
 lazy val spark = module("spark", "spark")
   .dependsOn(format % "compile->compile;test->test", hadoop % "compile->compile;test->test")
   .settings(
@@ -159,6 +173,7 @@ lazy val spark = module("spark", "spark")
       case PathList("META-INF", "versions", _ @ _*) => MergeStrategy.first
       case PathList("module-info.class") => MergeStrategy.discard
       case x if x.endsWith(".proto") => MergeStrategy.discard
+      case x if unusedLucene(x) => MergeStrategy.discard
       case x => (assembly / assemblyMergeStrategy).value(x)
     }
   )
