@@ -159,6 +159,19 @@ def test_fragments_the_index_does_not_cover_are_tokenized_at_query_time(spark, t
     assert_same(ours(spark, path, "hello", 10, version=2), theirs(ds, "hello", 10), "hello")
 
 
+def test_the_raw_tokenizer_keeps_a_value_as_one_token(spark, tmp_path):
+    rnd = random.Random(8)
+    values = [rnd.choice(WORDS + ["Hello World", "hello world", "Café Crème", "the"]) for _ in range(600)]
+    path = tmp_path / "t"
+    ds = lance.write_dataset(pa.table({"text": pa.array(values)}), str(path))
+    ds.create_scalar_index("text", "INVERTED", base_tokenizer="raw")
+    ds = lance.dataset(str(path))
+    matched = 0
+    for q in sorted(set(values)) + ["HELLO WORLD", "cafe creme", "hello"]:
+        matched += assert_same(ours(spark, path, q, 10), theirs(ds, q, 10), q)
+    assert matched > 100
+
+
 def test_an_unknown_tokenizer_is_refused_by_name(spark, tmp_path):
     path = tmp_path / "t"
     write(path, corpus(200, seed=7)).create_scalar_index("text", "INVERTED", base_tokenizer="ngram")
