@@ -159,6 +159,23 @@ def test_fragments_the_index_does_not_cover_are_tokenized_at_query_time(spark, t
     assert_same(ours(spark, path, "hello", 10, version=2), theirs(ds, "hello", 10), "hello")
 
 
+def test_stable_row_ids_through_deletes_updates_and_appends(spark, tmp_path):
+    path = tmp_path / "t"
+    table = pa.table({"id": pa.array(range(1500), pa.int64()), "text": pa.array(corpus(1500, seed=9), pa.string())})
+    ds = lance.write_dataset(table, str(path), max_rows_per_file=500, enable_stable_row_ids=True)
+    ds.create_scalar_index("text", "INVERTED")
+    compare(spark, path)
+    ds = lance.dataset(str(path))
+    ds.delete("id % 7 = 3")
+    ds.update({"text": "'hello hello world quick'"}, where="id >= 100 AND id < 110")  # rows move to a new fragment
+    write(path, corpus(300, seed=10), start=1500, mode="append")
+    ds = lance.dataset(str(path))
+    assert ds.has_stable_row_ids
+    assert compare(spark, path) > 100
+    top = {r for r, _ in ours(spark, path, "hello world quick", 10)}
+    assert top & set(ds.to_table(filter="id >= 100 AND id < 110", with_row_id=True)["_rowid"].to_pylist())
+
+
 def test_the_raw_tokenizer_keeps_a_value_as_one_token(spark, tmp_path):
     rnd = random.Random(8)
     values = [rnd.choice(WORDS + ["Hello World", "hello world", "Café Crème", "the"]) for _ in range(600)]

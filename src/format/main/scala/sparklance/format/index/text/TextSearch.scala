@@ -9,7 +9,8 @@ import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
-import sparklance.format.table.Snapshot
+import sparklance.format.rowids.RowLineage
+import sparklance.format.table.{RowAddress, Snapshot}
 
 /** A hit: the row id the index stores (the row address on a plain table) and its BM25 score. */
 final case class TextHit(rowId: Long, score: Float)
@@ -21,7 +22,8 @@ final case class TextHit(rowId: Long, score: Float)
  * left out of the answer but not of the statistics (docs/format-inverted-index.md). Rows of
  * fragments the index does not cover are tokenized at query time and scored with the index's
  * statistics plus their own, as pylance's flat search does; the indexed rows keep the index's.
- * Ties are ordered by row id (Lance leaves them unordered). Stable-row-id tables are refused.
+ * Ties are ordered by row id (Lance leaves them unordered). On tables with stable row ids the
+ * index and the answer hold stable row ids; elsewhere row addresses.
  */
 final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator)
     extends AutoCloseable {
@@ -35,16 +37,12 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
       throw new LanceException(s"Column '$column' of ${snapshot.tablePath} has no INVERTED index"))
   }
 
-  if (snapshot.stableRowIds)
-    throw new UnsupportedFeatureException(s"Full-text search of ${snapshot.tablePath}: tables with stable row ids are not supported yet")
-
   private val fragments: Map[Long, DataFragment] = snapshot.fragments.map(f => f.getId -> f).toMap
 
+  private val covered: RoaringBitmap = Indices.coverage(entries, fragments.keys)
+
   /** Fragments of this version the index holds no rows of: searched by tokenizing them. */
-  val uncovered: Seq[Long] = {
-    val covered = Indices.coverage(entries, fragments.keys)
-    snapshot.fragments.map(_.getId).filterNot(id => covered.contains(id.toInt))
-  }
+  val uncovered: Seq[Long] = snapshot.fragments.map(_.getId).filterNot(id => covered.contains(id.toInt))
 
   private val segments: Seq[TextIndexSegment] = {
     val opened = mutable.ArrayBuffer.empty[TextIndexSegment]
@@ -59,8 +57,20 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   }
 
   private val deleted = mutable.Map.empty[Long, RoaringBitmap]
-  private def live(address: Long): Boolean = fragments.get(address >>> 32).exists { f =>
-    !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains((address & 0xffffffffL).toInt)
+  // Stable row ids: where each live row of this version is (deleted rows have none).
+  private lazy val rowIdIndex = RowLineage.index(storage, snapshot)
+
+  /**
+   * Whether a row the index holds is live in this version and in a fragment the index covers (a
+   * row moved out of them is found by the flat part, with its new contents).
+   */
+  private def live(rowId: Long): Boolean = {
+    val address = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
+    address != -1L && covered.contains(RowAddress.fragmentId(address).toInt) &&
+      fragments.get(RowAddress.fragmentId(address)).exists { f =>
+        snapshot.stableRowIds || // the row id index holds live rows only
+          !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains(RowAddress.offset(address).toInt)
+      }
   }
 
   /** The `k` best rows for `query`, best first. */
@@ -104,12 +114,15 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
       docsWith: Map[String, Long]): Seq[TextHit] = {
     if (uncovered.isEmpty) return Seq.empty
     val slot = distinct.zipWithIndex.toMap
-    val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // address, tokens, count per distinct query token
+    val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
     var docs = 0L
     var total = 0L
     val withToken = new Array[Long](distinct.size)
     val wanted = uncovered.toSet
     snapshot.plan(Seq(column)).filter(f => wanted.contains(f.fragmentId)).foreach { read =>
+      // The id a hit carries: the row's stable id on tables with them, else its address.
+      val ids = if (snapshot.stableRowIds) Some(RowLineage.rowIds(storage, snapshot.tablePath, read.fragment).getOrElse(
+        throw new LanceException(s"Fragment ${read.fragmentId} of ${snapshot.tablePath} has no row ids"))) else None
       scala.util.Using.resource(read.open(storage, allocator)) { scanner =>
         scanner.foreach { batch =>
           try {
@@ -124,7 +137,8 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
                   val counts = new Array[Int](distinct.size)
                   doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
                   counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
-                  if (counts.exists(_ > 0)) rows += ((read.rowAddress(batch, i), doc.size, counts))
+                  if (counts.exists(_ > 0))
+                    rows += ((ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i))), doc.size, counts))
                 }
               }
               i += 1
