@@ -194,3 +194,11 @@ def test_an_unknown_tokenizer_is_refused_by_name(spark, tmp_path):
     write(path, corpus(200, seed=7)).create_scalar_index("text", "INVERTED", base_tokenizer="ngram")
     with pytest.raises(Py4JJavaError, match="base_tokenizer = ngram"):
         ours(spark, path, "hello", 10)
+
+
+def test_an_index_over_a_list_column_is_refused(spark, tmp_path):
+    path = tmp_path / "t"
+    ds = lance.write_dataset(pa.table({"text": pa.array([["hello world", "fox"], ["dog"]] * 50)}), str(path))
+    ds.create_scalar_index("text", "INVERTED")
+    with pytest.raises(Py4JJavaError, match="strings are searched"):
+        ours(spark, path, "hello", 10)

@@ -96,6 +96,9 @@ object TextIndexSegment {
     val (rowIds, numTokens, total) = {
       val f = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_docs.lance")
       try {
+        // Further columns (a list-element index's document coordinates) name documents this reader does not know.
+        f.schema.fields.map(_.name).filterNot(Set("_rowid", "_num_tokens")).headOption.foreach(c =>
+          throw new UnsupportedFeatureException(s"INVERTED index ${Indices.describe(entry)}: document column '$c' of ${f.path} is not supported"))
         val total = f.schema.metadata.get("total_tokens").flatMap(b => new String(b, UTF_8).toLongOption)
           .getOrElse(throw new CorruptFileException(f.path, "no total_tokens in the schema metadata"))
         f.all(Seq("_rowid", "_num_tokens"), allocator) { vs =>

@@ -30,6 +30,13 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   private val field = snapshot.schema.field(column).getOrElse(
     throw new LanceException(s"Lance table ${snapshot.tablePath} version ${snapshot.version} has no column '$column'"))
 
+  // One document a row of a string column; Lance's JSON and list-element documents are not read.
+  field.arrowType match {
+    case _: org.apache.arrow.vector.types.pojo.ArrowType.Utf8 | _: org.apache.arrow.vector.types.pojo.ArrowType.LargeUtf8 =>
+    case other => throw new UnsupportedFeatureException(
+      s"Full-text search of column '$column' of ${snapshot.tablePath}: a column of $other (strings are searched)")
+  }
+
   private val entries: Seq[IndexMetadata] = {
     val all = Indices.parse(snapshot.file.indexSection, s"${snapshot.tablePath} version ${snapshot.version}")
       .filter(i => Indices.typeName(i) == "Inverted" && i.getFieldsList.asScala.map(_.intValue) == Seq(field.id))
