@@ -12,6 +12,7 @@ ThisBuild / scalaVersion := "2.13.18"
 val sparkVersion = "4.2.0"
 val arrowVersion = "19.0.0"
 val protobufVersion = "4.33.5"
+val luceneVersion = "9.12.3" // the last Lucene line that runs on Java 17
 val hadoopVersion = "3.5.0" // the Hadoop client Spark 4.2.0 ships
 
 // Libraries Spark 4.2.0 ships, at its versions: provided at run time by Spark, or by whatever
@@ -93,6 +94,9 @@ lazy val format = module("format", "format")
       // not ship it, so its classes go into the jar (its dependencies are the shipped codecs).
       ("org.apache.arrow" % "arrow-compression" % arrowVersion).excludeAll(ExclusionRule("*", "*")),
       "com.google.protobuf" % "protobuf-java" % protobufVersion,
+      // The full-text index reader tokenizes as Lance does: Snowball's English stemmer and ASCII
+      // folding come from Lucene's analysis module (shaded into the jar, as protobuf is).
+      "org.apache.lucene" % "lucene-analysis-common" % luceneVersion,
       // the well-known .proto files (Timestamp, Empty) for protoc's include path
       "com.google.protobuf" % "protobuf-java" % protobufVersion % "protobuf"
     ),
@@ -124,6 +128,20 @@ lazy val hadoop = module("hadoop", "hadoop")
 // spares a second sbt start. The tests check they run on the Spark named here.
 lazy val otherSpark = settingKey[Option[OtherSpark]]("another Spark installation to run the spark module's tests on")
 
+// Of Lucene the full-text index reader uses only the Snowball English stemmer and ASCII folding,
+// with the analysis and util classes their loading needs (TokenStream's initializer builds an
+// attribute factory); the rest (codecs, index, search, other languages) would double the jar.
+def unusedLucene(path: String): Boolean = {
+  val lucene = "sparklance/shaded/lucene/"
+  val snowball = "sparklance/shaded/tartarus/snowball/ext/"
+  if (path.startsWith("META-INF/services/sparklance.shaded.lucene.")) true
+  else if (path.startsWith(lucene)) {
+    val rest = path.stripPrefix(lucene)
+    !(rest.matches("(analysis|util)/[^/]+") || rest.startsWith("analysis/tokenattributes/") ||
+      rest.startsWith("analysis/miscellaneous/ASCIIFoldingFilter"))
+  } else path.startsWith(snowball) && !path.startsWith(snowball + "EnglishStemmer")
+}
+
 lazy val spark = module("spark", "spark")
   .dependsOn(format % "compile->compile;test->test", hadoop % "compile->compile;test->test")
   .settings(
@@ -145,7 +163,9 @@ lazy val spark = module("spark", "spark")
     assembly / assemblyOutputPath := (ThisBuild / baseDirectory).value / "target" / "scala-2.13" / "sparklance.jar",
     assembly / assemblyOption ~= { _.withIncludeScala(false) },
     assembly / assemblyShadeRules := Seq(
-      ShadeRule.rename("com.google.protobuf.**" -> "sparklance.shaded.protobuf.@1").inAll
+      ShadeRule.rename("com.google.protobuf.**" -> "sparklance.shaded.protobuf.@1").inAll,
+      ShadeRule.rename("org.apache.lucene.**" -> "sparklance.shaded.lucene.@1").inAll,
+      ShadeRule.rename("org.tartarus.**" -> "sparklance.shaded.tartarus.@1").inAll
     ),
     assembly / assemblyMergeStrategy := {
       case PathList("META-INF", "MANIFEST.MF") => MergeStrategy.discard
@@ -153,6 +173,7 @@ lazy val spark = module("spark", "spark")
       case PathList("META-INF", "versions", _ @ _*) => MergeStrategy.first
       case PathList("module-info.class") => MergeStrategy.discard
       case x if x.endsWith(".proto") => MergeStrategy.discard
+      case x if unusedLucene(x) => MergeStrategy.discard
       case x => (assembly / assemblyMergeStrategy).value(x)
     }
   )

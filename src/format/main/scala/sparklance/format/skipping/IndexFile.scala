@@ -12,7 +12,7 @@ import sparklance.format.table.{BasePaths, LanceSchema}
 
 /**
  * One Lance file of a scalar index segment, `_indices/<uuid>/<name>`, read as a flat table of
- * named columns (every top-level field a leaf, so the i-th field is the i-th column).
+ * named columns.
  */
 final class IndexFile private (val path: String, reader: DataFileReader) extends AutoCloseable {
   def schema: LanceSchema = reader.schema
@@ -24,7 +24,9 @@ final class IndexFile private (val path: String, reader: DataFileReader) extends
   /** Rows [from, from + n) of the columns `names`, to `body`, and closed after. */
   def columns[T](names: Seq[String], allocator: BufferAllocator, from: Long, n: Int)(body: Seq[FieldVector] => T): T = {
     val fields = schema.fields
-    val columnOf = fields.map(_.id).zipWithIndex.toMap
+    // A flat file has a column per field; in a 2.1+ file with lists (the full-text index's
+    // posting blocks) only leaves have columns, numbered in pre-order.
+    val columnOf = (if (flat) fields else schema.allFields.filter(_.children.isEmpty)).map(_.id).zipWithIndex.toMap
     val read = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
     Resources.closeOnFailure(read) {
       names.foreach { name =>

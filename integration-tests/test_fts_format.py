@@ -1,0 +1,204 @@
+"""Differential test of sparklance's reader of pylance's INVERTED (full-text) index
+(sparklance.format.index.text, docs/format-inverted-index.md): pylance 14 builds the index, and
+our BM25 answers (through the py4j entry sparklance.spark.search.TextSearchEntry) must give
+pylance's `full_text_query` rows and `_score`s."""
+import json
+import random
+
+import lance
+import pyarrow as pa
+import pytest
+from py4j.protocol import Py4JJavaError
+
+WORDS = ["Running", "runs", "ran", "runner", "the", "a", "of", "and", "Café", "crème", "naïve", "résumé",
+         "HELLO", "world", "fox!", "dog,", "lazy", "quick", "brown", "jumps", "x" * 45, "zebra's", "it's",
+         "don't", "sphinx", "Über", "straße", "fiancée", "connection", "connected", "connecting",
+         "generously", "happiness", "12", "3.14", "foo-bar", "baz_qux", "Ærø", "ça", "œuvre", "Does",
+         "was", "HAS", "flies", "ponies", "agreed", "hopping", "relational", "électricité", "Ñandú"]
+COMMON = WORDS[:8]
+
+QUERIES = ["running", "RUN", "hello world", "quick brown fox", "cafe", "café crème", "resume", "résumé",
+           "the", "does", "it's", "foo bar", "straße strasse", "ubergang uber", "connect", "generous",
+           "fly flies", "pony", "agree", "hop", "relate", "electricite", "nandu", "aero", "oeuvre",
+           "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "12 3 14", "hello hello", "zebra", "nothing-here"]
+
+
+def corpus(n, seed):
+    rnd = random.Random(seed)
+    docs = []
+    for i in range(n):
+        if i % 37 == 5:
+            docs.append(None)
+        elif i % 41 == 7:
+            docs.append("")
+        else:
+            docs.append(" ".join(rnd.choice(WORDS) if rnd.random() < 0.7 else rnd.choice(COMMON)
+                                 for _ in range(rnd.randint(1, 12))))
+    return docs
+
+
+def write(path, docs, start=0, mode="create", rows_per_file=700):
+    table = pa.table({"id": pa.array(range(start, start + len(docs)), pa.int64()), "text": pa.array(docs, pa.string())})
+    return lance.write_dataset(table, str(path), mode=mode, max_rows_per_file=rows_per_file)
+
+
+def ours(spark, path, query, k, version=-1):
+    entry = spark.sparkContext._jvm.sparklance.spark.search.TextSearchEntry
+    return [(int(r), float(s)) for r, s in json.loads(entry.search(str(path), "text", query, k, version))]
+
+
+def theirs(ds, query, k):
+    t = ds.to_table(full_text_query={"query": query, "columns": ["text"]}, with_row_id=True, limit=k)
+    return list(zip(t["_rowid"].to_pylist(), t["_score"].to_pylist()))
+
+
+def assert_same(got, want, query):
+    """Same scores in order (f32 tolerance); the same rows, except which of a tie at the k-th place."""
+    assert len(got) == len(want), (query, got, want)
+    want = sorted(want, key=lambda h: (-h[1], h[0]))
+    for (_, g), (_, w) in zip(got, want):
+        assert g == pytest.approx(w, rel=2e-6, abs=1e-6), (query, got, want)
+    if want:
+        cut = want[-1][1]
+        above = lambda hits: {r for r, s in hits if s > cut * (1 + 1e-5)}
+        assert above(got) == above(want), (query, got, want)
+    return len(want)
+
+
+def compare(spark, path, queries=QUERIES, k=20):
+    ds = lance.dataset(str(path))
+    matched = 0
+    for q in queries:
+        matched += assert_same(ours(spark, path, q, k), theirs(ds, q, k), q)
+    return matched
+
+
+OPTION_SETS = [
+    {},
+    {"stem": False},
+    {"remove_stop_words": False},
+    {"lower_case": False},
+    {"ascii_folding": False},
+    {"base_tokenizer": "whitespace"},
+    {"max_token_length": 8},
+    {"max_token_length": None, "stem": False, "remove_stop_words": False, "ascii_folding": False},
+    {"with_position": True},
+    {"custom_stop_words": ["run", "hello", "the"]},
+]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+def test_scores_equal_pylances_for_each_option_set(spark, tmp_path, options):
+    path = tmp_path / "t"
+    write(path, corpus(3000, seed=1)).create_scalar_index("text", "INVERTED", **options)
+    assert compare(spark, path) > 100
+
+
+def test_deleted_rows_leave_the_answer_but_not_the_statistics(spark, tmp_path):
+    path = tmp_path / "t"
+    ds = write(path, corpus(3000, seed=2))
+    ds.create_scalar_index("text", "INVERTED")
+    before = ours(spark, path, "hello world", 50)
+    ds.delete("id % 3 = 0")
+    ds.delete("id >= 700 AND id < 1400")  # a whole fragment
+    compare(spark, path)
+    after = ours(spark, path, "hello world", 3000)
+    live = set(lance.dataset(str(path)).to_table(with_row_id=True)["_rowid"].to_pylist())
+    assert {r for r, _ in after} <= live
+    # Scores of the rows kept are unchanged: deletions do not touch the index's statistics.
+    kept = dict(after)
+    assert all(kept[r] == s for r, s in before if r in kept)
+
+
+def test_delta_segments_add_their_statistics(spark, tmp_path):
+    path = tmp_path / "t"
+    write(path, corpus(2000, seed=3)).create_scalar_index("text", "INVERTED")
+    write(path, corpus(600, seed=4), start=2000, mode="append")
+    lance.dataset(str(path)).optimize.optimize_indices(num_indices_to_merge=0)
+    assert len(lance.dataset(str(path)).describe_indices()[0].segments) == 2
+    compare(spark, path)
+
+
+def test_stemmer_and_stop_words_match_lances_on_a_vocabulary(spark, tmp_path):
+    """One word a row: a word matches pylance's rows exactly when our analyzer gives Lance's token."""
+    words = sorted({w for w in """consign consigned consigning consignment consist consisted consistency consistent
+        consistently consisting consists consolation consolations consolatory console consoled consoles
+        consolidate consolidated consolidating consoling consolingly consols consonant consort consorted
+        consorting conspicuous conspicuously conspiracy conspirator conspirators conspire conspired
+        conspiring constable constables constance constancy constant knack knackeries knacks knag knave
+        knaves knavish kneaded kneading knee kneel kneeled kneeling kneels knees knell knelt knew knick
+        knif knife knight knightly knights knit knits knitted knitting knives knob knobs knock knocked
+        knocker knockers knocking knocks knopp knot knots generate generates generated generating general
+        generally generic generically generous generously dying lying tying news skies sky innings outing
+        cannings proceed exceed succeed hoping hopped fizzed fizzing controlling rolling fitted agreed feed
+        happy happiness happily beautiful beautifully sensational traditional reference referenced
+        communism communist argued arguing atlas cosmos bias andes early earliest earlier hereto
+        ties gently ugly only singly idly bly ably sly flies dies spies flying caresses ponies cats
+        ran runs running runner sized size excessively electrical electricity electrician does was has
+        having been being did doing yourselves ourselves themselves whom which what whose why""".split()})
+    path = tmp_path / "t"
+    ds = lance.write_dataset(pa.table({"text": pa.array(words)}), str(path))
+    ds.create_scalar_index("text", "INVERTED")
+    ds = lance.dataset(str(path))
+    for w in words:
+        assert_same(ours(spark, path, w, 10), theirs(ds, w, 10), w)
+
+
+def test_fragments_the_index_does_not_cover_are_tokenized_at_query_time(spark, tmp_path):
+    """pylance's flat search: uncovered rows score with the index's statistics plus their own."""
+    path = tmp_path / "t"
+    write(path, corpus(1500, seed=5)).create_scalar_index("text", "INVERTED")
+    write(path, ["hello hello world"] * 3 + corpus(900, seed=6), start=1500, mode="append", rows_per_file=400)
+    ds = lance.dataset(str(path))
+    ds.delete("id % 5 = 1")  # in covered and uncovered fragments
+    assert compare(spark, path) > 100
+    top = ours(spark, path, "hello world", 3)
+    assert all(r >> 32 >= 3 for r, _ in top)  # the repeated rows of the appended fragment lead
+    # The version before the append is searched as it was.
+    ds = lance.dataset(str(path), version=2)
+    assert_same(ours(spark, path, "hello", 10, version=2), theirs(ds, "hello", 10), "hello")
+
+
+def test_stable_row_ids_through_deletes_updates_and_appends(spark, tmp_path):
+    path = tmp_path / "t"
+    table = pa.table({"id": pa.array(range(1500), pa.int64()), "text": pa.array(corpus(1500, seed=9), pa.string())})
+    ds = lance.write_dataset(table, str(path), max_rows_per_file=500, enable_stable_row_ids=True)
+    ds.create_scalar_index("text", "INVERTED")
+    compare(spark, path)
+    ds = lance.dataset(str(path))
+    ds.delete("id % 7 = 3")
+    ds.update({"text": "'hello hello world quick'"}, where="id >= 100 AND id < 110")  # rows move to a new fragment
+    write(path, corpus(300, seed=10), start=1500, mode="append")
+    ds = lance.dataset(str(path))
+    assert ds.has_stable_row_ids
+    assert compare(spark, path) > 100
+    top = {r for r, _ in ours(spark, path, "hello world quick", 10)}
+    assert top & set(ds.to_table(filter="id >= 100 AND id < 110", with_row_id=True)["_rowid"].to_pylist())
+
+
+def test_the_raw_tokenizer_keeps_a_value_as_one_token(spark, tmp_path):
+    rnd = random.Random(8)
+    values = [rnd.choice(WORDS + ["Hello World", "hello world", "Café Crème", "the"]) for _ in range(600)]
+    path = tmp_path / "t"
+    ds = lance.write_dataset(pa.table({"text": pa.array(values)}), str(path))
+    ds.create_scalar_index("text", "INVERTED", base_tokenizer="raw")
+    ds = lance.dataset(str(path))
+    matched = 0
+    for q in sorted(set(values)) + ["HELLO WORLD", "cafe creme", "hello"]:
+        matched += assert_same(ours(spark, path, q, 10), theirs(ds, q, 10), q)
+    assert matched > 100
+
+
+def test_an_unknown_tokenizer_is_refused_by_name(spark, tmp_path):
+    path = tmp_path / "t"
+    write(path, corpus(200, seed=7)).create_scalar_index("text", "INVERTED", base_tokenizer="ngram")
+    with pytest.raises(Py4JJavaError, match="base_tokenizer = ngram"):
+        ours(spark, path, "hello", 10)
+
+
+def test_an_index_over_a_list_column_is_refused(spark, tmp_path):
+    path = tmp_path / "t"
+    ds = lance.write_dataset(pa.table({"text": pa.array([["hello world", "fox"], ["dog"]] * 50)}), str(path))
+    ds.create_scalar_index("text", "INVERTED")
+    with pytest.raises(Py4JJavaError, match="strings are searched"):
+        ours(spark, path, "hello", 10)

@@ -1,0 +1,137 @@
+package sparklance.format.index.text
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.Locale
+import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter
+import org.tartarus.snowball.ext.EnglishStemmer
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+import sparklance.format.UnsupportedFeatureException
+
+/** How text becomes tokens: the base tokenizer of an index's `params`. */
+sealed trait BaseTokenizer
+object BaseTokenizer {
+  /** Maximal runs of alphanumeric characters (Unicode Alphabetic or Numeric). */
+  case object Simple extends BaseTokenizer
+  /** Runs of characters other than ASCII whitespace. */
+  case object Whitespace extends BaseTokenizer
+  /** The whole text, one token. */
+  case object Raw extends BaseTokenizer
+}
+
+/**
+ * The analyzer of an INVERTED index, from the `params` JSON of its `metadata.lance`: base
+ * tokenizer, then dropping tokens of `maxTokenLength` UTF-8 bytes or more, lower case, the
+ * Snowball stemmer, stop words (compared with the stemmed token), ASCII folding, in Lance's order
+ * (docs/format-inverted-index.md). English only.
+ */
+final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], lowerCase: Boolean, stem: Boolean,
+    stopWords: Option[Set[String]], asciiFolding: Boolean) {
+
+  /** The tokens of `text`, repeats kept, in order. */
+  def tokens(text: String): Seq[String] = {
+    val out = ArrayBuffer.empty[String]
+    lazy val stemmer = new EnglishStemmer
+    TextAnalyzer.split(base, text).foreach { raw =>
+      var t = raw
+      if (maxTokenLength.forall(t.getBytes(UTF_8).length < _)) {
+        if (lowerCase) t = t.toLowerCase(Locale.ROOT)
+        if (stem) { stemmer.setCurrent(t); stemmer.stem(); t = stemmer.getCurrent }
+        if (!stopWords.exists(_.contains(t))) {
+          if (asciiFolding) t = TextAnalyzer.fold(t)
+          out += t
+        }
+      }
+    }
+    out.toSeq
+  }
+}
+
+object TextAnalyzer {
+  private val json = new ObjectMapper()
+
+  /** The analyzer `params` describe; an option this reader does not implement is refused by name. */
+  def parse(params: String, where: String): TextAnalyzer = {
+    val node = try json.readTree(params) catch {
+      case e: Exception => throw new UnsupportedFeatureException(s"INVERTED index $where: params are not JSON: $params")
+    }
+    def refuse(field: String, value: String) =
+      throw new UnsupportedFeatureException(s"INVERTED index $where: $field = $value is not supported by sparklance's reader")
+    def text(field: String, default: String): String = Option(node.get(field)).filterNot(_.isNull).map(_.asText).getOrElse(default)
+    def bool(field: String, default: Boolean): Boolean = Option(node.get(field)).filterNot(_.isNull).map { v =>
+      if (!v.isBoolean) refuse(field, v.toString) else v.asBoolean
+    }.getOrElse(default)
+    val known = Set("lance_tokenizer", "base_tokenizer", "language", "with_position", "max_token_length", "lower_case",
+      "stem", "remove_stop_words", "custom_stop_words", "ascii_folding", "min_ngram_length", "max_ngram_length",
+      "prefix_only", "block_size", "split_identifiers", "split_on_numerics", "preserve_original", "index_operators",
+      "json_tokenizer_mode", "disable_cross_array_unnest", "max_sub_docs_per_row", "max_sub_docs_per_row_exceed_action")
+    node.fieldNames().asScala.find(f => !known.contains(f)).foreach(f => refuse(f, node.get(f).toString))
+    text("lance_tokenizer", "text") match { case "text" => case other => refuse("lance_tokenizer", other) }
+    val base = text("base_tokenizer", "simple") match {
+      case "simple" => BaseTokenizer.Simple
+      case "whitespace" => BaseTokenizer.Whitespace
+      case "raw" => BaseTokenizer.Raw
+      case other => refuse("base_tokenizer", other)
+    }
+    // Flags of the code analyzer: Lance refuses them with a text tokenizer, so anything but false is foreign.
+    Seq("split_identifiers", "split_on_numerics", "preserve_original", "index_operators")
+      .foreach(f => if (bool(f, false)) refuse(f, "true"))
+    val stem = bool("stem", true)
+    val removeStopWords = bool("remove_stop_words", true)
+    if ((stem || removeStopWords) && text("language", "English") != "English") refuse("language", text("language", ""))
+    val custom = Option(node.get("custom_stop_words")).filterNot(_.isNull).map { v =>
+      if (!v.isArray) refuse("custom_stop_words", v.toString)
+      v.elements().asScala.map(_.asText).toSet
+    }
+    val maxLen = Option(node.get("max_token_length")) match {
+      case None => Some(40)
+      case Some(v) if v.isNull => None
+      case Some(v) if v.canConvertToInt && v.asInt > 0 => Some(v.asInt)
+      case Some(v) => refuse("max_token_length", v.toString)
+    }
+    TextAnalyzer(base, maxLen, bool("lower_case", true), stem,
+      if (removeStopWords) Some(custom.getOrElse(EnglishStopWords)) else None, bool("ascii_folding", true))
+  }
+
+  private def isAlphanumeric(cp: Int): Boolean = Character.isAlphabetic(cp) || (Character.getType(cp) match {
+    case Character.DECIMAL_DIGIT_NUMBER | Character.LETTER_NUMBER | Character.OTHER_NUMBER => true
+    case _ => false
+  })
+
+  private def isAsciiWhitespace(cp: Int): Boolean = cp == ' ' || cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r'
+
+  private[text] def split(base: BaseTokenizer, text: String): Seq[String] = base match {
+    case BaseTokenizer.Raw => Seq(text)
+    case _ =>
+      val keep: Int => Boolean = if (base == BaseTokenizer.Simple) isAlphanumeric else cp => !isAsciiWhitespace(cp)
+      val out = ArrayBuffer.empty[String]
+      var start = -1
+      var i = 0
+      while (i < text.length) {
+        val cp = text.codePointAt(i)
+        if (keep(cp)) { if (start < 0) start = i }
+        else if (start >= 0) { out += text.substring(start, i); start = -1 }
+        i += Character.charCount(cp)
+      }
+      if (start >= 0) out += text.substring(start)
+      out.toSeq
+  }
+
+  private def fold(t: String): String = {
+    if (t.forall(_ < 0x80)) t
+    else {
+      val in = t.toCharArray
+      val out = new Array[Char](in.length * 4)
+      val n = ASCIIFoldingFilter.foldToASCII(in, 0, out, 0, in.length)
+      new String(out, 0, n)
+    }
+  }
+
+  /** Lance's English stop words (found by indexing 62,000 words with pylance 14.0.2). */
+  val EnglishStopWords: Set[String] = {
+    val in = getClass.getResourceAsStream("english-stop-words.txt")
+    if (in == null) throw new IllegalStateException("english-stop-words.txt is missing from the jar")
+    try scala.io.Source.fromInputStream(in, "UTF-8").getLines().map(_.trim).filter(_.nonEmpty).toSet finally in.close()
+  }
+}

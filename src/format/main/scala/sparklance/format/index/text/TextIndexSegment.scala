@@ -1,0 +1,121 @@
+package sparklance.format.index.text
+
+import java.nio.charset.StandardCharsets.UTF_8
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{BigIntVector, UInt4Vector, UInt8Vector, VarBinaryVector, LargeVarBinaryVector}
+import org.apache.arrow.vector.complex.ListVector
+import scala.jdk.CollectionConverters._
+import sparklance.format.{CorruptFileException, Resources, UnsupportedFeatureException}
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.IndexMetadata
+import sparklance.format.skipping.IndexFile
+import sparklance.format.table.Snapshot
+
+/** One partition of a segment: its token map, documents (row id, token count) and the open posting file. */
+final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[Long], val numTokens: Array[Int],
+    val totalTokens: Long, invert: IndexFile) extends AutoCloseable {
+  def numDocs: Int = rowIds.length
+
+  /** The postings of token id `token`. */
+  def postings(token: Long, allocator: BufferAllocator): PostingList = {
+    if (token < 0 || token >= invert.numRows)
+      throw new CorruptFileException(invert.path, s"token id $token of ${invert.numRows} posting lists")
+    invert.columns(Seq("_posting", "_length"), allocator, token, 1) { vs =>
+      val list = vs.head.asInstanceOf[ListVector]
+      val length = vs(1) match {
+        case v: UInt4Vector => v.getValueAsLong(0)
+        case other => throw new CorruptFileException(invert.path, s"_length is ${other.getField.getType}, not uint32")
+      }
+      val blocks = list.getObject(0).asScala.map {
+        case b: Array[Byte] => b
+        case other => throw new CorruptFileException(invert.path, s"a posting block of ${other.getClass.getSimpleName}")
+      }.toSeq
+      PostingList.decode(blocks, Math.toIntExact(length), invert.path)
+    }
+  }
+
+  def close(): Unit = invert.close()
+}
+
+/**
+ * One segment (IndexMetadata entry) of an INVERTED index: its analyzer and partitions
+ * (docs/format-inverted-index.md). Files or settings this reader does not know are refused by name.
+ */
+final class TextIndexSegment(val entry: IndexMetadata, val analyzer: TextAnalyzer, val partitions: Seq[TextPartition])
+    extends AutoCloseable {
+  def numDocs: Long = partitions.map(_.numDocs.toLong).sum
+  def totalTokens: Long = partitions.map(_.totalTokens).sum
+  def close(): Unit = Resources.closeAll(partitions)
+}
+
+object TextIndexSegment {
+  // The metadata values this reader decodes; any other value names a layout it does not know.
+  private val Expected = Map("format_version" -> "2", "token_set_format" -> "fst", "posting_block_size" -> "128",
+    "posting_tail_codec" -> "varint_delta_v1")
+
+  def open(storage: Storage, snapshot: Snapshot, entry: IndexMetadata, allocator: BufferAllocator): TextIndexSegment = {
+    val what = s"${Indices.describe(entry)} (${Indices.directory(entry)}) of ${snapshot.tablePath}"
+    val (analyzer, partitionIds) = {
+      val md = IndexFile.open(storage, snapshot.files, entry, "metadata.lance")
+      try {
+        val meta = md.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
+        Expected.foreach { case (key, want) =>
+          val got = meta.getOrElse(key, "(absent)")
+          if (got != want) throw new UnsupportedFeatureException(s"INVERTED index $what: $key = $got is not supported (sparklance reads $want)")
+        }
+        val deleted = md.all(Seq("deleted_fragments"), allocator) { vs =>
+          val v = vs.head.asInstanceOf[VarBinaryVector]
+          (0 until v.getValueCount).map(i => v.getObject(i))
+        }
+        if (deleted.exists(b => b != null && sparklance.format.deletion.PortableBitmaps.fromBytes(b).getCardinality > 0))
+          throw new UnsupportedFeatureException(s"INVERTED index $what: deleted_fragments is not empty, which sparklance does not read")
+        val ids = meta.get("partitions").map { p =>
+          try new com.fasterxml.jackson.databind.ObjectMapper().readTree(p).elements().asScala.map(_.asInt).toSeq
+          catch { case _: Exception => throw new CorruptFileException(md.path, s"partitions is not a JSON list: $p") }
+        }.getOrElse(throw new CorruptFileException(md.path, "no partitions in the schema metadata"))
+        (TextAnalyzer.parse(meta.getOrElse("params", "{}"), what), ids)
+      } finally md.close()
+    }
+    val opened = scala.collection.mutable.ArrayBuffer.empty[TextPartition]
+    Resources.closeOnFailure(opened) {
+      partitionIds.foreach(p => opened += partition(storage, snapshot, entry, p, allocator))
+    }
+    new TextIndexSegment(entry, analyzer, opened.toSeq)
+  }
+
+  private def partition(storage: Storage, snapshot: Snapshot, entry: IndexMetadata, p: Int, allocator: BufferAllocator): TextPartition = {
+    val tokens = {
+      val f = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_tokens.lance")
+      try f.all(Seq("_token_fst_bytes"), allocator) { vs =>
+        val v = vs.head.asInstanceOf[LargeVarBinaryVector]
+        if (v.getValueCount != 1) throw new CorruptFileException(f.path, s"${v.getValueCount} rows (1 expected)")
+        new TokenMap(v.getObject(0), f.path)
+      } finally f.close()
+    }
+    val (rowIds, numTokens, total) = {
+      val f = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_docs.lance")
+      try {
+        // Further columns (a list-element index's document coordinates) name documents this reader does not know.
+        f.schema.fields.map(_.name).filterNot(Set("_rowid", "_num_tokens")).headOption.foreach(c =>
+          throw new UnsupportedFeatureException(s"INVERTED index ${Indices.describe(entry)}: document column '$c' of ${f.path} is not supported"))
+        val total = f.schema.metadata.get("total_tokens").flatMap(b => new String(b, UTF_8).toLongOption)
+          .getOrElse(throw new CorruptFileException(f.path, "no total_tokens in the schema metadata"))
+        f.all(Seq("_rowid", "_num_tokens"), allocator) { vs =>
+          val ids = vs.head match {
+            case v: UInt8Vector => Array.tabulate(v.getValueCount)(i => v.get(i))
+            case v: BigIntVector => Array.tabulate(v.getValueCount)(i => v.get(i))
+            case other => throw new CorruptFileException(f.path, s"_rowid is ${other.getField.getType}")
+          }
+          val counts = vs(1) match {
+            case v: UInt4Vector => Array.tabulate(v.getValueCount)(i => v.get(i))
+            case other => throw new CorruptFileException(f.path, s"_num_tokens is ${other.getField.getType}")
+          }
+          (ids, counts, total)
+        }
+      } finally f.close()
+    }
+    val invert = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_invert.lance")
+    new TextPartition(p, tokens, rowIds, numTokens, total, invert)
+  }
+}

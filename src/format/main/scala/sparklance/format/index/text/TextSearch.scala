@@ -1,0 +1,196 @@
+package sparklance.format.index.text
+
+import org.apache.arrow.memory.BufferAllocator
+import org.roaringbitmap.RoaringBitmap
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import sparklance.format.{LanceException, Resources, UnsupportedFeatureException}
+import sparklance.format.deletion.DeletionFiles
+import sparklance.format.index.Indices
+import sparklance.format.io.Storage
+import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
+import sparklance.format.rowids.RowLineage
+import sparklance.format.table.{RowAddress, Snapshot}
+
+/** A hit: the row id the index stores (the row address on a plain table) and its BM25 score. */
+final case class TextHit(rowId: Long, score: Float)
+
+/**
+ * Full-text search of column `column` of one table version through its INVERTED index, scoring as
+ * pylance 14's `full_text_query` does for a plain match query (any query token, OR): BM25 with
+ * k1 1.2, b 0.75 in f32, statistics summed over every partition of every segment, deleted rows
+ * left out of the answer but not of the statistics (docs/format-inverted-index.md). Rows of
+ * fragments the index does not cover are tokenized at query time and scored with the index's
+ * statistics plus their own, as pylance's flat search does; the indexed rows keep the index's.
+ * Ties are ordered by row id (Lance leaves them unordered). On tables with stable row ids the
+ * index and the answer hold stable row ids; elsewhere row addresses.
+ */
+final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: String, allocator: BufferAllocator)
+    extends AutoCloseable {
+  private val field = snapshot.schema.field(column).getOrElse(
+    throw new LanceException(s"Lance table ${snapshot.tablePath} version ${snapshot.version} has no column '$column'"))
+
+  // One document a row of a string column; Lance's JSON and list-element documents are not read.
+  field.arrowType match {
+    case _: org.apache.arrow.vector.types.pojo.ArrowType.Utf8 | _: org.apache.arrow.vector.types.pojo.ArrowType.LargeUtf8 =>
+    case other => throw new UnsupportedFeatureException(
+      s"Full-text search of column '$column' of ${snapshot.tablePath}: a column of $other (strings are searched)")
+  }
+
+  private val entries: Seq[IndexMetadata] = {
+    val all = Indices.parse(snapshot.file.indexSection, s"${snapshot.tablePath} version ${snapshot.version}")
+      .filter(i => Indices.typeName(i) == "Inverted" && i.getFieldsList.asScala.map(_.intValue) == Seq(field.id))
+    all.headOption.map(first => all.filter(_.getName == first.getName)).getOrElse(
+      throw new LanceException(s"Column '$column' of ${snapshot.tablePath} has no INVERTED index"))
+  }
+
+  private val fragments: Map[Long, DataFragment] = snapshot.fragments.map(f => f.getId -> f).toMap
+
+  private val covered: RoaringBitmap = Indices.coverage(entries, fragments.keys)
+
+  /** Fragments of this version the index holds no rows of: searched by tokenizing them. */
+  val uncovered: Seq[Long] = snapshot.fragments.map(_.getId).filterNot(id => covered.contains(id.toInt))
+
+  private val segments: Seq[TextIndexSegment] = {
+    val opened = mutable.ArrayBuffer.empty[TextIndexSegment]
+    Resources.closeOnFailure(opened)(entries.foreach(e => opened += TextIndexSegment.open(storage, snapshot, e, allocator)))
+    opened.toSeq
+  }
+
+  /** The analyzer of the index (its segments must agree). */
+  val analyzer: TextAnalyzer = segments.map(_.analyzer).distinct match {
+    case Seq(one) => one
+    case many => throw new UnsupportedFeatureException(s"Segments of index '${entries.head.getName}' tokenize differently: ${many.mkString("; ")}")
+  }
+
+  private val deleted = mutable.Map.empty[Long, RoaringBitmap]
+  // Stable row ids: where each live row of this version is (deleted rows have none).
+  private lazy val rowIdIndex = RowLineage.index(storage, snapshot)
+
+  /**
+   * Whether a row the index holds is live in this version and in a fragment the index covers (a
+   * row moved out of them is found by the flat part, with its new contents).
+   */
+  private def live(rowId: Long): Boolean = {
+    val address = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
+    address != -1L && covered.contains(RowAddress.fragmentId(address).toInt) &&
+      fragments.get(RowAddress.fragmentId(address)).exists { f =>
+        snapshot.stableRowIds || // the row id index holds live rows only
+          !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains(RowAddress.offset(address).toInt)
+      }
+  }
+
+  /** The `k` best rows for `query`, best first. */
+  def search(query: String, k: Int): Seq[TextHit] = {
+    val tokens = analyzer.tokens(query)
+    if (tokens.isEmpty || k <= 0) return Seq.empty
+    val parts = segments.flatMap(_.partitions)
+    val numDocs = parts.map(_.numDocs.toLong).sum
+    val totalTokens = parts.map(_.totalTokens).sum
+    // Each distinct token's postings, per partition, read once.
+    val distinct = tokens.distinct
+    val postings: Map[String, Seq[(TextPartition, PostingList)]] = distinct.map { t =>
+      t -> parts.flatMap(p => p.tokens.get(t).map(id => p -> p.postings(id, allocator)))
+    }.toMap
+    val docsWith: Map[String, Long] = postings.map { case (t, lists) => t -> lists.map(_._2.docs.length.toLong).sum }
+    val scores = mutable.LinkedHashMap.empty[Long, Float]
+    if (numDocs > 0) {
+      val stats = TextSearch.Stats(numDocs, totalTokens, docsWith)
+      tokens.foreach { t =>
+        stats.idf(t).foreach { idf =>
+          postings(t).foreach { case (p, list) =>
+            var i = 0
+            while (i < list.docs.length) {
+              val row = p.rowIds(list.docs(i))
+              scores.update(row, scores.getOrElse(row, 0f) + idf * stats.weight(list.freqs(i), p.numTokens(list.docs(i))))
+              i += 1
+            }
+          }
+        }
+      }
+    }
+    val indexed = scores.iterator.filter { case (row, _) => live(row) }.map { case (r, s) => TextHit(r, s) }.toSeq
+    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith)).sortBy(h => (-h.score, h.rowId)).take(k)
+  }
+
+  /**
+   * The live rows of the uncovered fragments that hold a query token, scored with the index's
+   * statistics plus those of every uncovered live row that has at least one token.
+   */
+  private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
+      docsWith: Map[String, Long]): Seq[TextHit] = {
+    if (uncovered.isEmpty) return Seq.empty
+    val slot = distinct.zipWithIndex.toMap
+    val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
+    var docs = 0L
+    var total = 0L
+    val withToken = new Array[Long](distinct.size)
+    val wanted = uncovered.toSet
+    snapshot.plan(Seq(column)).filter(f => wanted.contains(f.fragmentId)).foreach { read =>
+      // The id a hit carries: the row's stable id on tables with them, else its address.
+      val ids = if (snapshot.stableRowIds) Some(RowLineage.rowIds(storage, snapshot.tablePath, read.fragment).getOrElse(
+        throw new LanceException(s"Fragment ${read.fragmentId} of ${snapshot.tablePath} has no row ids"))) else None
+      scala.util.Using.resource(read.open(storage, allocator)) { scanner =>
+        scanner.foreach { batch =>
+          try {
+            val text = batch.vectors.head
+            var i = 0
+            while (i < batch.numRows) {
+              if (!text.isNull(i)) {
+                val doc = analyzer.tokens(TextSearch.string(text, i, column))
+                if (doc.nonEmpty) {
+                  docs += 1
+                  total += doc.size
+                  val counts = new Array[Int](distinct.size)
+                  doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
+                  counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
+                  if (counts.exists(_ > 0))
+                    rows += ((ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i))), doc.size, counts))
+                }
+              }
+              i += 1
+            }
+          } finally batch.close()
+        }
+      }
+    }
+    if (rows.isEmpty) return Seq.empty
+    val stats = TextSearch.Stats(numDocs + docs, totalTokens + total,
+      distinct.indices.map(j => distinct(j) -> (docsWith(distinct(j)) + withToken(j))).toMap)
+    rows.toSeq.map { case (address, length, counts) =>
+      var score = 0f
+      tokens.foreach { t => stats.idf(t).foreach(idf => score += idf * stats.weight(counts(slot(t)), length)) }
+      TextHit(address, score)
+    }.filter(_.score > 0f)
+  }
+
+  def close(): Unit = Resources.closeAll(segments)
+}
+
+object TextSearch {
+  val K1 = 1.2f
+  val B = 0.75f
+
+  /** Corpus statistics of one scoring: documents, their tokens, documents holding each query token. */
+  private final case class Stats(numDocs: Long, totalTokens: Long, docsWith: Map[String, Long]) {
+    private val avgdl = totalTokens.toFloat / numDocs.toFloat
+
+    /** ln((N - n + 0.5) / (n + 0.5) + 1), None for a token no document holds. */
+    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map { n =>
+      Math.log((numDocs - n + 0.5) / (n + 0.5) + 1).toFloat
+    }
+
+    /** The BM25 weight of a frequency in a document of `length` tokens, in f32 as Lance computes it. */
+    def weight(freq: Int, length: Int): Float = {
+      val f = freq.toFloat
+      val norm = K1 * (1f - B + B * length.toFloat / avgdl)
+      (K1 + 1f) * f / (f + norm)
+    }
+  }
+
+  private def string(v: org.apache.arrow.vector.FieldVector, i: Int, column: String): String = v match {
+    case s: org.apache.arrow.vector.VarCharVector => new String(s.get(i), java.nio.charset.StandardCharsets.UTF_8)
+    case s: org.apache.arrow.vector.LargeVarCharVector => new String(s.get(i), java.nio.charset.StandardCharsets.UTF_8)
+    case other => throw new UnsupportedFeatureException(s"Full-text search of column '$column' of ${other.getField.getType}: strings only")
+  }
+}
