@@ -276,3 +276,24 @@ def test_an_in_place_column_rewrite_takes_its_fragments_out_of_that_columns_indi
     assert_spark_agrees(spark, path, table_name, "s")
     assert spark.sql(f"SELECT count(*) FROM {table_name} WHERE s = 'c9'").head()[0] == \
         lance.dataset(path).count_rows("s = 'c9'") > 600
+
+
+def test_label_list_of_integers_after_an_update_and_optimize(spark, warehouse, table_name):
+    path = table_path(warehouse, table_name)
+    short = table_name.split(".", 1)[1]
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, n ARRAY<BIGINT>) TBLPROPERTIES "
+              "('max_rows_per_file' = '400', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    spark.range(0, 1200).selectExpr(
+        "id AS k", "CASE WHEN id % 23 = 0 THEN NULL WHEN id % 29 = 0 THEN array(CAST(NULL AS BIGINT), 1) "
+        "ELSE array(id % 4, id % 7 + 10) END AS n").coalesce(1).writeTo(table_name).append()
+    spark.sql(f"CREATE INDEX n_ll ON {table_name} USING label_list (n)")
+    spark.sql(f"UPDATE {table_name} SET n = array(99) WHERE k % 100 = 5")
+    spark.sql(f"CALL lance.system.optimize_index(table => '{short}', name => 'n_ll')")
+    ds = lance.dataset(path)
+    assert len(ds.describe_indices()[0].segments) == 2
+    for where in ["array_has_any(n, [1, 12])", "array_has_all(n, [3, 10])", "array_has_any(n, [99])", "array_has_all(n, [1])"]:
+        assert "@n_ll" in ds.scanner(filter=where).explain_plan(True), where
+        indexed = sorted(r["k"] for r in ds.to_table(columns=["k"], filter=where).to_pylist())
+        plain = sorted(r["k"] for r in ds.to_table(columns=["k"], filter=where, use_scalar_index=False).to_pylist())
+        assert indexed == plain and plain, where
+    assert ds.count_rows("array_has_any(n, [99])") == 12
