@@ -9,7 +9,7 @@ import pytest
 from pyspark.errors import PySparkException
 
 from conftest import table_path
-from test_fts_format import QUERIES, assert_same, corpus
+from test_fts_format import assert_same, compare, corpus, ours, theirs
 
 K = 20
 
@@ -22,50 +22,27 @@ def _create(spark, warehouse, name, stable):
                       "tag": pa.array([f"t{i % 7}" for i in range(2000)], pa.string())})
     lance.write_dataset(table, path, max_rows_per_file=500, enable_stable_row_ids=stable)
     lance.dataset(path).create_scalar_index("text", "INVERTED")
-    spark.sql(f"REFRESH TABLE {name}")
     return path
-
-
-def ours(spark, table, query, k=K, version=None):
-    """(id, _score) of text_search's answer, best first."""
-    extra = f", version => {version}" if version is not None else ""
-    literal = query.replace("\\", "\\\\").replace("'", "\\'")
-    rows = spark.sql(f"SELECT id, _score FROM text_search(table => '{table}', column => 'text', "
-                     f"query => '{literal}', k => {k}{extra})").collect()
-    return [(r.id, r._score) for r in rows]
-
-
-def theirs(path, query, k=K, version=None):
-    t = lance.dataset(path, version=version).to_table(
-        full_text_query={"query": query, "columns": ["text"]}, columns=["id"], limit=k)
-    return list(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
-
-
-def compare(spark, table, path, version=None):
-    matched = 0
-    for q in QUERIES:
-        matched += assert_same(ours(spark, table, q, version=version), theirs(path, q, version=version), q)
-    return matched
 
 
 @pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
 def test_rows_and_scores_equal_pylances_through_dml_and_time_travel(spark, warehouse, stable):
     name = f"lance.db.ts_{'stable' if stable else 'addr'}"
     path = _create(spark, warehouse, name, stable)
-    assert compare(spark, name, path) > 100
+    assert compare(spark, path, name) > 100
     indexed = lance.dataset(path).version
 
     spark.sql(f"DELETE FROM {name} WHERE id % 3 = 0")
     # An append no index covers: its rows are tokenized at query time, the repeated ones lead.
     spark.sql(f"INSERT INTO {name} VALUES (5000, 'hello hello world', 'new'), (5001, 'hello world', 'new'), "
               f"(5002, 'zebra zebra zebra', 'new')")
-    assert compare(spark, name, path) > 100
-    assert [i for i, _ in ours(spark, name, "hello world", k=2)] == [5000, 5001]
-    assert all(i % 3 != 0 for i, _ in ours(spark, name, "hello world", k=2000) if i < 5000)
+    assert compare(spark, path, name) > 100
+    assert [i for i, _ in ours(spark, name, "hello world", 2)] == [5000, 5001]
+    assert all(i % 3 != 0 for i, _ in ours(spark, name, "hello world", 2000) if i < 5000)
 
     # The version the index was built on, searched as it was: deleted rows are back, the new ones absent.
-    assert compare(spark, name, path, version=indexed) > 100
-    assert 5000 not in {i for i, _ in ours(spark, name, "hello world", k=2000, version=indexed)}
+    assert compare(spark, path, name, version=indexed) > 100
+    assert 5000 not in {i for i, _ in ours(spark, name, "hello world", 2000, version=indexed)}
 
 
 def test_every_column_and_score_by_location_positionally_and_by_a_spark_job(spark, warehouse):
@@ -77,7 +54,7 @@ def test_every_column_and_score_by_location_positionally_and_by_a_spark_job(spar
     rows = by_name.collect()
     assert len(rows) == 15 and all(r.tag == f"t{r.id % 7}" for r in rows)
     assert [r._score for r in rows] == sorted((r._score for r in rows), reverse=True)
-    assert_same([(r.id, r._score) for r in rows], theirs(path, "quick brown fox", k=15), "quick brown fox")
+    assert_same([(r.id, r._score) for r in rows], theirs(path, "quick brown fox", 15), "quick brown fox")
 
     # Positional arguments (table, column, query, k, version), the table by its location.
     by_location = spark.sql(f"SELECT * FROM text_search('lance.`{path}`', 'text', 'quick brown fox', 15)").collect()
@@ -93,7 +70,7 @@ def test_every_column_and_score_by_location_positionally_and_by_a_spark_job(spar
         spark.conf.unset("spark.sparklance.vector_search.driver_read_rows")
 
     # A query no document matches, or with no token at all, has no rows.
-    assert ours(spark, name, "nothing-here") == [] and ours(spark, name, "the of") == []
+    assert ours(spark, name, "nothing-here", K) == [] and ours(spark, name, "the of", K) == []
 
 
 @pytest.mark.parametrize("arguments,condition,says", [
