@@ -16,7 +16,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]), and an
  * APPROX NEAREST join probes the index for each query row, and an EXACT NEAREST join (or an APPROX one
  * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]);
- * and the table function `text_search` searches a column's INVERTED index ([[search.TextSearchFunction]]);
+ * and the table function `text_search` searches a column's INVERTED index ([[search.TextSearchFunction]]), and
+ * `hybrid_search` fuses the two searches by reciprocal rank fusion ([[search.HybridSearchFunction]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -36,5 +37,6 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
+    search.HybridSearchFunction.register(extensions)
   }
 }

@@ -29,6 +29,15 @@ object HitRows {
    */
   final case class Hit(rowId: Long, address: Long, value: Float)
 
+  /**
+   * A row of an answer that adds several values to the table's columns (`hybrid_search`'s: its
+   * fused score and each side's own), any of them null where the row has none.
+   */
+  final case class Scored(rowId: Long, address: Long, values: Seq[java.lang.Float])
+
+  private def scored(hits: Seq[Hit]): Seq[Scored] = hits.map(h => Scored(h.rowId, h.address, Seq(Float.box(h.value))))
+  private def valueField(name: String) = StructField(name, FloatType, nullable = false)
+
   /** Session settings bounding a driver-side read: rows (default 1,000) and stored bytes (default 16 MiB). */
   val MaxRowsConf: String = SearchSettings.Prefix + "driver_read_rows"
   val MaxBytesConf: String = SearchSettings.Prefix + "driver_read_bytes"
@@ -39,7 +48,7 @@ object HitRows {
    * Whether the rows of `hits` (their `columns`) are few and small enough to read on the driver:
    * by their fragments' stored bytes per row of those columns, blobs included.
    */
-  def fits(session: SparkSession, table: LanceTable, columns: Set[String], hits: Seq[Hit]): Boolean = {
+  def fits(session: SparkSession, table: LanceTable, columns: Set[String], hits: Seq[Scored]): Boolean = {
     def setting(conf: String, default: Long) = SearchSettings.number(session, conf.stripPrefix(SearchSettings.Prefix)).getOrElse(default)
     if (hits.size > setting(MaxRowsConf, DefaultMaxRows)) return false
     val fragments = table.snapshot.fragments.map(f => f.getId -> f).toMap
@@ -56,10 +65,10 @@ object HitRows {
 
   /**
    * The rows of `hits` (of `table`'s version), as `schema` (columns of the table) followed by the
-   * hit's value, in the order of `hits`. A hit whose row the scan does not find (none: the
-   * search skips deleted rows) is left out.
+   * hit's values (`values`), in the order of `hits`. A hit whose row the scan does not find (none:
+   * the search skips deleted rows) is left out.
    */
-  def read(table: LanceTable, schema: StructType, hits: Seq[Hit]): Seq[InternalRow] = {
+  def read(table: LanceTable, schema: StructType, hits: Seq[Scored], values: Seq[StructField]): Seq[InternalRow] = {
     if (hits.isEmpty) return Nil
     val readSchema = StructType(schema.fields :+ StructField(LanceTable.RowId, LongType, nullable = false))
     val builder = table.newScanBuilder(CaseInsensitiveStringMap.empty())
@@ -69,19 +78,19 @@ object HitRows {
     val batch = builder.build().toBatch
     val factory = batch.createReaderFactory()
     val n = schema.size
-    // Columns of the schema, then the value (after the row id, which the join puts at n).
+    // Columns of the schema, then the values (after the row id, which the join puts at n).
     // Interpreted: generating and compiling code took longer than copying k rows.
     val project = InterpretedUnsafeProjection.createProjection(
-      schema.fields.toSeq.zipWithIndex.map { case (f, i) => BoundReference(i, f.dataType, f.nullable) } :+
-        BoundReference(n + 1, FloatType, nullable = false))
-    val value = hits.map(h => h.rowId -> h.value).toMap
+      schema.fields.toSeq.zipWithIndex.map { case (f, i) => BoundReference(i, f.dataType, f.nullable) } ++
+        values.zipWithIndex.map { case (f, i) => BoundReference(n + 1 + i, f.dataType, f.nullable) })
+    val value = hits.map(h => h.rowId -> h.values.toArray[Any]).toMap
     val found = scala.collection.mutable.Map.empty[Long, InternalRow]
     for (partition <- batch.planInputPartitions()) {
       val reader = factory.createColumnarReader(partition)
       try while (reader.next()) {
         reader.get().rowIterator().asScala.foreach { row =>
           val id = row.getLong(n)
-          found(id) = project(new JoinedRow(row, new GenericInternalRow(Array[Any](value(id))))).copy()
+          found(id) = project(new JoinedRow(row, new GenericInternalRow(value(id)))).copy()
         }
       } finally reader.close()
     }
@@ -90,26 +99,32 @@ object HitRows {
 
   /**
    * The answer of a search of `searched` whose `hits` are in the answer's order: the `selected`
-   * columns of their rows and each hit's value as `valueColumn`. Read on the driver, as a
+   * columns of their rows and each hit's value as `valueColumn`.
+   */
+  def plan(searched: SearchedTable, selected: StructType, hits: Seq[Hit], valueColumn: String): LogicalPlan =
+    plan(searched, selected, scored(hits), Seq(valueField(valueColumn)))
+
+  /**
+   * The answer of a search of `searched` whose `hits` are in the answer's order: the `selected`
+   * columns of their rows and each hit's values as the columns `values`. Read on the driver, as a
    * LocalRelation Spark answers with no job, when [[fits]]; else a scan of those rows, joined with
    * the hits and ordered as they are.
    */
-  def plan(searched: SearchedTable, selected: StructType, hits: Seq[Hit], valueColumn: String): LogicalPlan = {
+  def plan(searched: SearchedTable, selected: StructType, hits: Seq[Scored], values: Seq[StructField]): LogicalPlan = {
     val spark = searched.spark
     if (fits(spark, searched.table, selected.fieldNames.toSet, hits))
-      LocalRelation(DataTypeUtils.toAttributes(StructType(selected.fields :+
-        StructField(valueColumn, FloatType, nullable = false))), read(searched.table, selected, hits))
+      LocalRelation(DataTypeUtils.toAttributes(StructType(selected.fields ++ values)), read(searched.table, selected, hits, values))
     else {
       val columns = selected.fieldNames.toIndexedSeq.map(c => col(s"`$c`"))
+      val valueColumns = values.map(f => col(s"`${f.name}`"))
       val ranked = spark.createDataFrame(spark.sparkContext.parallelize(
-        hits.zipWithIndex.map { case (h, rank) => Row(h.rowId, h.value, rank) }, 1),
-        StructType(Seq(StructField(HitId, LongType, nullable = false), StructField(valueColumn, FloatType, nullable = false),
-          StructField(Rank, IntegerType, nullable = false))))
+        hits.zipWithIndex.map { case (h, rank) => Row.fromSeq((h.rowId +: h.values) :+ rank) }, 1),
+        StructType((StructField(HitId, LongType, nullable = false) +: values) :+ StructField(Rank, IntegerType, nullable = false)))
       searched.rows.where(col(LanceTable.RowId).isin(hits.map(_.rowId): _*))
         .select(columns :+ col(LanceTable.RowId).as(RowIdAlias): _*)
         .join(broadcast(ranked), col(RowIdAlias) === col(HitId))
         .orderBy(col(Rank))
-        .select(columns :+ col(valueColumn): _*)
+        .select(columns ++ valueColumns: _*)
         .queryExecution.analyzed
     }
   }

@@ -14,24 +14,29 @@ import sparklance.spark.Allocators
  * row id ([[HitRows.plan]]). There is no search without an index: BM25's statistics are the
  * index's.
  */
-final case class TextSearchPlan(spark: SparkSession, args: TextSearchArguments) {
-  private val searched = SearchedTable(spark, TextSearchFunction.name, args.table, args.version)
+final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArguments) {
 
-  def logicalPlan: LogicalPlan = {
+  /** The k best matches, best first (BM25 score, then row id): the answer's rows, as a list. */
+  def hits: Seq[HitRows.Hit] = {
     val field = searched.field(args.column)
     if (field.dataType != StringType) throw new IllegalArgumentException(
-      s"${TextSearchFunction.name}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
+      s"${searched.function}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
     val table = searched.table
-    val hits = Using.resource(Allocators.child(TextSearchFunction.name)) { allocator =>
+    Using.resource(Allocators.child(searched.function)) { allocator =>
       Using.resource(new TextSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
         search.search(args.query, args.k).map(h => HitRows.Hit(h.rowId, search.address(h.rowId), h.score))
       }
     }
-    HitRows.plan(searched, searched.schema, hits, TextSearchPlan.ScoreColumn)
   }
+
+  def logicalPlan: LogicalPlan = HitRows.plan(searched, searched.schema, hits, TextSearchPlan.ScoreColumn)
 }
 
 object TextSearchPlan {
+  /** `text_search`'s plan: the table its arguments name, at their version. */
+  def apply(spark: SparkSession, args: TextSearchArguments): TextSearchPlan =
+    TextSearchPlan(SearchedTable(spark, TextSearchFunction.name, args.table, args.version), args)
+
   /** The score column of the answer, as pylance names it. */
   val ScoreColumn = "_score"
 }

@@ -29,7 +29,7 @@ object VectorSearchArguments {
   }))
 
   /** The query vector an array constant of type `arrayType` holds, as floats. */
-  private def floats(a: ArrayData, arrayType: DataType): Array[Float] = arrayType match {
+  private[search] def floats(a: ArrayData, arrayType: DataType): Array[Float] = arrayType match {
     case ArrayType(FloatType, _) => a.toFloatArray()
     case ArrayType(DoubleType, _) => a.toDoubleArray().map(_.toFloat)
     case ArrayType(d: DecimalType, _) => (0 until a.numElements()).map(i => a.getDecimal(i, d.precision, d.scale).toDouble.toFloat).toArray
@@ -42,12 +42,16 @@ object VectorSearchArguments {
    * The arguments from their values by name (the names of [[Names]]; a value absent or null takes
    * the default), checked as the table function checks them: `query_vector` is an Array[Float],
    * `k`, `nprobes` and `refine_factor` numbers, the others text (`version` a number or a tag).
+   * `function`: the table function whose arguments they are, which errors name.
    */
-  def of(values: Map[String, Any], columns: Option[Seq[String]] = None): VectorSearchArguments = {
-    Spec.check(values)
-    def value(name: String): Option[Any] = Spec.value(values, name)
-    def text(name: String): Option[String] = Spec.text(values, name)
-    def positive(name: String): Option[Int] = Spec.positive(values, name)
+  def of(values: Map[String, Any], columns: Option[Seq[String]] = None,
+      function: String = VectorSearchFunction.name): VectorSearchArguments = {
+    val spec = Spec.copy(function = function)
+    spec.check(values)
+    def value(name: String): Option[Any] = spec.value(values, name)
+    def text(name: String): Option[String] = spec.text(values, name)
+    def positive(name: String): Option[Int] = spec.positive(values, name)
+    def bad(detail: String): Nothing = spec.bad(detail)
     val query = value("query_vector") match {
       case Some(q: Array[Float]) => q
       case Some(other) => bad(s"argument 'query_vector' must be an array of numbers, got $other")
@@ -59,16 +63,14 @@ object VectorSearchArguments {
       column = text("vector_column").getOrElse(bad("argument 'vector_column' is NULL")),
       query = query,
       k = positive("k").getOrElse(10),
-      metric = text("distance_type").map(metric).getOrElse(VectorMetric.L2),
+      metric = text("distance_type").map(name => VectorMetric.find(name.trim).getOrElse(bad(
+        s"argument 'distance_type' must be one of ${VectorMetric.all.map(_.name).mkString(", ")}, got '$name'"))).getOrElse(VectorMetric.L2),
       filter = text("filter").filter(_.trim.nonEmpty),
       nprobes = positive("nprobes"),
       refineFactor = positive("refine_factor"),
       version = text("version"),
       columns = columns)
   }
-
-  private def metric(name: String): VectorMetric = VectorMetric.find(name.trim).getOrElse(
-    bad(s"argument 'distance_type' must be one of ${VectorMetric.all.map(_.name).mkString(", ")}, got '$name'"))
 
   private[search] def unknown(name: String): Nothing = Spec.unknown(name)
   private[search] def twice(name: String): Nothing = Spec.twice(name)

@@ -19,10 +19,10 @@ import sparklance.spark.{Allocators, LanceTable, SparkTypes}
  * the filter gets its distance and Spark plans ORDER BY ... LIMIT k as a top-k (each task keeps its
  * k nearest, the driver merges them), never a sort of every row.
  */
-final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArguments) {
+final case class VectorSearchPlan(searched: SearchedTable, args: VectorSearchArguments) {
   import VectorSearchPlan._
 
-  private val searched = SearchedTable(spark, VectorSearchFunction.name, args.table, args.version)
+  private def spark: SparkSession = searched.spark
 
   /** The Lance table (at the version searched). */
   private def table: LanceTable = searched.table
@@ -41,10 +41,10 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
     f.dataType match {
       case ArrayType(FloatType | DoubleType, _) =>
       case other => throw new IllegalArgumentException(
-        s"vector_search: column '${f.name}' of ${args.table} is ${other.sql}, not a vector (an array of floats)")
+        s"${searched.function}: column '${f.name}' of ${args.table} is ${other.sql}, not a vector (an array of floats)")
     }
     if (f.metadata.contains(SparkTypes.VectorDimension) && f.metadata.getLong(SparkTypes.VectorDimension) != args.query.length)
-      throw new IllegalArgumentException(s"vector_search: column '${f.name}' of ${args.table} holds vectors of " +
+      throw new IllegalArgumentException(s"${searched.function}: column '${f.name}' of ${args.table} holds vectors of " +
         s"${f.metadata.getLong(SparkTypes.VectorDimension)} items; the query vector has ${args.query.length}")
   }
 
@@ -53,7 +53,7 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
   private def columns: Seq[Column] = selected.fieldNames.toIndexedSeq.map(c => col(s"`$c`"))
 
   /** The index search, where an index of the column and metric exists; None: search exactly. */
-  private def indexed: Option[VectorSearchResult] = Using.resource(Allocators.child("vector_search")) { allocator =>
+  private def indexed: Option[VectorSearchResult] = Using.resource(Allocators.child(searched.function)) { allocator =>
     Using.resource(new VectorSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
       if (!search.plan(Some(args.metric)).indexed) None
       else {
@@ -68,6 +68,32 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
   }
 
   /**
+   * The exact search: `selection` and the distance of the k rows nearest the query that pass the
+   * filter, nearest first (distance, then row id, as pylance).
+   */
+  private def exact(selection: Seq[Column]): DataFrame = {
+    val distance = VectorDistanceColumn(args.metric, col(s"`${field.name}`"), args.query)
+    filtered.select(selection :+ distance.as(DistanceColumn) :+ col(LanceTable.RowId).as(TieBreak): _*)
+      .where(col(DistanceColumn).isNotNull)
+      .orderBy(col(DistanceColumn), col(TieBreak))
+      .limit(args.k)
+      .drop(TieBreak)
+  }
+
+  /**
+   * The k nearest rows as a list, nearest first, for a search that fuses it with another
+   * (`hybrid_search`): the index search's, else the exact search's, run now.
+   */
+  def hits: Seq[HitRows.Hit] = {
+    checkColumn()
+    indexed match {
+      case Some(result) => result.hits.map(h => HitRows.Hit(h.rowId, h.address, h.distance))
+      case None => exact(Seq(col(LanceTable.RowId), col(LanceTable.RowAddress))).collect().toSeq
+        .map(r => HitRows.Hit(r.getLong(0), r.getLong(1), r.getAs[Number](2).floatValue()))
+    }
+  }
+
+  /**
    * The answer: an index search's rows by row id ([[HitRows.plan]], nearest first as pylance orders
    * them: distance, then row id), else the exact search.
    */
@@ -77,19 +103,16 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
     indexed match {
       case Some(result) =>
         HitRows.plan(searched, selected, result.hits.map(h => HitRows.Hit(h.rowId, h.address, h.distance)), DistanceColumn)
-      case None =>
-        val distance = VectorDistanceColumn(args.metric, col(s"`${field.name}`"), args.query)
-        filtered.select(columns :+ distance.as(DistanceColumn) :+ col(LanceTable.RowId).as(TieBreak): _*)
-          .where(col(DistanceColumn).isNotNull)
-          .orderBy(col(DistanceColumn), col(TieBreak))
-          .limit(args.k)
-          .drop(TieBreak)
-          .queryExecution.analyzed
+      case None => exact(columns).queryExecution.analyzed
     }
   }
 }
 
 object VectorSearchPlan {
+  /** `vector_search`'s plan: the table its arguments name, at their version. */
+  def apply(spark: SparkSession, args: VectorSearchArguments): VectorSearchPlan =
+    VectorSearchPlan(SearchedTable(spark, VectorSearchFunction.name, args.table, args.version), args)
+
   /** `plan` (resolved) as a DataFrame of `spark`. */
   def dataFrame(spark: SparkSession, plan: LogicalPlan): DataFrame = new Dataset[Row](spark, plan, Encoders.row(plan.schema))
 
