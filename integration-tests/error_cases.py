@@ -97,6 +97,8 @@ def run(spark, warehouse, prefix):
                                            .write.format("lance").mode("append").save(required)),
         "bad_namespace_name": _caught(lambda: spark.sql("CREATE NAMESPACE lance.`.hidden`")),
         "bad_catalog_setting": _caught(lambda: spark.sql(f"SHOW NAMESPACES IN {bad_catalog}").collect()),
+        "missing_text_index": _caught(lambda: spark.sql(
+            f"SELECT * FROM text_search(table => '{t}', column => 'name', query => 'a')").collect()),
     }
 
 
@@ -118,4 +120,5 @@ EXPECTED = {
     "null_in_not_null_column": ["SparkRuntimeException", "NOT_NULL_ASSERT_VIOLATION", "42000", False],
     "bad_namespace_name": ["AnalysisException", "LANCE_INVALID_NAME", "42602", False],
     "bad_catalog_setting": ["AnalysisException", "LANCE_INVALID_OPTION", "42616", False],
+    "missing_text_index": ["AnalysisException", "LANCE_INDEX_NOT_FOUND", "42704", False],
 }

@@ -2,7 +2,7 @@
 
 Usage: large_rows_child.py WAREHOUSE TABLE[:copy | :in_place] ...
 
-Runs on `local-cluster[2,1,576]` (two executor JVMs of 576 MiB, one task each) with a 576 MiB
+Runs on `local-cluster[2,1,768]` (two executor JVMs of 768 MiB, one task each) with a 768 MiB
 driver, Spark's defaults otherwise (UI on), one table after another in the same application (one
 start-up for all). Each TABLE (`lance.db.<name>`, columns id BIGINT and a
 large binary `img`, and with `in_place` a string `note`) is read whole, read without its large
@@ -65,10 +65,10 @@ def run(spark, table, in_place):
 
 def main():
     warehouse, tables = sys.argv[1], sys.argv[2:]
-    spark = (sparklance.configure(SparkSession.builder.master("local-cluster[2,1,576]")
+    spark = (sparklance.configure(SparkSession.builder.master("local-cluster[2,1,768]")
                                   .appName("sparklance-large-rows"), warehouse=warehouse)
-             .config("spark.driver.memory", "576m")
-             .config("spark.executor.memory", "576m")
+             .config("spark.driver.memory", "768m")
+             .config("spark.executor.memory", "768m")
              # The metric is read off the executed plan, which adaptive execution would wrap.
              .config("spark.sql.adaptive.enabled", "false")
              .getOrCreate())

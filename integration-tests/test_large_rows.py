@@ -1,9 +1,9 @@
-"""Rows of any size in a bounded heap: pylance writes tables of 1 MiB and 64 MiB values (600 MiB and
-640 MiB, more than the heap of any JVM of the Spark application), as plain binary and as blob
-columns; Spark (576 MiB driver, two 576 MiB executors, see large_rows_child.py) scans them, scans them
+"""Rows of any size in a bounded heap: pylance writes tables of 1 MiB and 64 MiB values (820 MiB and
+832 MiB, more than the heap of any JVM of the Spark application), as plain binary and as blob
+columns; Spark (768 MiB driver, two 768 MiB executors, see large_rows_child.py) scans them, scans them
 without the large column while reading almost none of their bytes, copies them with CTAS (a blob
 column stays one) and changes the copy with UPDATE and MERGE; pylance reads every value of the copy
-as Spark does. The same holds for values that compress to almost nothing: 680 MiB of them that
+as Spark does. The same holds for values that compress to almost nothing: 850 MiB of them that
 pylance stores in a few hundred KB are scanned, updated in place, merged and compacted (which
 writes them whole), and pylance reads them back. One Spark application (large_rows_child.py) serves
 every table of the module, so the cluster starts once."""
@@ -71,8 +71,8 @@ def _expected_copy(path):
         before = v
 
 
-CASES = [(600, 1 << 20, False), (600, 1 << 20, True), (10, 64 << 20, False), (10, 64 << 20, True)]
-COMPRESSIBLE_ROWS = 640
+CASES = [(820, 1 << 20, False), (820, 1 << 20, True), (13, 64 << 20, False), (13, 64 << 20, True)]
+COMPRESSIBLE_ROWS = 800
 
 
 def _case_table(rows, size, blob):
@@ -150,9 +150,9 @@ def _write_compressible(path, rows):
 
 
 def test_compressible_large_values_with_a_small_heap(warehouse, child):
-    """640 rows of 1 MiB (a 16-byte pattern repeated) and 64 KiB strings (16 letters repeated), which
+    """800 rows of 1 MiB (a 16-byte pattern repeated) and 64 KiB strings (16 letters repeated), which
     pylance stores compressed value by value, a few hundred bytes a row, in one fragment: batches sized
-    by the stored bytes asked for all its rows at once, 680 MiB decoded, in a 576 MiB executor."""
+    by the stored bytes asked for all its rows at once, 850 MiB decoded, in a 768 MiB executor."""
     path, rows = table_path(warehouse, COMPRESSIBLE_TABLE), COMPRESSIBLE_ROWS
     patterns = _compressible(random.Random(rows), rows)
     results, failure = child

@@ -52,6 +52,10 @@ object FileGoneException {
 
 class TableNotFoundException(val path: String) extends LanceException(s"No Lance table at $path")
 
+/** A search that needs an index of kind `indexType` on `column`, which the table version has not. */
+class IndexNotFoundException(val path: String, val column: String, val indexType: String, detail: String)
+  extends LanceException(s"Column '$column' of $path has no $indexType index$detail")
+
 /** A version the table does not have (see [[VersionRemovedException]] for one cleanup removed). */
 class VersionNotFoundException(val path: String, val version: Long, message: String) extends LanceException(message) {
   def this(path: String, version: Long, latest: Long) =

@@ -16,6 +16,7 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * ORDER BY a vector distance LIMIT k does with a vector index ([[search.NearestByIndexRule]]), and an
  * APPROX NEAREST join probes the index for each query row, and an EXACT NEAREST join (or an APPROX one
  * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]);
+ * and the table function `text_search` searches a column's INVERTED index ([[search.TextSearchFunction]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -33,7 +34,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
-    extensions.injectTableFunction((search.VectorSearchFunction.identifier, search.VectorSearchFunction.info,
-      search.VectorSearchFunction.build))
+    search.VectorSearchFunction.register(extensions)
+    search.TextSearchFunction.register(extensions)
   }
 }

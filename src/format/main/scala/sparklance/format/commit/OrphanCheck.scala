@@ -2,9 +2,11 @@ package sparklance.format.commit
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
+import org.roaringbitmap.RoaringBitmap
+import sparklance.format.deletion.DeletionFiles
 import sparklance.format.io.Storage
-import sparklance.format.proto.TableProtos.Manifest
-import sparklance.format.table.{Dataset, VersionNaming}
+import sparklance.format.proto.TableProtos.{DataFragment, Manifest}
+import sparklance.format.table.{BasePaths, Dataset, Snapshot, VersionNaming}
 
 /**
  * Whether a manifest we just published is an orphan: a version below one that existed before it,
@@ -58,8 +60,30 @@ private[commit] object OrphanCheck {
         }.nextOption()
         addedVerdict.getOrElse {
           val changed = mine.filter(f => before.get(f.getId).exists(_ != f))
-          if (changed.exists(f => theirs.get(f.getId).contains(f))) Live else Undecided
+          def carried(f: DataFragment) = theirs.get(f.getId).orElse(replaced.get(f.getId))
+          if (changed.exists(f => carried(f).contains(f))) Live
+          // Racing deletes of one fragment each write a deletion file of their own: a successor that
+          // changed our fragment again was built on ours if it still deletes every row we deleted,
+          // or still holds every data file we added (a column rewritten in place).
+          else if (changed.exists(f => carried(f).exists(g => keepsOurChange(dataset, f, before(f.getId), ours, base.get, g, snapshot)))) Live
+          else Undecided
         }
       case _ => Undecided
     }
+
+  /**
+   * Whether `theirs` (fragment `ours.getId` of the successor `successor`) keeps what our manifest
+   * changed in it from `before`: every row our deletion file added, or every data file we added.
+   * A change of neither kind, or a deletion file that cannot be read, tells nothing.
+   */
+  private def keepsOurChange(dataset: Dataset, ours: DataFragment, before: DataFragment, ourManifest: Manifest,
+                             baseManifest: Manifest, theirs: DataFragment, successor: Snapshot): Boolean = try {
+    val addedFiles = ours.getFilesList.asScala.map(_.getPath).toSet -- before.getFilesList.asScala.map(_.getPath)
+    val deleted = DeletionFiles.read(dataset.storage, BasePaths.of(dataset.path, ourManifest), ours)
+    deleted.andNot(DeletionFiles.read(dataset.storage, BasePaths.of(dataset.path, baseManifest), before))
+    val filesKept = addedFiles.nonEmpty && addedFiles.subsetOf(theirs.getFilesList.asScala.map(_.getPath).toSet)
+    val deletionsKept = !deleted.isEmpty &&
+      RoaringBitmap.andNot(deleted, DeletionFiles.read(dataset.storage, successor.files, theirs)).isEmpty
+    (addedFiles.nonEmpty || !deleted.isEmpty) && (addedFiles.isEmpty || filesKept) && (deleted.isEmpty || deletionsKept)
+  } catch { case NonFatal(_) => false }
 }

@@ -4,8 +4,8 @@ import org.apache.arrow.memory.RootAllocator
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import scala.util.control.NonFatal
-import sparklance.format.CommitConflictException
-import sparklance.format.commit.{CommitRecord, Committer, NewFragmentIndices, Operation, Statement}
+import sparklance.format.{CommitConflictException, CommitStateUnknownException}
+import sparklance.format.commit.{CommitRecord, CommitResult, Committer, NewFragmentIndices, Operation, Statement}
 import sparklance.format.index.{Indices, RewriteIndexRules}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.DataFragment
@@ -138,7 +138,13 @@ final class Compaction(dataset: Dataset, runTasks: Compaction.TaskRunner = Compa
       : (Seq[Operation.RewriteGroup], Snapshot) = {
     val count = groups.map(_.newFragments.size).sum
     if (count == 0) return (groups, latest)
-    val reserved = committer.commit(Some(latest), Operation.ReserveFragments(count), record = Compaction.Record)
+    // A reservation holds no data: one whose outcome is unknown (a racing commit of the same clock
+    // tick on a store that cannot say which came first) is left as it is, landed or not, and ids
+    // are reserved again on the latest version. Landed, it only leaves a gap in the ids.
+    def reserve(read: Snapshot, attempt: Int): CommitResult =
+      try committer.commit(Some(read), Operation.ReserveFragments(count), record = Compaction.Record)
+      catch { case _: CommitStateUnknownException if attempt < Compaction.CommitAttempts => reserve(dataset.snapshot(forWrite = true), attempt + 1) }
+    val reserved = reserve(latest, 1)
     var next = Integer.toUnsignedLong(reserved.snapshot.manifest.getMaxFragmentId) - count + 1
     (groups.map(g => g.copy(newFragments = g.newFragments.map { f => val b = f.toBuilder.setId(next).build(); next += 1; b })),
       reserved.snapshot)

@@ -40,6 +40,7 @@ object LanceErrorCondition {
   case object BranchAlreadyExists extends LanceErrorCondition("LANCE_BRANCH_ALREADY_EXISTS", "42710", Analysis, "<message>.")
   case object UnfinishedBranch extends LanceErrorCondition("LANCE_UNFINISHED_BRANCH", "55000", Analysis, "<message>.")
   case object ColumnNotFound extends LanceErrorCondition("LANCE_COLUMN_NOT_FOUND", "42703", Analysis, "<message>.")
+  case object IndexNotFound extends LanceErrorCondition("LANCE_INDEX_NOT_FOUND", "42704", Analysis, "<message>.")
   case object ReservedColumn extends LanceErrorCondition("LANCE_RESERVED_COLUMN_NAME", "42939", Analysis, "<message>.")
   case object InvalidTableProperty extends LanceErrorCondition("LANCE_INVALID_TABLE_PROPERTY", "42602", Analysis,
     "Table property '<property>' of <table>: <detail>.")
@@ -78,7 +79,7 @@ object LanceErrorCondition {
   // construction, and a strict list would then hold null in its place.
   /** Every condition, for the docs and the checks of the catalogue. */
   lazy val values: Seq[LanceErrorCondition] = Seq(TableNotFound, VersionNotFound, VersionRemoved, NoVersionAtTimestamp,
-    TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, ReservedColumn,
+    TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, IndexNotFound, ReservedColumn,
     InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
     NotNullViolation, InvalidValue, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,

@@ -51,6 +51,7 @@ object LanceErrors {
     case b: BranchNotFoundException => of(C.BranchNotFound, e, "path" -> b.path, "branch" -> b.branch)
     case b: BranchAlreadyExistsException => of(C.BranchAlreadyExists, e, "path" -> b.path, "branch" -> b.branch)
     case b: UnfinishedBranchException => of(C.UnfinishedBranch, e, "path" -> b.path, "branch" -> b.branch)
+    case i: IndexNotFoundException => of(C.IndexNotFound, e, "path" -> i.path, "column" -> i.column, "indexType" -> i.indexType)
     case n: InvalidNameException => of(C.InvalidName, e, "name" -> n.name)
     case o: InvalidOptionException => of(C.InvalidOption, e, "option" -> o.option)
     case c: CommitConflictException =>

@@ -26,13 +26,21 @@ trait LanceThrowable extends SparkThrowable {
 }
 
 /**
- * Raised in PySpark as AnalysisException. Spark re-creates an AnalysisException (`withPosition`,
- * `copy`) as a plain one, so the SQLSTATE and template also go into its own fields.
+ * Raised in PySpark as AnalysisException. Spark re-creates an AnalysisException (`copy`) as a plain
+ * one, so the SQLSTATE and template also go into its own fields.
  */
 class LanceAnalysisException(val condition: LanceErrorCondition, val parameters: Map[String, String], cause: Throwable)
   extends AnalysisException(condition.fullMessage(parameters), None, None, Option(cause), Some(condition.name), parameters,
     Array.empty[QueryContext], Some(condition.sqlState), Some(condition.template)) with LanceThrowable {
   override def getQueryContext: Array[QueryContext] = context
+
+  /**
+   * Itself, without the statement's position: PySpark logs an exception with a SQL query context
+   * by looking its condition's message up in Spark's own error-conditions file, which has no
+   * `LANCE_` condition, and raises Spark's INTERNAL_ERROR instead of this one (an error of a
+   * table function's arguments, thrown while Spark resolves the function, gets a position).
+   */
+  override def withPosition(origin: org.apache.spark.sql.catalyst.trees.Origin): AnalysisException = this
 }
 
 /** Raised in PySpark as IllegalArgumentException. */

@@ -1,10 +1,8 @@
 package sparklance.spark.search
 
-import org.apache.spark.sql.catalyst.FunctionIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.SparkSession
-import sparklance.spark.errors.LanceErrors
 
 /**
  * The table function `vector_search(table => 'lance.db.t', vector_column => 'emb', query_vector =>
@@ -13,16 +11,9 @@ import sparklance.spark.errors.LanceErrors
  * `_distance`, nearest first (ties by row id, as pylance). `filter` is a prefilter: the answer is
  * the k nearest rows that pass it.
  */
-object VectorSearchFunction {
-  val Name = "vector_search"
-
-  val identifier: FunctionIdentifier = FunctionIdentifier(Name)
-
-  val info: ExpressionInfo = new ExpressionInfo(getClass.getName.stripSuffix("$"), null, Name,
+object VectorSearchFunction extends SearchTableFunction("vector_search",
     "_FUNC_(table, vector_column, query_vector[, k, distance_type, filter, nprobes, refine_factor, version]) - " +
-      "the k rows of a Lance table nearest a query vector, with their _distance.", "")
-
-  def build(args: Seq[Expression]): LogicalPlan = LanceErrors.convertingArguments() {
-    VectorSearchPlan(SparkSession.active, VectorSearchArguments.parse(args)).logicalPlan
-  }
+      "the k rows of a Lance table nearest a query vector, with their _distance.") {
+  protected def plan(spark: SparkSession, args: Seq[Expression]): LogicalPlan =
+    VectorSearchPlan(spark, VectorSearchArguments.parse(args)).logicalPlan
 }

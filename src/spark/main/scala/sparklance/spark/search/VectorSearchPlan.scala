@@ -1,15 +1,10 @@
 package sparklance.spark.search
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
-import org.apache.spark.sql.catalyst.analysis.AsOfVersion
-import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
-import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.{Dataset, SparkSession}
-import org.apache.spark.sql.connector.catalog.TableCatalog
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, LongType, StructField, StructType}
-import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType, StructField, StructType}
 import scala.util.Using
 import sparklance.format.index.vector.{VectorQuery, VectorSearch, VectorSearchResult}
 import sparklance.spark.{Allocators, LanceTable, SparkTypes}
@@ -20,61 +15,25 @@ import sparklance.spark.{Allocators, LanceTable, SparkTypes}
  * partitions of each segment, refine, the exact distances of fragments no segment covers) and the
  * rows of its answer are read by row id: on the driver, with the scan's own readers and no Spark
  * job, when they are few and small ([[HitRows.fits]]), else by a scan of those rows joined with
- * their distances. Without one the search is exact: every row that passes
+ * their distances ([[HitRows.plan]]). Without one the search is exact: every row that passes
  * the filter gets its distance and Spark plans ORDER BY ... LIMIT k as a top-k (each task keeps its
  * k nearest, the driver merges them), never a sort of every row.
  */
 final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArguments) {
   import VectorSearchPlan._
 
-  /**
-   * The table, loaded from its catalog as `args.table` names it (at `version`): no query is
-   * analyzed, the name is all there is to resolve. A temporary view is not a table.
-   */
-  private lazy val relation: DataSourceV2Relation = {
-    val parts = nameParts(args.table)
-    if (spark.sessionState.catalog.isTempView(parts)) notLance("a temporary view, not a Lance table")
-    val (catalog, ident) = sparklance.spark.CatalogNames.resolve(spark, parts)
-    val tables = catalog match {
-      case t: TableCatalog => t
-      case _ => notLance(s"in catalog ${catalog.name()}, which holds no tables")
-    }
-    args.version.fold(tables.loadTable(ident))(tables.loadTable(ident, _)) match {
-      case t: LanceTable => DataSourceV2Relation.create(t, Some(catalog), Some(ident), CaseInsensitiveStringMap.empty(),
-        args.version.map(AsOfVersion(_)))
-      case _ => notLance("not a Lance table")
-    }
-  }
-
-  /** The parts of a table name as Spark's parser splits it; plain names (`lance.db.t`) without running the parser. */
-  private def nameParts(name: String): Seq[String] = {
-    val plain = name.split("\\.", -1).toSeq
-    def simple(part: String) = part.nonEmpty && (part.head.isLetter || part.head == '_') &&
-      part.forall(c => c < 128 && (c.isLetterOrDigit || c == '_'))
-    if (plain.forall(simple)) plain else spark.sessionState.sqlParser.parseMultipartIdentifier(name)
-  }
-
-  private def notLance(why: String): Nothing = throw new IllegalArgumentException(s"vector_search: ${args.table} is $why")
+  private val searched = SearchedTable(spark, VectorSearchFunction.name, args.table, args.version)
 
   /** The Lance table (at the version searched). */
-  private lazy val table: LanceTable = relation.table.asInstanceOf[LanceTable]
+  private def table: LanceTable = searched.table
 
-  /** The table's rows, as a DataFrame: for a prefilter, and a search whose rows a Spark job reads. */
-  private lazy val rows: DataFrame = VectorSearchPlan.dataFrame(spark, relation)
+  /** The table's rows, as a DataFrame: for a prefilter, and an exact search. */
+  private def rows: DataFrame = searched.rows
 
-  private def field: StructField = schema.find(_.name.equalsIgnoreCase(args.column)).getOrElse(throw new IllegalArgumentException(
-    s"vector_search: ${args.table} has no column '${args.column}'; its columns are ${schema.fieldNames.mkString(", ")}"))
-
-  private lazy val schema: StructType = relation.schema
+  private def field: StructField = searched.field(args.column)
 
   /** The columns of the answer before `_distance`: `args.columns`, by default every column. */
-  private lazy val selected: StructType = args.columns.fold(schema) { names =>
-    names.groupBy(_.toLowerCase(java.util.Locale.ROOT)).collectFirst { case (_, same) if same.size > 1 =>
-      throw new IllegalArgumentException(s"vector_search: column '${same.head}' is selected twice")
-    }
-    StructType(names.map(n => schema.find(_.name.equalsIgnoreCase(n)).getOrElse(throw new IllegalArgumentException(
-      s"vector_search: ${args.table} has no column '$n'; its columns are ${schema.fieldNames.mkString(", ")}"))))
-  }
+  private lazy val selected: StructType = args.columns.fold(searched.schema)(searched.fields)
 
   /** Checks that the column is a vector of the query's dimension. */
   private def checkColumn(): Unit = {
@@ -109,32 +68,15 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
   }
 
   /**
-   * The answer: for an index search whose rows may be read on the driver, a LocalRelation of them
-   * (nearest first, as pylance orders them: distance, then row id), which Spark answers with no job.
+   * The answer: an index search's rows by row id ([[HitRows.plan]], nearest first as pylance orders
+   * them: distance, then row id), else the exact search.
    */
   def logicalPlan: LogicalPlan = {
     selected
     checkColumn()
     indexed match {
-      case Some(result) if HitRows.fits(spark, table, selected.fieldNames.toSet, result.hits) =>
-        LocalRelation(DataTypeUtils.toAttributes(StructType(selected.fields :+
-          StructField(DistanceColumn, FloatType, nullable = false))), HitRows.read(table, selected, result.hits))
-      case found => dataFrame(found).queryExecution.analyzed
-    }
-  }
-
-  private def dataFrame(found: Option[VectorSearchResult]): DataFrame =
-    found match {
       case Some(result) =>
-        // The answer's rows, read by row id (the scan reads only those), with the search's distances.
-        val hits = spark.createDataFrame(spark.sparkContext.parallelize(result.hits.map(h => Row(h.rowId, h.distance)), 1),
-          StructType(Seq(StructField(HitId, LongType, nullable = false), StructField(DistanceColumn, FloatType, nullable = false))))
-        rows.where(col(LanceTable.RowId).isin(result.hits.map(_.rowId): _*))
-          .select(columns :+ col(LanceTable.RowId).as(TieBreak): _*)
-          .join(org.apache.spark.sql.functions.broadcast(hits), col(TieBreak) === col(HitId))
-          .select(columns :+ col(DistanceColumn) :+ col(TieBreak): _*)
-          .orderBy(col(DistanceColumn), col(TieBreak))
-          .drop(TieBreak)
+        HitRows.plan(searched, selected, result.hits.map(h => HitRows.Hit(h.rowId, h.address, h.distance)), DistanceColumn)
       case None =>
         val distance = VectorDistanceColumn(args.metric, col(s"`${field.name}`"), args.query)
         filtered.select(columns :+ distance.as(DistanceColumn) :+ col(LanceTable.RowId).as(TieBreak): _*)
@@ -142,7 +84,9 @@ final case class VectorSearchPlan(spark: SparkSession, args: VectorSearchArgumen
           .orderBy(col(DistanceColumn), col(TieBreak))
           .limit(args.k)
           .drop(TieBreak)
+          .queryExecution.analyzed
     }
+  }
 }
 
 object VectorSearchPlan {
@@ -152,5 +96,4 @@ object VectorSearchPlan {
   /** The distance column of the answer, as pylance and lance-spark name it. */
   val DistanceColumn = "_distance"
   private val TieBreak = "__vector_search_rowid"
-  private val HitId = "__vector_search_hit"
 }

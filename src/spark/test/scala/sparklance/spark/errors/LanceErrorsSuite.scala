@@ -72,11 +72,14 @@ class LanceErrorsSuite extends AnyFunSuite {
     assert(table.getMessage == "[LANCE_TABLE_NOT_FOUND] No Lance table at /w/none.lance. SQLSTATE: 42P01")
   }
 
-  test("Spark's copy of an AnalysisException (withPosition) keeps the condition and SQLSTATE") {
+  test("Spark's copy of an AnalysisException keeps the condition and SQLSTATE; withPosition keeps the exception") {
     val e = converted(new TagNotFoundException("/w/t.lance", "gold", Nil)).asInstanceOf[AnalysisException]
-    val copy = e.withPosition(Origin(line = Some(1), startPosition = Some(4)))
+    val copy = e.copy(context = Array.empty)
     assert(copy.getCondition == "LANCE_TAG_NOT_FOUND" && copy.getSqlState == "42704")
     assert(copy.getDefaultMessageTemplate == LanceErrorCondition.TagNotFound.template)
+    // No query context, which PySpark would look up in Spark's own error file (see LanceAnalysisException).
+    val positioned = e.withPosition(Origin(line = Some(1), startPosition = Some(4)))
+    assert((positioned eq e) && positioned.getQueryContext.isEmpty)
   }
 
   test("a commit conflict is a QueryExecutionException a caller can retry on; a replaced table and an unknown outcome are not") {

@@ -4,7 +4,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
-import sparklance.format.{LanceException, Resources, UnsupportedFeatureException}
+import sparklance.format.{IndexNotFoundException, LanceException, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
 import sparklance.format.io.Storage
@@ -41,7 +41,7 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     val all = Indices.parse(snapshot.file.indexSection, s"${snapshot.tablePath} version ${snapshot.version}")
       .filter(i => Indices.typeName(i) == "Inverted" && i.getFieldsList.asScala.map(_.intValue) == Seq(field.id))
     all.headOption.map(first => all.filter(_.getName == first.getName)).getOrElse(
-      throw new LanceException(s"Column '$column' of ${snapshot.tablePath} has no INVERTED index"))
+      throw new IndexNotFoundException(snapshot.tablePath, column, "INVERTED", s" in version ${snapshot.version}"))
   }
 
   private val fragments: Map[Long, DataFragment] = snapshot.fragments.map(f => f.getId -> f).toMap
@@ -72,13 +72,16 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
    * row moved out of them is found by the flat part, with its new contents).
    */
   private def live(rowId: Long): Boolean = {
-    val address = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
+    val address = this.address(rowId)
     address != -1L && covered.contains(RowAddress.fragmentId(address).toInt) &&
       fragments.get(RowAddress.fragmentId(address)).exists { f =>
         snapshot.stableRowIds || // the row id index holds live rows only
           !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains(RowAddress.offset(address).toInt)
       }
   }
+
+  /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */
+  def address(rowId: Long): Long = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
 
   /** The `k` best rows for `query`, best first. */
   def search(query: String, k: Int): Seq[TextHit] = {
