@@ -135,4 +135,38 @@ class ScalarIndexBuildSuite extends AnyFunSuite with LocalSpark {
     assert(sql(s"SELECT count(*) FROM $t.indices WHERE name = 'k_bt'").head().getLong(0) == 1)
     assertRight(t)
   }
+
+  test("a BTREE sorted by a shuffle is the BTREE of the driver's merge of sorted runs, byte for byte") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.sib")
+    val t = "lance.sib.paths"
+    sql(s"CREATE TABLE $t (k BIGINT, f DOUBLE, s STRING, m DECIMAL(10, 2), b BOOLEAN) TBLPROPERTIES " +
+      "('max_rows_per_file' = '700', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    sql("""SELECT /*+ COALESCE(1) */ CASE WHEN id % 97 = 0 THEN NULL ELSE (id * 7919) % 1000 END AS k,
+          |CASE WHEN id % 50 = 0 THEN CAST('NaN' AS DOUBLE) WHEN id % 7 = 0 THEN NULL WHEN id % 9 = 0 THEN -0.0
+          |  WHEN id % 10 = 0 THEN 0.0 ELSE (id % 40) / 4.0 - 3 END AS f,
+          |CASE WHEN id % 11 = 0 THEN NULL ELSE concat(CASE WHEN id % 3 = 0 THEN 'é' ELSE 'z' END, CAST(id % 13 AS STRING)) END AS s,
+          |CASE WHEN id % 17 = 0 THEN NULL ELSE CAST((id % 25) * -1.25 AS DECIMAL(10, 2)) END AS m,
+          |CASE WHEN id % 13 = 0 THEN NULL ELSE id % 3 = 0 END AS b
+          |FROM range(0, 2000)""".stripMargin).writeTo(t).append()
+    val dir = warehouse.resolve("sib/paths.lance/_indices")
+    def segmentDirs(): Set[java.nio.file.Path] =
+      if (!java.nio.file.Files.exists(dir)) Set.empty else java.nio.file.Files.list(dir).toArray.map(_.asInstanceOf[java.nio.file.Path]).toSet
+    def build(name: String, column: String, shuffle: Boolean): java.nio.file.Path = {
+      val before = segmentDirs()
+      if (shuffle) spark.conf.set(indexing.ScalarIndexJob.DriverMergeRowsKey, "0")
+      try sql(s"CREATE INDEX $name ON $t USING btree ($column) OPTIONS (zone_size = 64)")
+      finally spark.conf.unset(indexing.ScalarIndexJob.DriverMergeRowsKey)
+      val Seq(added) = (segmentDirs() -- before).toSeq
+      added
+    }
+    for (column <- Seq("k", "f", "s", "m", "b")) {
+      val merged = build(s"${column}_merged", column, shuffle = false)
+      val shuffled = build(s"${column}_shuffled", column, shuffle = true)
+      for (file <- Seq("page_data.lance", "page_lookup.lance"))
+        assert(java.util.Arrays.equals(java.nio.file.Files.readAllBytes(merged.resolve(file)),
+          java.nio.file.Files.readAllBytes(shuffled.resolve(file))), s"$column: $file")
+    }
+    assert(sql(s"SELECT count(*) FROM $t WHERE f = 0.0").head().getLong(0) ==
+      spark.read.option("data_skipping", "false").table(t).where("f = 0.0").count())
+  }
 }

@@ -18,6 +18,17 @@ object ScalarKeyOrdering extends Ordering[Option[ZoneValue]] with Serializable {
       throw new IllegalArgumentException(s"index keys $x and $y are of different kinds"))
   }
 
+  /**
+   * `d`'s bits as a long whose signed order is this order of doubles (Java's `Double.compare`):
+   * negative values' magnitude bits flipped so they count down, -0.0 just below 0.0, and every
+   * NaN made the one canonical (positive) NaN, above +Infinity. Equal for two doubles exactly
+   * when they are one key, so it can key a hash map or a Spark sort.
+   */
+  def doubleKey(d: Double): Long = {
+    val bits = java.lang.Double.doubleToLongBits(d)
+    bits ^ ((bits >> 63) & Long.MaxValue)
+  }
+
   /** Value, then row address: a total order, so a distributed sort is deterministic. */
   val withAddress: Ordering[(Option[ZoneValue], Long)] = Ordering.Tuple2(this, Ordering.Long)
 }
