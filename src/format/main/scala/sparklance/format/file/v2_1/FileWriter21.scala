@@ -1,9 +1,11 @@
 package sparklance.format.file.v2_1
 
 import java.io.OutputStream
+import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.types.pojo.ArrowType
-import sparklance.format.UnsupportedFeatureException
+import org.apache.arrow.vector.types.pojo.{ArrowType, Schema}
+import scala.jdk.CollectionConverters._
+import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.file.{BlobSidecars, ContainerWriter, FixedWidth, PageCutter}
 import sparklance.format.table.{BlobEncoding, LanceField, LanceSchema}
 
@@ -45,6 +47,19 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
    * The vectors are copied, so the caller keeps ownership of them.
    */
   def write(vectors: Seq[FieldVector]): Unit = pages.write(vectors)
+
+  /**
+   * Writes `rows` rows that `fill` sets into fresh vectors of `arrow` (this file's schema as Arrow),
+   * freed after the write: how index files write their small tables.
+   */
+  def writeRows(arrow: Schema, rows: Int, allocator: BufferAllocator)(fill: Seq[FieldVector] => Unit): Unit = {
+    val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
+    try {
+      fill(vectors)
+      vectors.foreach(_.setValueCount(rows))
+      write(vectors)
+    } finally Resources.closeAll(vectors)
+  }
 
   /**
    * Finishes the file and closes `out`. `globalBuffers` follow the file descriptor (global buffer

@@ -3,11 +3,10 @@ package sparklance.format.index.scalar
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
+import org.apache.arrow.vector.{UInt4Vector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
-import sparklance.format.Resources
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
 import sparklance.format.skipping.{BTreeSegment, ZoneValue, ZoneValues}
@@ -40,13 +39,9 @@ final class BTreeIndexFiles(storage: Storage, tablePath: String, val uuid: UUID,
   }
 
   private def flushPage(): Unit = if (page.nonEmpty) {
-    val vectors: Seq[FieldVector] = dataArrow.getFields.asScala.map(_.createVector(allocator)).toSeq
-    try {
-      val Seq(values, ids: UInt8Vector) = vectors
+    data.writeRows(dataArrow, page.size, allocator) { case Seq(values, ids: UInt8Vector) =>
       page.zipWithIndex.foreach { case ((v, a), i) => ZoneValues.set(values, i, v); ids.setSafe(i, a) }
-      vectors.foreach(_.setValueCount(page.size))
-      data.write(vectors)
-    } finally Resources.closeAll(vectors)
+    }
     pages += ((page.head._1, page.last._1, page.count(_._1.isEmpty).toLong))
     page.clear()
   }
@@ -60,17 +55,13 @@ final class BTreeIndexFiles(storage: Storage, tablePath: String, val uuid: UUID,
     val schema = LanceSchema.fromArrow(arrow).copy(metadata =
       Map("batch_size" -> zoneSize.toString, "range_partitioned" -> "false").map { case (k, v) => k -> v.getBytes(UTF_8) })
     val lookup = new FileWriter21(storage.create(Storage.join(dir, BTreeSegment.LookupFile)), schema, minor = 2)
-    val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
-    val lookupSize = try {
-      val Seq(min, max, nulls: UInt4Vector, index: UInt4Vector) = vectors
+    lookup.writeRows(arrow, pages.size, allocator) { case Seq(min, max, nulls: UInt4Vector, index: UInt4Vector) =>
       pages.zipWithIndex.foreach { case ((first, lastValue, nullCount), i) =>
         ZoneValues.set(min, i, first); ZoneValues.set(max, i, lastValue)
         nulls.setSafe(i, Math.toIntExact(nullCount)); index.setSafe(i, i)
       }
-      vectors.foreach(_.setValueCount(pages.size))
-      lookup.write(vectors)
-      lookup.finish().sizeBytes
-    } finally Resources.closeAll(vectors)
+    }
+    val lookupSize = lookup.finish().sizeBytes
     Seq(BTreeSegment.LookupFile -> lookupSize, BTreeSegment.DataFile -> dataSize)
   }
 }

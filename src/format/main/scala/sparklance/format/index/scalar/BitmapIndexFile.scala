@@ -3,10 +3,9 @@ package sparklance.format.index.scalar
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{FieldVector, VarBinaryVector}
+import org.apache.arrow.vector.VarBinaryVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import scala.jdk.CollectionConverters._
-import sparklance.format.Resources
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
 import sparklance.format.skipping.{BitmapSegment, ZoneValue, ZoneValues}
@@ -34,13 +33,9 @@ object BitmapIndexFile {
     storage.mkdirs(dir)
     val writer = new FileWriter21(storage.create(Storage.join(dir, BitmapSegment.LookupFile)), schema, minor = 2)
     entries.grouped(RowsPerWrite).foreach { chunk =>
-      val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
-      try {
-        val Seq(keys, bitmaps: VarBinaryVector) = vectors
+      writer.writeRows(arrow, chunk.size, allocator) { case Seq(keys, bitmaps: VarBinaryVector) =>
         chunk.zipWithIndex.foreach { case ((key, bitmap), i) => ZoneValues.set(keys, i, key); bitmaps.setSafe(i, bitmap) }
-        vectors.foreach(_.setValueCount(chunk.size))
-        writer.write(vectors)
-      } finally Resources.closeAll(vectors)
+      }
     }
     writer.finish(listNulls.toSeq).sizeBytes
   }
