@@ -60,6 +60,13 @@ object ColumnFilter {
   final case class IsNotNull(fieldId: Int) extends ColumnFilter
   /** A string or binary column starting with `prefix`. */
   final case class StartsWith(fieldId: Int, prefix: Array[Byte]) extends ColumnFilter
+  /**
+   * A string column holding at least one of the tokens `analyzer` makes of `query` (Lance's plain
+   * match query, as `lance_match` asks it); an INVERTED index of that analyzer names its rows.
+   * `index` is the index the query was bound to, for messages; None for the default analyzer.
+   */
+  final case class TextMatch(fieldId: Int, query: String, analyzer: sparklance.format.index.text.TextAnalyzer,
+      index: Option[String]) extends ColumnFilter
   final case class And(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
   final case class Or(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
   final case class Not(child: ColumnFilter) extends ColumnFilter
@@ -90,7 +97,7 @@ object ColumnFilter {
     case And(l, r) => Or(negated(l), negated(r))
     case Or(l, r) => And(negated(l), negated(r))
     case Not(c) => negationFree(c)
-    case In(_, _) | StartsWith(_, _) | Keep => Keep
+    case In(_, _) | StartsWith(_, _) | TextMatch(_, _, _, _) | Keep => Keep
   }
 
   /**
@@ -127,6 +134,7 @@ object ColumnFilter {
     case IsNull(id) => Some(id)
     case IsNotNull(id) => Some(id)
     case StartsWith(id, _) => Some(id)
+    case TextMatch(id, _, _, _) => Some(id)
     case _ => None
   }
 
