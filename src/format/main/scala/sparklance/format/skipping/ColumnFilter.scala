@@ -101,6 +101,29 @@ object ColumnFilter {
   }
 
   /**
+   * The filter without the IS NOT NULL tests that another test of the same AND already implies: a
+   * comparison, IN or prefix test is never true on a null. Spark adds `isnotnull(k)` beside every
+   * `k = v` it pushes, and an index that names rows answers IS NOT NULL only by reading every
+   * value: a BTREE point lookup read all its pages for it.
+   */
+  def withoutImpliedNotNull(filter: ColumnFilter): ColumnFilter = filter match {
+    case and: And =>
+      val parts = conjuncts(and)
+      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith) => fieldId(c) }.flatten.toSet
+      parts.filter {
+        case IsNotNull(id) => !valueTested(id)
+        case _ => true
+      }.map(withoutImpliedNotNull).reduce(And(_, _))
+    case Or(l, r) => Or(withoutImpliedNotNull(l), withoutImpliedNotNull(r))
+    case other => other
+  }
+
+  private def conjuncts(filter: ColumnFilter): Seq[ColumnFilter] = filter match {
+    case And(l, r) => conjuncts(l) ++ conjuncts(r)
+    case other => Seq(other)
+  }
+
+  /**
    * Whether a row whose column holds `value` (None: null) passes `leaf`, a filter on one column
    * without NOT ([[negationFree]]); values that do not compare are kept.
    */

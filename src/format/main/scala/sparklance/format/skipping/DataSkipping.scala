@@ -171,7 +171,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
    * rows (empty when none can); fragments absent from the result are read whole.
    */
   def candidates(filter: ColumnFilter): Map[Long, RoaringBitmap] = {
-    val plain = negationFree(filter)
+    val plain = withoutImpliedNotNull(negationFree(filter))
     val byField = ColumnFilter.fieldIds(plain).toSeq.map(id => id -> indicesOf(id)).filter(_._2.nonEmpty).toMap
     if (byField.isEmpty) Map.empty
     else physicalRows.keys.flatMap(id => rows(plain, id, byField).map(id -> _)).toMap
