@@ -102,14 +102,14 @@ object ColumnFilter {
 
   /**
    * The filter without the IS NOT NULL tests that another test of the same AND already implies: a
-   * comparison, IN or prefix test is never true on a null. Spark adds `isnotnull(k)` beside every
+   * comparison, IN, prefix test or text match is never true on a null. Spark adds `isnotnull(k)` beside every
    * `k = v` it pushes, and an index that names rows answers IS NOT NULL only by reading every
    * value: a BTREE point lookup read all its pages for it.
    */
   def withoutImpliedNotNull(filter: ColumnFilter): ColumnFilter = filter match {
     case and: And =>
       val parts = conjuncts(and)
-      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith) => fieldId(c) }.flatten.toSet
+      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith | _: TextMatch) => fieldId(c) }.flatten.toSet
       parts.filter {
         case IsNotNull(id) => !valueTested(id)
         case _ => true
