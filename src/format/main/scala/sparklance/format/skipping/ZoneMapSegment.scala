@@ -4,11 +4,10 @@ import com.google.protobuf.{ByteString, CodedOutputStream}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{FieldVector, UInt4Vector, UInt8Vector}
+import org.apache.arrow.vector.{UInt4Vector, UInt8Vector}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
-import sparklance.format.Resources
 import sparklance.format.commit.{CommitFailure, CommitRecord, CommitResult, CommitRetries, Committer, Operation}
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.index.{IndexEntry, Indices}
@@ -80,8 +79,10 @@ object ZoneMapSegment {
       field("nan_count", u32, false), field("fragment_id", u64, false), field("zone_start", u64, false),
       field("zone_length", u64, false)).asJava)
     val schema = LanceSchema.fromArrow(arrow).copy(metadata = Map("rows_per_zone" -> rowsPerZone.toString.getBytes(UTF_8)))
-    val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
-    try {
+    val dir = Storage.join(tablePath, s"_indices/$uuid")
+    storage.mkdirs(dir)
+    val writer = new FileWriter21(storage.create(Storage.join(dir, FileName)), schema, minor = 2)
+    writer.writeRows(arrow, zones.size, allocator) { vectors =>
       val Seq(min, max, nulls: UInt4Vector, nans: UInt4Vector, fragment: UInt8Vector, start: UInt8Vector, length: UInt8Vector) = vectors
       zones.zipWithIndex.foreach { case (z, i) =>
         ZoneValues.set(min, i, z.min)
@@ -92,13 +93,8 @@ object ZoneMapSegment {
         start.setSafe(i, z.start)
         length.setSafe(i, z.length)
       }
-      vectors.foreach(_.setValueCount(zones.size))
-      val dir = Storage.join(tablePath, s"_indices/$uuid")
-      storage.mkdirs(dir)
-      val writer = new FileWriter21(storage.create(Storage.join(dir, FileName)), schema, minor = 2)
-      writer.write(vectors)
-      writer.finish().sizeBytes
-    } finally Resources.closeAll(vectors)
+    }
+    writer.finish().sizeBytes
   }
 
   /**

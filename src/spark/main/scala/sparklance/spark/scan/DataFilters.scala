@@ -1,6 +1,6 @@
 package sparklance.spark.scan
 
-import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.{Literal, NamedReference, UserDefinedScalarFunc}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -12,8 +12,9 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * Spark's pushed predicates as the [[ColumnFilter]]s data skipping judges zones by: comparisons
  * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH, and
  * AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
- * point, string (binary collation), binary, boolean and decimal types. Spark still evaluates every
- * predicate on the rows read.
+ * point, string (binary collation), binary, boolean and decimal types; and `lance_match` calls on
+ * a string column ([[sparklance.spark.search.TextMatchFunction]]), which its INVERTED index answers.
+ * Spark still evaluates every predicate on the rows read.
  */
 object DataFilters {
   /**
@@ -34,6 +35,17 @@ object DataFilters {
         for (a <- l; b <- r) yield ColumnFilter.Or(a, b)
       // A negation is as wide as its operand is exact: NOT of a wider filter would keep fewer rows.
       case "NOT" => translate(children.head.asInstanceOf[Predicate], schema, exact = true).map(ColumnFilter.Not)
+      // A boolean expression Spark hands over as it is: a lance_match call with a constant query.
+      case "BOOLEAN_EXPRESSION" => children.head match {
+        case f: UserDefinedScalarFunc => sparklance.spark.search.TextMatchFunction.binding(f).flatMap { b =>
+          (column(f.children()(0), schema), f.children()(1)) match {
+            case (Some(field), l: Literal[_]) if l.value() != null =>
+              Some(ColumnFilter.TextMatch(field.id, l.value().toString, b.analyzer, b.index))
+            case _ => None
+          }
+        }
+        case _ => None
+      }
       case "IS_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNull(f.id))
       case "IS_NOT_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNotNull(f.id))
       case "STARTS_WITH" => (column(children.head, schema), children(1)) match {

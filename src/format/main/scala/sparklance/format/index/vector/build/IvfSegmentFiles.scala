@@ -5,12 +5,11 @@ import com.google.protobuf.ByteString
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.arrow.vector.{FieldVector, Float4Vector, UInt1Vector, UInt8Vector}
+import org.apache.arrow.vector.{Float4Vector, UInt1Vector, UInt8Vector}
 import org.apache.arrow.vector.complex.FixedSizeListVector
 import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import scala.jdk.CollectionConverters._
-import sparklance.format.Resources
 import sparklance.format.file.v2_1.FileWriter21
 import sparklance.format.io.Storage
 import sparklance.format.proto.VectorIndexProtos.{IVF, Tensor}
@@ -66,13 +65,9 @@ object IvfSegmentFiles {
       "lance:flat" -> Seq.fill(k)("\"\"").mkString("[", ",", "]")))
     val model1 = ivf(Seq.fill(k)(0L), Seq.fill(k)(0)).setCentroidsTensor(tensor(Seq(k, model.dim), model.centroids))
       .setLoss(model.loss).build()
-    val marker = arrow.getFields.get(0).createVector(allocator)
-    try {
-      marker.setValueCount(0)
-      val writer = new FileWriter21(storage.create(path), schema, minor = 2)
-      writer.write(Seq(marker))
-      writer.finish(Seq(model1.toByteArray)).sizeBytes
-    } finally marker.close()
+    val writer = new FileWriter21(storage.create(path), schema, minor = 2)
+    writer.writeRows(arrow, 0, allocator)(_ => ())
+    writer.finish(Seq(model1.toByteArray)).sizeBytes
   }
 
   private def writeAuxiliary(storage: Storage, path: String, model: VectorModel, rows: PartitionedRows, allocator: BufferAllocator): Long = {
@@ -129,8 +124,7 @@ object IvfSegmentFiles {
 
   private def writeChunk(writer: FileWriter21, arrow: Schema, allocator: BufferAllocator, ids: Array[Long], payload: Array[Byte],
       from: Int, n: Int, model: VectorModel, width: Int): Unit = {
-    val vectors: Seq[FieldVector] = arrow.getFields.asScala.map(_.createVector(allocator)).toSeq
-    try {
+    writer.writeRows(arrow, n, allocator) { vectors =>
       val rowIds = vectors.head.asInstanceOf[UInt8Vector]
       val list = vectors(1).asInstanceOf[FixedSizeListVector]
       rowIds.allocateNew(n)
@@ -149,9 +143,6 @@ object IvfSegmentFiles {
         values.setValueCount(n * width)
       }
       (0 until n).foreach(list.setNotNull)
-      rowIds.setValueCount(n)
-      list.setValueCount(n)
-      writer.write(vectors)
-    } finally Resources.closeAll(vectors)
+    }
   }
 }
