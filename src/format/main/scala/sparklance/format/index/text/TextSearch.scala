@@ -171,24 +171,15 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
 }
 
 object TextSearch {
-  val K1 = 1.2f
-  val B = 0.75f
-
   /** Corpus statistics of one scoring: documents, their tokens, documents holding each query token. */
   private final case class Stats(numDocs: Long, totalTokens: Long, docsWith: Map[String, Long]) {
-    private val avgdl = totalTokens.toFloat / numDocs.toFloat
+    private val avgdl = Bm25.avgdl(totalTokens, numDocs)
 
-    /** ln((N - n + 0.5) / (n + 0.5) + 1), None for a token no document holds. */
-    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map { n =>
-      Math.log((numDocs - n + 0.5) / (n + 0.5) + 1).toFloat
-    }
+    /** The token's idf, None for a token no document holds. */
+    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map(Bm25.idf(numDocs, _))
 
-    /** The BM25 weight of a frequency in a document of `length` tokens, in f32 as Lance computes it. */
-    def weight(freq: Int, length: Int): Float = {
-      val f = freq.toFloat
-      val norm = K1 * (1f - B + B * length.toFloat / avgdl)
-      (K1 + 1f) * f / (f + norm)
-    }
+    /** The BM25 weight of a frequency in a document of `length` tokens. */
+    def weight(freq: Int, length: Int): Float = Bm25.weight(freq, length, avgdl)
   }
 
   private def string(v: org.apache.arrow.vector.FieldVector, i: Int, column: String): String = v match {
