@@ -18,6 +18,7 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]);
  * and the table function `text_search` searches a column's INVERTED index ([[search.TextSearchFunction]]), and
  * `hybrid_search` fuses the two searches by reciprocal rank fusion ([[search.HybridSearchFunction]]);
+ * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -34,6 +35,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
+    extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)

@@ -4,14 +4,14 @@ import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import sparklance.format.skipping.{ColumnFilter, ZoneValue}
+import sparklance.format.skipping.{ColumnFilter, ZoneValue, ZoneValues}
 import sparklance.format.skipping.ColumnFilter.CompareOp
 import sparklance.format.table.{LanceField, LanceSchema}
 
 /**
  * Spark's pushed predicates as the [[ColumnFilter]]s data skipping judges zones by: comparisons
- * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH, and
- * AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
+ * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH,
+ * `array_contains` of a list column and a literal ([[ArrayContainsHint]]), and AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
  * point, string (binary collation), binary, boolean and decimal types. Spark still evaluates every
  * predicate on the rows read.
  */
@@ -47,6 +47,11 @@ object DataFilters {
           case _ => None
         }
         if (values.forall(_.isDefined)) Some(ColumnFilter.In(f.id, values.flatten.flatten)) else None
+      }
+      case "BOOLEAN_EXPRESSION" => p match {
+        case ArrayContainsHint(c, l) => for (f <- field(c, schema) if ZoneValues.listElement(f).isDefined; v <- value(l))
+          yield ColumnFilter.ListContains(f.id, v)
+        case _ => None
       }
       case op @ ("=" | "<=>" | "<>" | "<" | "<=" | ">" | ">=") => children match {
         case Seq(c, l: Literal[_]) => comparison(op, c, l, schema)
@@ -84,13 +89,16 @@ object DataFilters {
     }
   }
 
+  /** The table field of comparable values a column reference names. */
+  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] =
+    // Spark compares a JSON column's text and a dictionary column's values, which its index does not hold.
+    field(e, schema).filter(ZoneValues.supports)
+
   /** The table field a column reference names, through structs for nested columns. */
-  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] = e match {
+  private def field(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] = e match {
     case r: NamedReference =>
       val path = r.fieldNames().toSeq
       path.tail.foldLeft(schema.field(path.head)) { (parent, name) => parent.flatMap(_.children.find(_.name == name)) }
-        // Spark compares a JSON column's text and a dictionary column's values, which its index does not hold.
-        .filter(sparklance.format.skipping.ZoneValues.supports)
     case _ => None
   }
 
