@@ -94,9 +94,9 @@ def _plan_leaves(node):
 
 def scan_metrics(df):
     """Runs `df`; returns its rows and its Lance scans' UI metrics summed by name
-    (`dataBytesRead`, `splitsRead`)."""
+    (`dataBytesRead`, `splitsRead`; `numOutputRows`: the rows the scans produced, before Spark's filters)."""
     rows = df.collect()
-    sums = {"dataBytesRead": 0, "splitsRead": 0}
+    sums = {"dataBytesRead": 0, "splitsRead": 0, "numOutputRows": 0}
     for leaf in _plan_leaves(df._jdf.queryExecution().executedPlan()):
         for name in sums:
             metric = leaf.metrics().get(name)

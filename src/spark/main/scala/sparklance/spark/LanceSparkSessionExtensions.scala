@@ -17,7 +17,9 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * APPROX NEAREST join probes the index for each query row, and an EXACT NEAREST join (or an APPROX one
  * without an index) searches the table's vectors for blocks of query rows ([[search.NearestJoinRule]]);
  * and the table function `text_search` searches a column's INVERTED index ([[search.TextSearchFunction]]), and
- * `hybrid_search` fuses the two searches by reciprocal rank fusion ([[search.HybridSearchFunction]]);
+ * `hybrid_search` fuses the two searches by reciprocal rank fusion ([[search.HybridSearchFunction]]), and
+ * `lance_match(column, query)` tests text for a query's tokens, bound to the column's INVERTED index
+ * ([[search.TextMatchFunction]], [[search.TextMatchIndexRule]]);
  * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
@@ -35,10 +37,12 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(new TargetKeyPruning(_))
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
+    extensions.injectOptimizerRule(_ => search.TextMatchIndexRule)
     extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
     search.HybridSearchFunction.register(extensions)
+    search.TextMatchFunction.register(extensions)
   }
 }

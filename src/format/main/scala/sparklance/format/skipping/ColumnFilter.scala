@@ -65,6 +65,13 @@ object ColumnFilter {
   final case class ListContains(fieldId: Int, value: ZoneValue) extends ColumnFilter
   /** A string or binary column starting with `prefix`. */
   final case class StartsWith(fieldId: Int, prefix: Array[Byte]) extends ColumnFilter
+  /**
+   * A string column holding at least one of the tokens `analyzer` makes of `query` (Lance's plain
+   * match query, as `lance_match` asks it); an INVERTED index of that analyzer names its rows.
+   * `index` is the index the query was bound to, for messages; None for the default analyzer.
+   */
+  final case class TextMatch(fieldId: Int, query: String, analyzer: sparklance.format.index.text.TextAnalyzer,
+      index: Option[String]) extends ColumnFilter
   final case class And(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
   final case class Or(left: ColumnFilter, right: ColumnFilter) extends ColumnFilter
   final case class Not(child: ColumnFilter) extends ColumnFilter
@@ -95,19 +102,19 @@ object ColumnFilter {
     case And(l, r) => Or(negated(l), negated(r))
     case Or(l, r) => And(negated(l), negated(r))
     case Not(c) => negationFree(c)
-    case In(_, _) | StartsWith(_, _) | ListContains(_, _) | Keep => Keep
+    case In(_, _) | StartsWith(_, _) | ListContains(_, _) | TextMatch(_, _, _, _) | Keep => Keep
   }
 
   /**
    * The filter without the IS NOT NULL tests that another test of the same AND already implies: a
-   * comparison, IN or prefix test is never true on a null. Spark adds `isnotnull(k)` beside every
+   * comparison, IN, prefix test or text match is never true on a null. Spark adds `isnotnull(k)` beside every
    * `k = v` it pushes, and an index that names rows answers IS NOT NULL only by reading every
    * value: a BTREE point lookup read all its pages for it.
    */
   def withoutImpliedNotNull(filter: ColumnFilter): ColumnFilter = filter match {
     case and: And =>
       val parts = conjuncts(and)
-      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith | _: ListContains) => fieldId(c) }.flatten.toSet
+      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith | _: ListContains | _: TextMatch) => fieldId(c) }.flatten.toSet
       parts.filter {
         case IsNotNull(id) => !valueTested(id)
         case _ => true
@@ -159,6 +166,7 @@ object ColumnFilter {
     case IsNotNull(id) => Some(id)
     case StartsWith(id, _) => Some(id)
     case ListContains(id, _) => Some(id)
+    case TextMatch(id, _, _, _) => Some(id)
     case _ => None
   }
 

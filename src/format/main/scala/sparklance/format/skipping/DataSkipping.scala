@@ -7,6 +7,7 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import sparklance.format.index.{FragmentReuse, Indices}
 import sparklance.format.index.scalar.ScalarIndexType
+import sparklance.format.index.text.TextIndexSegment
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.skipping.ColumnFilter._
@@ -14,9 +15,10 @@ import sparklance.format.table.{BasePaths, LanceField, LanceSchema}
 
 /**
  * Which rows of a snapshot's fragments a filter may keep, by the table's ZONEMAP, BTREE and
- * BITMAP indices (LANCE-SCALAR-INDICES.md §2-§4, §6): a fragment an index covers is read only on
- * the spans of the zones the filter cannot rule out (zone map) or at the rows whose values match
- * (BTREE, BITMAP); a fragment no index covers is read whole.
+ * BITMAP indices (LANCE-SCALAR-INDICES.md §2-§4, §6) and, for a text match, its INVERTED index
+ * (docs/format-inverted-index.md): a fragment an index covers is read only on the spans of the
+ * zones the filter cannot rule out (zone map) or at the rows whose values match (BTREE, BITMAP,
+ * INVERTED); a fragment no index covers is read whole.
  *
  * An index is used only for fragments that both exist and are in its fragment bitmap: what a
  * segment still holds of fragments since rewritten, or covered by another segment, is ignored.
@@ -47,6 +49,8 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   /** What one index tells of the rows of the fragments it covers that a filter on its column keeps. */
   private trait FieldIndex {
     def covers(fragment: Long): Boolean
+    /** Whether it judges `leaf`: a text match only by an INVERTED index, which judges nothing else. */
+    def answers(leaf: ColumnFilter): Boolean = !leaf.isInstanceOf[TextMatch]
     /** The offsets of `fragment` (covered) that may hold a row `leaf` keeps. */
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap
   }
@@ -94,6 +98,40 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   }
 
   /**
+   * Reads the posting lists of the query's tokens: the rows holding one, where the segment's
+   * analyzer is the match's; a segment of another analyzer rules nothing out. Deleted rows are
+   * left to the reader.
+   */
+  private final class InvertedIndex(segments: Seq[(Set[Long], IndexMetadata)]) extends RowsIndex(segments.map(_._1)) {
+    override def answers(leaf: ColumnFilter): Boolean = leaf.isInstanceOf[TextMatch]
+    protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = leaf match {
+      case TextMatch(_, query, analyzer, _) =>
+        val found = mutable.Map.empty[Long, RoaringBitmap]
+        segments.foreach { case (coverage, entry) =>
+          scala.util.Using.resource(TextIndexSegment.open(storage, files, files.tablePath, entry, allocator)) { segment =>
+            if (segment.analyzer != analyzer)
+              coverage.foreach(id => found.getOrElseUpdate(id, new RoaringBitmap()).add(0L, physicalRows(id)))
+            else {
+              coverage.foreach(id => found.getOrElseUpdate(id, new RoaringBitmap()))
+              val tokens = analyzer.tokens(query).distinct
+              for (partition <- segment.partitions; token <- tokens; id <- partition.tokens.get(token)) {
+                val docs = partition.postings(id, allocator).docs
+                var i = 0
+                while (i < docs.length) {
+                  val address = partition.rowIds(docs(i))
+                  if (coverage(address >>> 32)) found(address >>> 32).add(address.toInt)
+                  i += 1
+                }
+              }
+            }
+          }
+        }
+        found.toMap
+      case _ => Map.empty
+    }
+  }
+
+  /**
    * The indices of a kind on the field, one a name, each as its segments with the existing
    * fragments they cover.
    */
@@ -123,7 +161,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       .filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
   }
 
-  /** The zone maps, BTREE and BITMAP indices of a column of comparable values. */
+  /** The zone maps, BTREE, BITMAP and INVERTED indices of a column of comparable values. */
   private def valueIndicesOf(field: LanceField): Seq[FieldIndex] = {
     val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map { segments =>
       load("zonemap", segments, field.arrowType)(ZoneMapSegment.read(storage, files, _, field.arrowType, allocator)).flatMap {
@@ -136,9 +174,11 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       .map(load("btree", _, field.arrowType)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
     val bitmaps = indicesOn(field.id, usable(BitmapSegment.isBitmap))
       .map(load("bitmap", _, field.arrowType)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
+    val inverted = indicesOn(field.id, usable(DataSkipping.isInverted))
     zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
       btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
-      bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
+      bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex) ++
+      inverted.map(i => new InvertedIndex(i): FieldIndex)
   }
 
   /**
@@ -164,7 +204,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       case IsNotNull(field) if belowNullable(field) => None
       case leaf =>
         // Every index covering the fragment bounds the rows; together, by their intersection.
-        ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(_.covers(id))
+        ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(i => i.covers(id) && i.answers(leaf))
           .map(_.candidates(leaf, id)).reduceOption(RoaringBitmap.and)
     }
 }
@@ -172,20 +212,27 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
 object DataSkipping {
   /**
    * Whether scans skip rows by this index: a zone map; a BTREE, but not one of index version 0 on
-   * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP or a
-   * LABEL_LIST on a table without stable row ids (with them they hold row ids).
+   * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP, a
+   * LABEL_LIST or an INVERTED index on a table without stable row ids (with them they hold row ids).
    */
   def uses(index: IndexMetadata, stableRowIds: Boolean): Boolean =
     ZoneMapSegment.isZoneMap(index) ||
       (BTreeSegment.isBTree(index) && !(stableRowIds && index.getIndexVersion == 0)) ||
-      ((BitmapSegment.isBitmap(index) || isLabelList(index)) && !stableRowIds)
+      ((BitmapSegment.isBitmap(index) || isLabelList(index) || isInverted(index)) && !stableRowIds)
 
   /** A LABEL_LIST index: BITMAP's file, keyed by the elements of a list column. */
   def isLabelList(index: IndexMetadata): Boolean = ScalarIndexType.of(index).contains(ScalarIndexType.LabelList)
 
-  /** The fields scans of a table with these indices can skip rows by. */
+  /** A segment of a full-text (INVERTED) index. */
+  def isInverted(index: IndexMetadata): Boolean = Indices.typeName(index) == "Inverted"
+
+  /**
+   * The fields scans of a table with these indices can skip rows by for comparisons (an INVERTED
+   * index answers text matches only, a LABEL_LIST `array_contains`).
+   */
   def indexedFields(indices: Seq[IndexMetadata], stableRowIds: Boolean): Set[Int] =
-    indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds)).map(_.getFields(0).intValue).toSet
+    indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds) && !isInverted(i) && !isLabelList(i))
+      .map(_.getFields(0).intValue).toSet
 
   private val cacheSize = 256
   // Index files never change once written: what a segment's lookup files hold is read once per process.

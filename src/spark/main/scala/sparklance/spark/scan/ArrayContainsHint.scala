@@ -40,6 +40,8 @@ object ArrayContainsHint {
   }
 
   /** Whether `p` holds a hint: the copy of a conjunct [[ArrayContainsSkippingRule]] added, which the scan takes whole. */
+  def isHint(p: Predicate): Boolean = unapply(p).isDefined
+
   def within(p: Predicate): Boolean = unapply(p).isDefined || (p.name() match {
     case "AND" | "OR" => p.children().exists { case c: Predicate => within(c); case _ => false }
     case _ => false

@@ -1,6 +1,6 @@
 package sparklance.spark.scan
 
-import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.{Literal, NamedReference, UserDefinedScalarFunc}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -10,10 +10,12 @@ import sparklance.format.table.{LanceField, LanceSchema}
 
 /**
  * Spark's pushed predicates as the [[ColumnFilter]]s data skipping judges zones by: comparisons
- * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH,
- * `array_contains` of a list column and a literal ([[ArrayContainsHint]]), and AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
- * point, string (binary collation), binary, boolean and decimal types. Spark still evaluates every
- * predicate on the rows read.
+ * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH, and
+ * AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
+ * point, string (binary collation), binary, boolean and decimal types; `lance_match` calls on a
+ * string column ([[sparklance.spark.search.TextMatchFunction]]), which its INVERTED index answers;
+ * and `array_contains` of a list column and a literal ([[ArrayContainsHint]]), which its LABEL_LIST
+ * index answers. Spark still evaluates every predicate on the rows read (a hint stands for one).
  */
 object DataFilters {
   /**
@@ -34,6 +36,21 @@ object DataFilters {
         for (a <- l; b <- r) yield ColumnFilter.Or(a, b)
       // A negation is as wide as its operand is exact: NOT of a wider filter would keep fewer rows.
       case "NOT" => translate(children.head.asInstanceOf[Predicate], schema, exact = true).map(ColumnFilter.Not)
+      // A boolean expression Spark hands over as it is: a lance_match call with a constant query, or
+      // an array_contains hint.
+      case "BOOLEAN_EXPRESSION" => children.head match {
+        case _ if ArrayContainsHint.isHint(p) => ArrayContainsHint.unapply(p).flatMap { case (c, l) =>
+          for (f <- field(c, schema) if ZoneValues.listElement(f).isDefined; v <- value(l)) yield ColumnFilter.ListContains(f.id, v)
+        }
+        case f: UserDefinedScalarFunc => sparklance.spark.search.TextMatchFunction.binding(f).flatMap { b =>
+          (column(f.children()(0), schema), f.children()(1)) match {
+            case (Some(field), l: Literal[_]) if l.value() != null =>
+              Some(ColumnFilter.TextMatch(field.id, l.value().toString, b.analyzer, b.index))
+            case _ => None
+          }
+        }
+        case _ => None
+      }
       case "IS_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNull(f.id))
       case "IS_NOT_NULL" => column(children.head, schema).map(f => ColumnFilter.IsNotNull(f.id))
       case "STARTS_WITH" => (column(children.head, schema), children(1)) match {
@@ -47,11 +64,6 @@ object DataFilters {
           case _ => None
         }
         if (values.forall(_.isDefined)) Some(ColumnFilter.In(f.id, values.flatten.flatten)) else None
-      }
-      case "BOOLEAN_EXPRESSION" => p match {
-        case ArrayContainsHint(c, l) => for (f <- field(c, schema) if ZoneValues.listElement(f).isDefined; v <- value(l))
-          yield ColumnFilter.ListContains(f.id, v)
-        case _ => None
       }
       case op @ ("=" | "<=>" | "<>" | "<" | "<=" | ">" | ">=") => children match {
         case Seq(c, l: Literal[_]) => comparison(op, c, l, schema)

@@ -76,7 +76,22 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def readSchema(): StructType = required
   override def toBatch: Batch = this
   override def description(): String =
-    s"LanceScan ${table.tableName} v${snapshot.version} [${required.fieldNames.mkString(", ")}]"
+    s"LanceScan ${table.tableName} v${snapshot.version} [${required.fieldNames.mkString(", ")}]" + textMatches
+
+  /** The text matches the scan reads through an INVERTED index, for EXPLAIN. */
+  private def textMatches: String = {
+    def leaves(f: ColumnFilter): Seq[ColumnFilter.TextMatch] = f match {
+      case ColumnFilter.And(l, r) => leaves(l) ++ leaves(r)
+      case ColumnFilter.Or(l, r) => leaves(l) ++ leaves(r)
+      case ColumnFilter.Not(c) => leaves(c)
+      case m: ColumnFilter.TextMatch => Seq(m)
+      case _ => Nil
+    }
+    dataFilter.toSeq.flatMap(leaves).collect { case ColumnFilter.TextMatch(id, query, _, Some(index)) =>
+      val column = snapshot.schema.allFields.find(_.id == id).map(_.name).getOrElse(id.toString)
+      s" lance_match($column, '$query') by INVERTED index $index"
+    }.distinct.mkString
+  }
 
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 

@@ -10,7 +10,7 @@ import sparklance.format.index.Indices
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.skipping.IndexFile
-import sparklance.format.table.Snapshot
+import sparklance.format.table.{BasePaths, Snapshot}
 
 /** One partition of a segment: its token map, documents (row id, token count) and the open posting file. */
 final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[Long], val numTokens: Array[Int],
@@ -54,39 +54,55 @@ object TextIndexSegment {
   private val Expected = Map("format_version" -> "2", "token_set_format" -> "fst", "posting_block_size" -> "128",
     "posting_tail_codec" -> "varint_delta_v1")
 
-  def open(storage: Storage, snapshot: Snapshot, entry: IndexMetadata, allocator: BufferAllocator): TextIndexSegment = {
-    val what = s"${Indices.describe(entry)} (${Indices.directory(entry)}) of ${snapshot.tablePath}"
-    val (analyzer, partitionIds) = {
-      val md = IndexFile.open(storage, snapshot.files, entry, "metadata.lance")
-      try {
-        val meta = md.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
-        Expected.foreach { case (key, want) =>
-          val got = meta.getOrElse(key, "(absent)")
-          if (got != want) throw new UnsupportedFeatureException(s"INVERTED index $what: $key = $got is not supported (sparklance reads $want)")
-        }
-        val deleted = md.all(Seq("deleted_fragments"), allocator) { vs =>
-          val v = vs.head.asInstanceOf[VarBinaryVector]
-          (0 until v.getValueCount).map(i => v.getObject(i))
-        }
-        if (deleted.exists(b => b != null && sparklance.format.deletion.PortableBitmaps.fromBytes(b).getCardinality > 0))
-          throw new UnsupportedFeatureException(s"INVERTED index $what: deleted_fragments is not empty, which sparklance does not read")
-        val ids = meta.get("partitions").map { p =>
-          try new com.fasterxml.jackson.databind.ObjectMapper().readTree(p).elements().asScala.map(_.asInt).toSeq
-          catch { case _: Exception => throw new CorruptFileException(md.path, s"partitions is not a JSON list: $p") }
-        }.getOrElse(throw new CorruptFileException(md.path, "no partitions in the schema metadata"))
-        (TextAnalyzer.parse(meta.getOrElse("params", "{}"), what), ids)
-      } finally md.close()
-    }
+  def open(storage: Storage, snapshot: Snapshot, entry: IndexMetadata, allocator: BufferAllocator): TextIndexSegment =
+    open(storage, snapshot.files, snapshot.tablePath, entry, allocator)
+
+  /** The segment `entry` of the table at `tablePath`, whose files `files` locates. */
+  def open(storage: Storage, files: BasePaths, tablePath: String, entry: IndexMetadata, allocator: BufferAllocator): TextIndexSegment = {
+    val what = describe(entry, tablePath)
+    val (params, partitionIds) = header(storage, files, what, entry, allocator)
+    val analyzer = TextAnalyzer.parse(params, what)
     val opened = scala.collection.mutable.ArrayBuffer.empty[TextPartition]
     Resources.closeOnFailure(opened) {
-      partitionIds.foreach(p => opened += partition(storage, snapshot, entry, p, allocator))
+      partitionIds.foreach(p => opened += partition(storage, files, entry, p, allocator))
     }
     new TextIndexSegment(entry, analyzer, opened.toSeq)
   }
 
-  private def partition(storage: Storage, snapshot: Snapshot, entry: IndexMetadata, p: Int, allocator: BufferAllocator): TextPartition = {
+  /** The analyzer `params` JSON of segment `entry` (`{}` when it has none), read from its metadata file alone. */
+  def params(storage: Storage, files: BasePaths, tablePath: String, entry: IndexMetadata, allocator: BufferAllocator): String =
+    header(storage, files, describe(entry, tablePath), entry, allocator)._1
+
+  private def describe(entry: IndexMetadata, tablePath: String): String =
+    s"${Indices.describe(entry)} (${Indices.directory(entry)}) of $tablePath"
+
+  /** The analyzer params and partition ids of a segment, its layout checked. */
+  private def header(storage: Storage, files: BasePaths, what: String, entry: IndexMetadata,
+      allocator: BufferAllocator): (String, Seq[Int]) = {
+    val md = IndexFile.open(storage, files, entry, "metadata.lance")
+    try {
+      val meta = md.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
+      Expected.foreach { case (key, want) =>
+        val got = meta.getOrElse(key, "(absent)")
+        if (got != want) throw new UnsupportedFeatureException(s"INVERTED index $what: $key = $got is not supported (sparklance reads $want)")
+      }
+      val deleted = md.all(Seq("deleted_fragments"), allocator) { vs =>
+        val v = vs.head.asInstanceOf[VarBinaryVector]
+        (0 until v.getValueCount).map(i => v.getObject(i))
+      }
+      if (deleted.exists(b => b != null && sparklance.format.deletion.PortableBitmaps.fromBytes(b).getCardinality > 0))
+        throw new UnsupportedFeatureException(s"INVERTED index $what: deleted_fragments is not empty, which sparklance does not read")
+      val ids = meta.get("partitions").map { p =>
+        try new com.fasterxml.jackson.databind.ObjectMapper().readTree(p).elements().asScala.map(_.asInt).toSeq
+        catch { case _: Exception => throw new CorruptFileException(md.path, s"partitions is not a JSON list: $p") }
+      }.getOrElse(throw new CorruptFileException(md.path, "no partitions in the schema metadata"))
+      (meta.getOrElse("params", "{}"), ids)
+    } finally md.close()
+  }
+
+  private def partition(storage: Storage, files: BasePaths, entry: IndexMetadata, p: Int, allocator: BufferAllocator): TextPartition = {
     val tokens = {
-      val f = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_tokens.lance")
+      val f = IndexFile.open(storage, files, entry, s"part_${p}_tokens.lance")
       try f.all(Seq("_token_fst_bytes"), allocator) { vs =>
         val v = vs.head.asInstanceOf[LargeVarBinaryVector]
         if (v.getValueCount != 1) throw new CorruptFileException(f.path, s"${v.getValueCount} rows (1 expected)")
@@ -94,7 +110,7 @@ object TextIndexSegment {
       } finally f.close()
     }
     val (rowIds, numTokens, total) = {
-      val f = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_docs.lance")
+      val f = IndexFile.open(storage, files, entry, s"part_${p}_docs.lance")
       try {
         // Further columns (a list-element index's document coordinates) name documents this reader does not know.
         f.schema.fields.map(_.name).filterNot(Set("_rowid", "_num_tokens")).headOption.foreach(c =>
@@ -115,7 +131,7 @@ object TextIndexSegment {
         }
       } finally f.close()
     }
-    val invert = IndexFile.open(storage, snapshot.files, entry, s"part_${p}_invert.lance")
+    val invert = IndexFile.open(storage, files, entry, s"part_${p}_invert.lance")
     new TextPartition(p, tokens, rowIds, numTokens, total, invert)
   }
 }
