@@ -399,8 +399,8 @@ def test_create_index_builds_a_zone_map_pylance_uses_and_drop_index_removes_it(s
     assert [r.k for r in rows] == [12345] and splits == 6
     with pytest.raises(Exception, match="no index named 'k_idx'"):
         spark.sql(f"CALL lance.system.drop_index(table => '{short}', name => 'k_idx')")
-    with pytest.raises(Exception, match=r"LANCE_INVALID_ARGUMENT.*builds 'zonemap', 'BTREE', 'BITMAP', 'LABEL_LIST', 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, not 'inverted'"):
-        spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', type => 'inverted')")
+    with pytest.raises(Exception, match=r"LANCE_INVALID_ARGUMENT.*builds 'zonemap', 'BTREE', 'BITMAP', 'LABEL_LIST', 'INVERTED' \(or 'FTS'\), 'IVF_FLAT', 'IVF_PQ' and 'IVF_SQ' indices, not 'ngram'"):
+        spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'k', type => 'ngram')")
     versions_before = len(lance.dataset(path).versions())
     with pytest.raises(Exception, match="no top-level column 'nope'"):
         spark.sql(f"CALL lance.system.create_index(table => '{short}', column => 'nope')")

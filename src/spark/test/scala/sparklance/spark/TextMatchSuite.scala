@@ -99,4 +99,17 @@ class TextMatchSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanH
     }
     assert(run(sql(s"SELECT id FROM $t WHERE lance_match(body, 'zebra')"))._2 == Seq(1L, 11L, 100L))
   }
+
+  test("projections and the conditions of UPDATE and DELETE tokenize as the index does") {
+    val t = newTable("dml")
+    index("dml", ", stem=False")
+    def ids(q: String) = sql(q).collect().map(_.getLong(0)).toSeq.sorted
+    assert(ids(s"SELECT id FROM (SELECT id, lance_match(body, 'zebra') AS m FROM $t) WHERE m") == Seq(2L))
+    sql(s"UPDATE $t SET body = 'zebras moved' WHERE lance_match(body, 'zebra crossing')")
+    // The moved row is in a fragment the index does not cover, tokenized with the index's settings: no stemming.
+    assert(ids(s"SELECT id FROM $t WHERE lance_match(body, 'zebra')").isEmpty)
+    assert(ids(s"SELECT id FROM $t WHERE lance_match(body, 'zebras')") == Seq(2L, 11L))
+    sql(s"DELETE FROM $t WHERE lance_match(body, 'shoes')")
+    assert(ids(s"SELECT id FROM $t") == Seq(1L, 2L, 3L, 4L, 5L, 6L, 7L, 9L, 10L, 11L))
+  }
 }

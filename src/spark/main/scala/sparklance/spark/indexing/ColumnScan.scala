@@ -13,13 +13,17 @@ object ColumnScan {
   /** A Lance field as it travels to tasks: its protobuf form (Arrow types are not serializable). */
   def proto(field: LanceField): Seq[Array[Byte]] = LanceSchema(Seq(field)).toProto.map(_.toByteArray)
 
-  /** Every live row of `fragment`'s column `fieldBytes` (see [[proto]]): its vector, its index in it, its offset. */
-  def foreach(files: BasePaths, storageConf: Map[String, String], fragment: DataFragment, fieldBytes: Seq[Array[Byte]])(
-      each: (FieldVector, Int, Int) => Unit): Unit = {
+  /**
+   * Every live row of `fragment`'s column `fieldBytes` (see [[proto]]) at offsets `start` until
+   * `end` (default: all): its vector, its index in it, its offset.
+   */
+  def foreach(files: BasePaths, storageConf: Map[String, String], fragment: DataFragment, fieldBytes: Seq[Array[Byte]],
+      start: Long = 0L, end: Long = -1L)(each: (FieldVector, Int, Int) => Unit): Unit = {
     val field = LanceSchema.fromProto(fieldBytes.map(FileProtos.Field.parseFrom), java.util.Map.of()).fields.head
     val storage = Storages.forPath(files.tablePath, storageConf)
     Using.resource(Allocators.child(s"index ${field.name} of ${files.tablePath} fragment ${fragment.getId}")) { allocator =>
-      Using.resource(new FragmentScanner(storage, files, fragment, Seq(field), allocator, 0, fragment.getPhysicalRows)) { scanner =>
+      Using.resource(new FragmentScanner(storage, files, fragment, Seq(field), allocator, start,
+          if (end < 0) fragment.getPhysicalRows else end)) { scanner =>
         scanner.foreach { batch =>
           try {
             val vector = batch.vectors.head

@@ -38,6 +38,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       case v: IndexRequest.Vector => vector(spark, read, field, v, existing, where)
       case z: IndexRequest.ZoneMap => zoneMap(spark, read, field, z, existing, where)
       case s: IndexRequest.Scalar => scalar(spark, read, field, s, existing, where)
+      case i: IndexRequest.Inverted => inverted(spark, read, field, i, existing, where)
     }
   }
 
@@ -154,6 +155,28 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
         s"already exists and is not a ${kind.name} index of '${field.name}'; drop it first (drop_index) or choose another name")
     }
     val entry = build.segment(spark, read, field, kind, request.name, request.zoneSize, read.fragments, where)
+    val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries, CommitRecord(Statement.CreateIndex))
+    TableIndexes.Built(request.name, typeName(entry), read.fragments.size, zones = None, segments = 1, committed.version)
+  }
+
+  /**
+   * An INVERTED index over every live row of `read` in pylance's format
+   * (docs/format-inverted-index.md), replacing an INVERTED index of the same name and column.
+   */
+  private def inverted(spark: SparkSession, read: Snapshot, field: LanceField, request: IndexRequest.Inverted,
+      existing: Seq[IndexMetadata], where: String): TableIndexes.Built = {
+    field.arrowType match {
+      case _: org.apache.arrow.vector.types.pojo.ArrowType.Utf8 | _: org.apache.arrow.vector.types.pojo.ArrowType.LargeUtf8 =>
+      case other => throw new UnsupportedOperationException(
+        s"$where: column '${field.name}' of type $other cannot have an INVERTED index; string columns can")
+    }
+    val replaced = existing.filter(_.getName == request.name)
+    replaced.find(i => Indices.typeName(i) != "Inverted" || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+      throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
+        s"already exists and is not an INVERTED index of '${field.name}'; drop it first (drop_index) or choose another name")
+    }
+    val entry = InvertedIndexJob.segment(spark, quotedName, dataset, read, settings.storageConf, field, request.params, request.name,
+      read.fragments, request.numWorkers)
     val committed = ZoneMapSegment.commit(dataset, read, Seq(entry), replaced, settings.commitRetries, CommitRecord(Statement.CreateIndex))
     TableIndexes.Built(request.name, typeName(entry), read.fragments.size, zones = None, segments = 1, committed.version)
   }

@@ -27,14 +27,19 @@ import sparklance.spark.indexing.{IndexRequest, TableIndexes}
  */
 final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = CreateIndexProcedure.Name
-  override def description(): String = "Builds a zone map, BTREE, BITMAP, LABEL_LIST or IVF vector index on a column of a table"
+  override def description(): String = "Builds a zone map, BTREE, BITMAP, LABEL_LIST, INVERTED or IVF vector index on a column of a table"
 
   override def parameters(): Array[ProcedureParameter] =
     Array(param("table", StringType, required = true), param("column", StringType, required = true),
       param("type", StringType), param("name", StringType), param("rows_per_zone", LongType),
       param("index_type", StringType), param("metric", StringType), param("num_partitions", LongType),
       param("num_sub_vectors", LongType), param("num_bits", LongType), param("sample_rate", LongType),
-      param("max_iters", LongType), param("target_partition_size", LongType), param("zone_size", LongType))
+      param("max_iters", LongType), param("target_partition_size", LongType), param("zone_size", LongType),
+      // INVERTED (full-text) options, under pylance's names; max_token_length as text ('none' for no limit).
+      param("base_tokenizer", StringType), param("language", StringType), param("with_position", BooleanType),
+      param("max_token_length", StringType), param("lower_case", BooleanType), param("stem", BooleanType),
+      param("remove_stop_words", BooleanType), param("custom_stop_words", StringType), param("ascii_folding", BooleanType),
+      param("num_workers", LongType))
 
   override def resultSchema: StructType = StructType(Seq(
     StructField("name", StringType, nullable = false), StructField("index_type", StringType, nullable = false),
@@ -48,8 +53,13 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
     if (named.map(_.toLowerCase(Locale.ROOT)).distinct.size > 1) throw new IllegalArgumentException(
       s"$where: type and index_type disagree (${named.mkString(" and ")}); give one")
     // The options given, as text under their names: one parser for this call and CREATE INDEX.
-    val options = (Seq(4) ++ (6 to 13)).filterNot(args.isNullAt).map { i =>
-      parameters()(i).name() -> (if (i == 6) args.getUTF8String(i).toString else args.getLong(i).toString)
+    val options = (Seq(4) ++ (6 until parameters().length)).filterNot(args.isNullAt).map { i =>
+      val p = parameters()(i)
+      p.name() -> (p.dataType() match {
+        case StringType => args.getUTF8String(i).toString
+        case BooleanType => args.getBoolean(i).toString
+        case _ => args.getLong(i).toString
+      })
     }.toMap
     val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption,
       optional(args, 3)(args.getUTF8String).map(_.toString), options)

@@ -10,14 +10,17 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
 
 /** How text becomes tokens: the base tokenizer of an index's `params`. */
-sealed trait BaseTokenizer
+sealed abstract class BaseTokenizer(val name: String)
 object BaseTokenizer {
   /** Maximal runs of alphanumeric characters (Unicode Alphabetic or Numeric). */
-  case object Simple extends BaseTokenizer
+  case object Simple extends BaseTokenizer("simple")
   /** Runs of characters other than ASCII whitespace. */
-  case object Whitespace extends BaseTokenizer
+  case object Whitespace extends BaseTokenizer("whitespace")
   /** The whole text, one token. */
-  case object Raw extends BaseTokenizer
+  case object Raw extends BaseTokenizer("raw")
+
+  val all: Seq[BaseTokenizer] = Seq(Simple, Whitespace, Raw)
+  def find(name: String): Option[BaseTokenizer] = all.find(_.name == name)
 }
 
 /**
@@ -32,20 +35,26 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
   /** The tokens of `text`, repeats kept, in order. */
   def tokens(text: String): Seq[String] = {
     val out = ArrayBuffer.empty[String]
-    lazy val stemmer = new EnglishStemmer
+    foreachToken(text, new EnglishStemmer)(out += _)
+    out.toSeq
+  }
+
+  /**
+   * Calls `each` with every token of `text`, in order: how an index build tokenizes, with one
+   * `stemmer` (not thread safe) for all the documents of a task.
+   */
+  def foreachToken(text: String, stemmer: EnglishStemmer)(each: String => Unit): Unit =
     TextAnalyzer.split(base, text).foreach { raw =>
       var t = raw
-      if (maxTokenLength.forall(t.getBytes(UTF_8).length < _)) {
+      if (maxTokenLength.forall(TextAnalyzer.utf8Length(t) < _)) {
         if (lowerCase) t = t.toLowerCase(Locale.ROOT)
         if (stem) { stemmer.setCurrent(t); stemmer.stem(); t = stemmer.getCurrent }
         if (!stopWords.exists(_.contains(t))) {
           if (asciiFolding) t = TextAnalyzer.fold(t)
-          out += t
+          each(t)
         }
       }
     }
-    out.toSeq
-  }
 }
 
 object TextAnalyzer {
@@ -68,12 +77,7 @@ object TextAnalyzer {
       "json_tokenizer_mode", "disable_cross_array_unnest", "max_sub_docs_per_row", "max_sub_docs_per_row_exceed_action")
     node.fieldNames().asScala.find(f => !known.contains(f)).foreach(f => refuse(f, node.get(f).toString))
     text("lance_tokenizer", "text") match { case "text" => case other => refuse("lance_tokenizer", other) }
-    val base = text("base_tokenizer", "simple") match {
-      case "simple" => BaseTokenizer.Simple
-      case "whitespace" => BaseTokenizer.Whitespace
-      case "raw" => BaseTokenizer.Raw
-      case other => refuse("base_tokenizer", other)
-    }
+    val base = { val name = text("base_tokenizer", "simple"); BaseTokenizer.find(name).getOrElse(refuse("base_tokenizer", name)) }
     // Flags of the code analyzer: Lance refuses them with a text tokenizer, so anything but false is foreign.
     Seq("split_identifiers", "split_on_numerics", "preserve_original", "index_operators")
       .foreach(f => if (bool(f, false)) refuse(f, "true"))
@@ -92,6 +96,21 @@ object TextAnalyzer {
     }
     TextAnalyzer(base, maxLen, bool("lower_case", true), stem,
       if (removeStopWords) Some(custom.getOrElse(EnglishStopWords)) else None, bool("ascii_folding", true))
+  }
+
+  /** The UTF-8 byte length of `s`, without encoding it. */
+  private[text] def utf8Length(s: String): Int = {
+    var n = 0
+    var i = 0
+    while (i < s.length) {
+      val c = s.charAt(i)
+      if (c < 0x80) n += 1
+      else if (c < 0x800) n += 2
+      else if (Character.isHighSurrogate(c) && i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1))) { n += 4; i += 1 }
+      else n += 3
+      i += 1
+    }
+    n
   }
 
   private def isAlphanumeric(cp: Int): Boolean = Character.isAlphabetic(cp) || (Character.getType(cp) match {

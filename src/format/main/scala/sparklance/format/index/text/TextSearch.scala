@@ -83,8 +83,16 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */
   def address(rowId: Long): Long = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
 
-  /** The `k` best rows for `query`, best first. */
-  def search(query: String, k: Int): Seq[TextHit] = {
+  /** The `k` best rows for `query` (any of its tokens), best first. */
+  def search(query: String, k: Int): Seq[TextHit] = search(query, k, MatchOperator.Or, None)
+
+  /**
+   * The `k` best rows for `query` combining its tokens by `operator`, best first. `allowed`, a
+   * prefilter on row ids (as the answer carries them): the answer is the k best rows it allows,
+   * scored as without it, except that the rows of uncovered fragments it refuses do not count in
+   * the statistics of the flat part (pylance's `prefilter=True` filters them before tokenizing).
+   */
+  def search(query: String, k: Int, operator: MatchOperator, allowed: Option[Long => Boolean]): Seq[TextHit] = {
     val tokens = analyzer.tokens(query)
     if (tokens.isEmpty || k <= 0) return Seq.empty
     val parts = segments.flatMap(_.partitions)
@@ -97,8 +105,13 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     }.toMap
     val docsWith: Map[String, Long] = postings.map { case (t, lists) => t -> lists.map(_._2.docs.length.toLong).sum }
     val scores = mutable.LinkedHashMap.empty[Long, Float]
+    // AND: how many of the distinct tokens each row holds (a row is one document of one partition).
+    val held = mutable.Map.empty[Long, Int]
     if (numDocs > 0) {
       val stats = TextSearch.Stats(numDocs, totalTokens, docsWith)
+      if (operator == MatchOperator.And) distinct.foreach { t =>
+        postings(t).foreach { case (p, list) => list.docs.foreach { d => val row = p.rowIds(d); held(row) = held.getOrElse(row, 0) + 1 } }
+      }
       tokens.foreach { t =>
         stats.idf(t).foreach { idf =>
           postings(t).foreach { case (p, list) =>
@@ -112,16 +125,22 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
         }
       }
     }
-    val indexed = scores.iterator.filter { case (row, _) => live(row) }.map { case (r, s) => TextHit(r, s) }.toSeq
-    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith)).sortBy(h => (-h.score, h.rowId)).take(k)
+    val matching: Long => Boolean =
+      if (operator == MatchOperator.And) row => held.getOrElse(row, 0) == distinct.size else _ => true
+    val passes: Long => Boolean = allowed.getOrElse(_ => true)
+    val indexed = scores.iterator.filter { case (row, _) => matching(row) && passes(row) && live(row) }
+      .map { case (r, s) => TextHit(r, s) }.toSeq
+    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes))
+      .sortBy(h => (-h.score, h.rowId)).take(k)
   }
 
   /**
-   * The live rows of the uncovered fragments that hold a query token, scored with the index's
-   * statistics plus those of every uncovered live row that has at least one token.
+   * The live rows of the uncovered fragments that `passes` and that hold a query token (every
+   * distinct one for AND), scored with the index's statistics plus those of every uncovered live
+   * row that `passes` and has at least one token.
    */
   private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
-      docsWith: Map[String, Long]): Seq[TextHit] = {
+      docsWith: Map[String, Long], operator: MatchOperator, passes: Long => Boolean): Seq[TextHit] = {
     if (uncovered.isEmpty) return Seq.empty
     val slot = distinct.zipWithIndex.toMap
     val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
@@ -139,7 +158,8 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
             val text = batch.vectors.head
             var i = 0
             while (i < batch.numRows) {
-              if (!text.isNull(i)) {
+              lazy val id = ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i)))
+              if (!text.isNull(i) && passes(id)) {
                 val doc = analyzer.tokens(TextSearch.string(text, i, column))
                 if (doc.nonEmpty) {
                   docs += 1
@@ -147,8 +167,8 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
                   val counts = new Array[Int](distinct.size)
                   doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
                   counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
-                  if (counts.exists(_ > 0))
-                    rows += ((ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i))), doc.size, counts))
+                  val matches = if (operator == MatchOperator.And) counts.forall(_ > 0) else counts.exists(_ > 0)
+                  if (matches) rows += ((id, doc.size, counts))
                 }
               }
               i += 1
@@ -171,24 +191,15 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
 }
 
 object TextSearch {
-  val K1 = 1.2f
-  val B = 0.75f
-
   /** Corpus statistics of one scoring: documents, their tokens, documents holding each query token. */
   private final case class Stats(numDocs: Long, totalTokens: Long, docsWith: Map[String, Long]) {
-    private val avgdl = totalTokens.toFloat / numDocs.toFloat
+    private val avgdl = Bm25.avgdl(totalTokens, numDocs)
 
-    /** ln((N - n + 0.5) / (n + 0.5) + 1), None for a token no document holds. */
-    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map { n =>
-      Math.log((numDocs - n + 0.5) / (n + 0.5) + 1).toFloat
-    }
+    /** The token's idf, None for a token no document holds. */
+    def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map(Bm25.idf(numDocs, _))
 
-    /** The BM25 weight of a frequency in a document of `length` tokens, in f32 as Lance computes it. */
-    def weight(freq: Int, length: Int): Float = {
-      val f = freq.toFloat
-      val norm = K1 * (1f - B + B * length.toFloat / avgdl)
-      (K1 + 1f) * f / (f + norm)
-    }
+    /** The BM25 weight of a frequency in a document of `length` tokens. */
+    def weight(freq: Int, length: Int): Float = Bm25.weight(freq, length, avgdl)
   }
 
   private def string(v: org.apache.arrow.vector.FieldVector, i: Int, column: String): String = v match {

@@ -1,0 +1,154 @@
+package sparklance.format.index.text
+
+import java.io.ByteArrayOutputStream
+
+/** One token's row of `part_<p>_invert.lance`: its posting blocks, best block score, and impact entries. */
+final case class EncodedPosting(blocks: Array[Array[Byte]], maxScore: Float, impacts: Array[Array[Byte]])
+
+/**
+ * Encodes a token's postings as pylance 14.0.2 writes them (posting_tail_codec
+ * `varint_delta_v1`, 128 documents a block; docs/format-inverted-index.md), the inverse of
+ * [[PostingList.decode]], with the block scores and the `_impacts` entries pylance's block-max
+ * WAND prunes by.
+ */
+object PostingEncoder {
+  import PostingList.BlockSize
+
+  /** Blocks an impact entry of level 1 spans. */
+  val BlocksPerLevel1 = 32
+
+  /**
+   * `docs` (ascending partition document ids) with `freqs`, `lengths(doc)` the documents' token
+   * counts; `idf` and `avgdl` are the partition's own statistics, which the block scores use.
+   */
+  def encode(docs: Array[Int], freqs: Array[Int], count: Int, lengths: Array[Int], idf: Float, avgdl: Float): EncodedPosting = {
+    val numBlocks = (count + BlockSize - 1) / BlockSize
+    val blocks = new Array[Array[Byte]](numBlocks)
+    val impacts = new Array[Array[Byte]](numBlocks + (numBlocks + BlocksPerLevel1 - 1) / BlocksPerLevel1)
+    val values = new Array[Int](BlockSize)
+    val out = new ByteArrayOutputStream()
+    var maxScore = 0f
+    var b = 0
+    while (b < numBlocks) {
+      val from = b * BlockSize
+      val until = math.min(count, from + BlockSize)
+      var best = 0f
+      var i = from
+      while (i < until) { best = math.max(best, Bm25.weight(freqs(i), lengths(docs(i)), avgdl)); i += 1 }
+      val score = idf * best
+      maxScore = math.max(maxScore, score)
+      out.reset()
+      writeFloat(out, score)
+      if (until - from == BlockSize) {
+        writeInt(out, docs(from))
+        i = 0
+        while (i < BlockSize) { values(i) = if (i == 0) 0 else docs(from + i) - docs(from + i - 1); i += 1 }
+        pack(out, values)
+        System.arraycopy(freqs, from, values, 0, BlockSize)
+        pack(out, values)
+      } else {
+        i = from
+        while (i < until) { writeVarint(out, if (i == from) docs(i).toLong else (docs(i) - docs(i - 1)).toLong); i += 1 }
+        i = from
+        while (i < until) { writeVarint(out, freqs(i).toLong); i += 1 }
+      }
+      blocks(b) = out.toByteArray
+      impacts(b) = impactEntry(docs, freqs, lengths, from, until)
+      b += 1
+    }
+    var g = 0
+    while (numBlocks + g < impacts.length) {
+      val from = g * BlocksPerLevel1 * BlockSize
+      impacts(numBlocks + g) = impactEntry(docs, freqs, lengths, from, math.min(count, from + BlocksPerLevel1 * BlockSize))
+      g += 1
+    }
+    EncodedPosting(blocks, maxScore, impacts)
+  }
+
+  /**
+   * An impact entry of postings `from` until `until`: varint last document id, varint number of
+   * pairs, then the (frequency, quantized length) pairs of the Pareto frontier (no other posting
+   * has a higher frequency and a norm as low), by ascending frequency and norm, each delta
+   * encoded from the previous pair (from (0, 0)): varint `(freqDelta - 1) << 1 | flag`, and when
+   * the flag is set a byte with the norm delta (flag clear: the norm grew by exactly 1).
+   */
+  private[text] def impactEntry(docs: Array[Int], freqs: Array[Int], lengths: Array[Int], from: Int, until: Int): Array[Byte] = {
+    // Best frequency at each norm, then the frontier: norms ascending, frequencies strictly growing.
+    val bestAt = new Array[Int](256)
+    var i = from
+    while (i < until) { val n = quantizeLength(lengths(docs(i))); if (freqs(i) > bestAt(n)) bestAt(n) = freqs(i); i += 1 }
+    val out = new ByteArrayOutputStream()
+    writeVarint(out, docs(until - 1).toLong)
+    val pairs = new ByteArrayOutputStream()
+    var pairCount = 0
+    var lastFreq = 0
+    var lastNorm = 0
+    var n = 0
+    while (n < 256) {
+      if (bestAt(n) > lastFreq) {
+        val flag = if (n - lastNorm == 1) 0 else 1
+        writeVarint(pairs, (bestAt(n) - lastFreq - 1).toLong << 1 | flag)
+        if (flag == 1) pairs.write(n - lastNorm)
+        lastFreq = bestAt(n)
+        lastNorm = n
+        pairCount += 1
+      }
+      n += 1
+    }
+    writeVarint(out, pairCount.toLong)
+    pairs.writeTo(out)
+    out.toByteArray
+  }
+
+  /**
+   * A document length as the byte impacts hold: exact below 8, else 4 significant bits (the
+   * leading one implicit) and the shift, `(shift + 1) << 3 | next three bits` (Lucene's
+   * SmallFloat.longToInt4).
+   */
+  def quantizeLength(length: Int): Int = {
+    val v = Integer.toUnsignedLong(length)
+    val bits = 64 - java.lang.Long.numberOfLeadingZeros(v)
+    if (bits < 4) v.toInt
+    else {
+      val shift = bits - 4
+      (((v >>> shift) & 0x07) | ((shift + 1) << 3)).toInt
+    }
+  }
+
+  /**
+   * BitPacker4x: the bit width of the largest value, then 16 × width bytes; value i sits in lane
+   * i % 4 at slot i / 4, each lane packed least significant bit first into 32-bit words, word k
+   * of lane j stored as little-endian u32 number 4k + j.
+   */
+  private def pack(out: ByteArrayOutputStream, values: Array[Int]): Unit = {
+    var max = 0
+    values.foreach(v => max |= v)
+    val width = 32 - Integer.numberOfLeadingZeros(max)
+    out.write(width)
+    if (width > 0) {
+      val words = new Array[Int](4 * width)
+      var i = 0
+      while (i < BlockSize) {
+        val lane = i & 3
+        val bit = (i >> 2) * width
+        val word = bit >>> 5
+        val shift = bit & 31
+        val v = values(i).toLong & 0xffffffffL
+        words(4 * word + lane) |= (v << shift).toInt
+        if (shift + width > 32) words(4 * (word + 1) + lane) |= (v >>> (32 - shift)).toInt
+        i += 1
+      }
+      words.foreach(w => writeInt(out, w))
+    }
+  }
+
+  private def writeInt(out: ByteArrayOutputStream, v: Int): Unit = {
+    out.write(v & 0xff); out.write((v >>> 8) & 0xff); out.write((v >>> 16) & 0xff); out.write((v >>> 24) & 0xff)
+  }
+  private def writeFloat(out: ByteArrayOutputStream, f: Float): Unit = writeInt(out, java.lang.Float.floatToRawIntBits(f))
+  private[text] def writeVarint(out: ByteArrayOutputStream, value: Long): Unit = {
+    var v = value
+    while ((v & ~0x7fL) != 0) { out.write(((v & 0x7f) | 0x80).toInt); v >>>= 7 }
+    out.write(v.toInt)
+  }
+}

@@ -1,0 +1,65 @@
+package sparklance.format.index.text
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.google.protobuf.{ByteString, CodedOutputStream}
+import java.io.ByteArrayOutputStream
+
+/**
+ * The tokenizer settings an INVERTED index is built with, under pylance's option names and with
+ * pylance 14.0.2's defaults; written as the `params` JSON of `metadata.lance` and as the
+ * `InvertedIndexDetails` of the manifest entry (docs/format-inverted-index.md).
+ */
+final case class TextIndexParams(
+    baseTokenizer: BaseTokenizer = BaseTokenizer.Simple,
+    language: String = "English",
+    maxTokenLength: Option[Int] = Some(40),
+    lowerCase: Boolean = true,
+    stem: Boolean = true,
+    removeStopWords: Boolean = true,
+    customStopWords: Option[Seq[String]] = None,
+    asciiFolding: Boolean = true) {
+
+  /** The `params` JSON, keys in pylance's order. */
+  def json: String = {
+    val m = TextIndexParams.mapper
+    def str(s: String) = m.writeValueAsString(s)
+    val fields = Seq(
+      "lance_tokenizer" -> str("text"), "base_tokenizer" -> str(baseTokenizer.name), "language" -> str(language),
+      "with_position" -> "false", "max_token_length" -> maxTokenLength.fold("null")(_.toString),
+      "lower_case" -> lowerCase.toString, "stem" -> stem.toString, "remove_stop_words" -> removeStopWords.toString,
+      "custom_stop_words" -> customStopWords.fold("null")(_.map(str).mkString("[", ",", "]")),
+      "ascii_folding" -> asciiFolding.toString, "min_ngram_length" -> "3", "max_ngram_length" -> "3",
+      "prefix_only" -> "false", "block_size" -> PostingList.BlockSize.toString, "split_identifiers" -> "false",
+      "split_on_numerics" -> "false", "preserve_original" -> "false", "index_operators" -> "false")
+    fields.map { case (k, v) => s""""$k":$v""" }.mkString("{", ",", "}")
+  }
+
+  /** The analyzer the index's readers will build from [[json]]: documents must be tokenized by the same. */
+  def analyzer: TextAnalyzer = TextAnalyzer.parse(json, "being built")
+
+  /**
+   * The `InvertedIndexDetails` message pylance writes: base tokenizer (1), language as a JSON
+   * string (2), with_position (3), max_token_length (4, absent for no limit), lower_case (5), stem
+   * (6), remove_stop_words (7), ascii_folding (8), ngram lengths 3 and 3 (9, 10), prefix_only (11),
+   * block size (12) and 2 in field 15; false and absent values left out. Custom stop words are
+   * not in it (pylance keeps them in `params` only).
+   */
+  def details: ByteString = {
+    val bytes = new ByteArrayOutputStream()
+    val out = CodedOutputStream.newInstance(bytes)
+    out.writeString(1, baseTokenizer.name)
+    out.writeString(2, TextIndexParams.mapper.writeValueAsString(language))
+    maxTokenLength.foreach(n => out.writeUInt64(4, n.toLong))
+    Seq(5 -> lowerCase, 6 -> stem, 7 -> removeStopWords, 8 -> asciiFolding).foreach { case (f, v) => if (v) out.writeBool(f, true) }
+    out.writeUInt32(9, 3)
+    out.writeUInt32(10, 3)
+    out.writeUInt32(12, PostingList.BlockSize)
+    out.writeUInt32(15, 2)
+    out.flush()
+    ByteString.copyFrom(bytes.toByteArray)
+  }
+}
+
+object TextIndexParams {
+  private val mapper = new ObjectMapper()
+}
