@@ -12,7 +12,7 @@ What pylance does, found by experiment (docs/full-text-search.md):
 import lance
 import pyarrow as pa
 import pytest
-from lance.query import FullTextOperator, MatchQuery, MultiMatchQuery
+from lance.query import FullTextOperator, MatchQuery, MultiMatchQuery, PhraseQuery
 from pyspark.errors import PySparkException
 
 from conftest import table_path
@@ -174,3 +174,53 @@ def test_bad_arguments_fail_with_typed_errors(spark, table, arguments, condition
     with pytest.raises(PySparkException) as err:
         spark.sql(f"SELECT * FROM text_search(table => '{name}', {arguments})").collect()
     assert err.value.getCondition() == condition and says in str(err.value), str(err.value)
+
+
+PHRASES = ["hello world", "quick brown", "brown fox", "the hello world", "hello the world", "running runs",
+           "café crème", "world", "hello world hello", "zebra's it's", "lazy quick connected"]
+
+
+def quoted(path, phrase, k, **scan):
+    """pylance's answer to the query string '"phrase"' on column title."""
+    t = lance.dataset(path).to_table(full_text_query={"query": f'"{phrase}"', "columns": ["title"]},
+                                     columns=["id", "_score"], limit=k, **scan)
+    return list(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+
+
+def test_phrases_in_double_quotes_equal_pylances_phrase_query(spark, warehouse):
+    """A query in double quotes is a phrase, as pylance reads a query string: an index with positions
+    (several posting blocks of positions), deletions, an append the index does not cover, a prefilter."""
+    name = "lance.db.tsq_phrase"
+    path = table_path(warehouse, name)
+    extra = ["hello world", "world hello", "hello the world", "hello big world", "hello hello world world",
+             "HELLO, World!", "the quick brown fox", "brown quick fox"]
+    docs = corpus(3000, seed=31) + extra * 20
+    ds = lance.write_dataset(pa.table({"id": pa.array(range(len(docs)), pa.int64()), "title": pa.array(docs, pa.string())}),
+                             path, max_rows_per_file=1000)
+    ds.create_scalar_index("title", "INVERTED", with_position=True)
+    lance.dataset(path).delete("id % 5 = 0")
+    more = corpus(200, seed=32) + extra
+    lance.write_dataset(pa.table({"id": pa.array(range(10000, 10000 + len(more)), pa.int64()),
+                                  "title": pa.array(more, pa.string())}), path, mode="append")
+    matched = 0
+    for phrase in PHRASES:
+        t = lance.dataset(path).to_table(full_text_query=PhraseQuery(phrase, "title"), columns=["id", "_score"], limit=3000)
+        want = list(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+        got = ours(spark, name, f'"{phrase}"', 3000)
+        matched += assert_same(got, want, phrase)
+        # pylance's own reading of a quoted string is the same query.
+        assert_same(ours(spark, name, f'"{phrase}"', 20), quoted(path, phrase, 20), phrase)
+        assert_same(ours(spark, name, f'"{phrase}"', 10, filter="'id % 2 = 1'", prefilter="true"),
+                    quoted(path, phrase, 10, filter="id % 2 = 1", prefilter=True), phrase)
+    assert matched > 500
+    assert {i for i, _ in ours(spark, name, '"hello world"', 3000)} > {10200, 10205}
+    assert 10201 not in {i for i, _ in ours(spark, name, '"hello world"', 3000)}  # "world hello"
+
+
+def test_phrase_errors(spark, table):
+    name, _ = table
+    for arguments, says in [("column => 'title', query => '\"hello world\"'", "was built without positions"),
+                            ("column => 'title,body', query => '\"hello world\"'", "a phrase query (a query in double quotes) searches one column")]:
+        with pytest.raises(PySparkException) as err:
+            spark.sql(f"SELECT * FROM text_search(table => '{name}', {arguments})").collect()
+        assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)

@@ -10,10 +10,15 @@ import sparklance.format.index.text.MatchOperator
  * list), each through its own INVERTED index, a row scoring its best column's score. `filter`: a
  * SQL condition on the rows; `prefilter`: whether the k best rows are found among the rows that
  * pass it (true) or the k best rows are found first and those that pass kept (false, pylance's
- * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query.
+ * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
+ * query in double quotes is a phrase.
  */
 final case class TextSearchArguments(table: String, columns: Seq[String], query: String, k: Int, version: Option[String],
-    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or)
+    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or) {
+  /** The phrase searched when the query is in double quotes (`'"red shoes"'`), as pylance reads a query string. */
+  def phrase: Option[String] =
+    if (query.length >= 2 && query.startsWith("\"") && query.endsWith("\"")) Some(query.substring(1, query.length - 1)) else None
+}
 
 object TextSearchArguments {
   val Names: Seq[String] = Seq("table", "column", "query", "k", "version", "filter", "prefilter", "operator")

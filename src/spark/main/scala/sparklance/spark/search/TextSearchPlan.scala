@@ -19,7 +19,8 @@ import sparklance.spark.Allocators
  * columns' scores, the k best of those kept. A `filter` is evaluated by Spark on the table's rows:
  * as a prefilter the ids of the passing rows restrict each column's search; as a postfilter (the
  * default, as pylance's) the k best rows are found first and those that pass are kept, so the
- * answer may hold fewer than k rows.
+ * answer may hold fewer than k rows. A query in double quotes is a phrase (one column, its index
+ * built with positions), as pylance reads a query string.
  */
 final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArguments) {
 
@@ -30,6 +31,8 @@ final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArgumen
       if (field.dataType != StringType) throw new IllegalArgumentException(
         s"${searched.function}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
     }
+    if (args.phrase.nonEmpty && fields.size > 1) throw new IllegalArgumentException(
+      s"${searched.function}: a phrase query (a query in double quotes) searches one column, not ${args.columns.mkString(", ")}")
     args.filter.foreach(f => SearchFilter.check(searched, f))
     val allowed = if (args.prefilter) args.filter.map { f =>
       val ids = SearchFilter.passing(searched, f)
@@ -39,7 +42,7 @@ final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArgumen
     val best = Using.resource(Allocators.child(searched.function)) { allocator =>
       fields.flatMap { field =>
         Using.resource(new TextSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
-          search.search(args.query, args.k, args.operator, allowed)
+          args.phrase.fold(search.search(args.query, args.k, args.operator, allowed))(search.phrase(_, args.k, allowed))
             .map(h => HitRows.Hit(h.rowId, search.address(h.rowId), h.score))
         }
       }.groupBy(_.rowId).values.map(_.maxBy(_.value)).toSeq.sortBy(h => (-h.value, h.rowId)).take(args.k)

@@ -28,6 +28,12 @@ class TextSearchArgumentsSuite extends AnyFunSuite {
     assert(!TextSearchArguments.parse(named(Base :+ ("prefilter" -> false): _*)).prefilter)
   }
 
+  test("a query in double quotes is a phrase, as pylance reads a query string") {
+    def phrase(query: String) = TextSearchArguments.parse(named(Base.updated(2, "query" -> query): _*)).phrase
+    assert(phrase("\"red shoes\"").contains("red shoes") && phrase("\"\"").contains(""))
+    assert(phrase("red shoes").isEmpty && phrase("\"red shoes").isEmpty && phrase(" \"red shoes\"").isEmpty && phrase("\"").isEmpty)
+  }
+
   test("bad column lists, prefilters and operators are named") {
     def error(args: (String, Any)*): String =
       intercept[IllegalArgumentException](TextSearchArguments.parse(named(args: _*))).getMessage

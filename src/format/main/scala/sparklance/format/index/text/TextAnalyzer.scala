@@ -44,14 +44,28 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
    * `stemmer` (not thread safe) for all the documents of a task.
    */
   def foreachToken(text: String, stemmer: EnglishStemmer)(each: String => Unit): Unit =
-    TextAnalyzer.split(base, text).foreach { raw =>
+    foreachPositioned(text, stemmer)((t, _) => each(t))
+
+  /**
+   * The tokens of `text` with their positions, in order: a token's position is the index of the
+   * base tokenizer's token it comes from, so a token the chain drops (too long, a stop word) leaves
+   * a gap, as Lance's positions do (phrase queries compare them).
+   */
+  def positioned(text: String): Seq[(String, Int)] = {
+    val out = ArrayBuffer.empty[(String, Int)]
+    foreachPositioned(text, new EnglishStemmer)((t, p) => out += (t -> p))
+    out.toSeq
+  }
+
+  private def foreachPositioned(text: String, stemmer: EnglishStemmer)(each: (String, Int) => Unit): Unit =
+    TextAnalyzer.split(base, text).iterator.zipWithIndex.foreach { case (raw, position) =>
       var t = raw
       if (maxTokenLength.forall(TextAnalyzer.utf8Length(t) < _)) {
         if (lowerCase) t = t.toLowerCase(Locale.ROOT)
         if (stem) { stemmer.setCurrent(t); stemmer.stem(); t = stemmer.getCurrent }
         if (!stopWords.exists(_.contains(t))) {
           if (asciiFolding) t = TextAnalyzer.fold(t)
-          each(t)
+          each(t, position)
         }
       }
     }

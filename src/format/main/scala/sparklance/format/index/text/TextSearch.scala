@@ -92,8 +92,24 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
    * scored as without it, except that the rows of uncovered fragments it refuses do not count in
    * the statistics of the flat part (pylance's `prefilter=True` filters them before tokenizing).
    */
-  def search(query: String, k: Int, operator: MatchOperator, allowed: Option[Long => Boolean]): Seq[TextHit] = {
-    val tokens = analyzer.tokens(query)
+  def search(query: String, k: Int, operator: MatchOperator, allowed: Option[Long => Boolean]): Seq[TextHit] =
+    run(analyzer.tokens(query), None, k, operator, allowed)
+
+  /**
+   * The `k` best rows holding `query` as a phrase (Lance's `PhraseQuery` with slop 0): every token
+   * at its place relative to the first, gaps of dropped query words kept (`the red shoes` and `red
+   * the shoes` differ), scored as the match of its tokens is. Needs an index built with positions.
+   * `allowed` as for [[search]].
+   */
+  def phrase(query: String, k: Int, allowed: Option[Long => Boolean]): Seq[TextHit] = {
+    val positioned = analyzer.positioned(query)
+    val phrase = positioned.map { case (t, p) => t -> (p - positioned.head._2) }
+    run(positioned.map(_._1), Some(phrase), k, MatchOperator.And, allowed)
+  }
+
+  /** The search of `tokens` (a phrase's, when `phrase` is set: rows must also hold it). */
+  private def run(tokens: Seq[String], phrase: Option[Seq[(String, Int)]], k: Int, operator: MatchOperator,
+      allowed: Option[Long => Boolean]): Seq[TextHit] = {
     if (tokens.isEmpty || k <= 0) return Seq.empty
     val parts = segments.flatMap(_.partitions)
     val numDocs = parts.map(_.numDocs.toLong).sum
@@ -125,13 +141,43 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
         }
       }
     }
-    val matching: Long => Boolean =
+    val holding: Long => Boolean =
       if (operator == MatchOperator.And) row => held.getOrElse(row, 0) == distinct.size else _ => true
+    val matching: Long => Boolean = phrase.fold(holding) { words =>
+      val rows = phraseRows(words, postings, holding)
+      row => rows.contains(row)
+    }
     val passes: Long => Boolean = allowed.getOrElse(_ => true)
     val indexed = scores.iterator.filter { case (row, _) => matching(row) && passes(row) && live(row) }
       .map { case (r, s) => TextHit(r, s) }.toSeq
-    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes))
+    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes, phrase))
       .sortBy(h => (-h.score, h.rowId)).take(k)
+  }
+
+  /**
+   * The rows (ids) of the indexed documents that hold the phrase `words`, among those `holding`
+   * every token: each partition's documents in every token's postings, their positions checked.
+   */
+  private def phraseRows(words: Seq[(String, Int)], postings: Map[String, Seq[(TextPartition, PostingList)]],
+      holding: Long => Boolean): Set[Long] = {
+    val distinct = words.map(_._1).distinct
+    val byPartition = distinct.map(t => t -> postings(t).map { case (p, list) => p.id -> (p, list) }.toMap).toMap
+    val found = mutable.Set.empty[Long]
+    byPartition(distinct.head).values.foreach { case (p, _) =>
+      val lists = distinct.flatMap(t => byPartition(t).get(p.id).map(t -> _._2)).toMap
+      if (lists.size == distinct.size) {
+        // Each token's postings: document -> its index in the list; positions decoded once a token.
+        val index = lists.map { case (t, list) => t -> list.docs.zipWithIndex.toMap }
+        val candidates = lists(distinct.head).docs.filter(d => holding(p.rowIds(d)) && index.values.forall(_.contains(d)))
+        if (candidates.nonEmpty) {
+          val positions = lists.map { case (t, list) => t -> p.positions(p.tokens.get(t).get, list, allocator) }
+          candidates.foreach { d =>
+            if (Positions.holds(words, t => positions(t)(index(t)(d)))) found += p.rowIds(d)
+          }
+        }
+      }
+    }
+    found.toSet
   }
 
   /**
@@ -140,7 +186,8 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
    * row that `passes` and has at least one token.
    */
   private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
-      docsWith: Map[String, Long], operator: MatchOperator, passes: Long => Boolean): Seq[TextHit] = {
+      docsWith: Map[String, Long], operator: MatchOperator, passes: Long => Boolean,
+      phrase: Option[Seq[(String, Int)]]): Seq[TextHit] = {
     if (uncovered.isEmpty) return Seq.empty
     val slot = distinct.zipWithIndex.toMap
     val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
@@ -160,14 +207,20 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
             while (i < batch.numRows) {
               lazy val id = ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i)))
               if (!text.isNull(i) && passes(id)) {
-                val doc = analyzer.tokens(TextSearch.string(text, i, column))
+                val value = TextSearch.string(text, i, column)
+                val positioned = phrase.map(_ => analyzer.positioned(value))
+                val doc = positioned.fold(analyzer.tokens(value))(_.map(_._1))
                 if (doc.nonEmpty) {
                   docs += 1
                   total += doc.size
                   val counts = new Array[Int](distinct.size)
                   doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
                   counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
-                  val matches = if (operator == MatchOperator.And) counts.forall(_ > 0) else counts.exists(_ > 0)
+                  val matches = (if (operator == MatchOperator.And) counts.forall(_ > 0) else counts.exists(_ > 0)) &&
+                    phrase.forall { words =>
+                      val at = positioned.get.groupMap(_._1)(_._2).map { case (t, ps) => t -> ps.toArray }
+                      Positions.holds(words, t => at.getOrElse(t, Array.emptyIntArray))
+                    }
                   if (matches) rows += ((id, doc.size, counts))
                 }
               }
