@@ -10,6 +10,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.query import FullTextOperator, MatchQuery
 from pyspark.errors import PySparkException
 
 from conftest import table_path
@@ -38,14 +39,17 @@ def table(spark, warehouse):
     return name, path, emb
 
 
-def oracle(path, query_vector, text, k, rrf_k=60, version=None, **nearest):
+def oracle(path, query_vector, text, k, rrf_k=60, version=None, filter=None, **nearest):
     """[(id, _distance, _score, _relevance_score)] from pylance's two answers fused by RRF, best first, ties by row id.
-    Each side's list is pylance's rows in its order with ties put in row id order (as sparklance orders them)."""
+    Each side's list is pylance's rows in its order with ties put in row id order (as sparklance orders them).
+    `filter`: a prefilter of both sides (pylance's prefilter=True), as LanceDB's hybrid query filters."""
     ds = lance.dataset(path, version=version)
+    where = {"filter": filter, "prefilter": True} if filter else {}
     v = ds.to_table(columns=["id"], with_row_id=True,
-                    nearest={"column": "emb", "q": np.asarray(query_vector, np.float32), "k": k, **nearest})
+                    nearest={"column": "emb", "q": np.asarray(query_vector, np.float32), "k": k, **nearest}, **where)
     # Every match, so that ties at the k-th place are cut as sparklance cuts them (row id order).
-    t = ds.to_table(columns=["id"], with_row_id=True, full_text_query={"query": text, "columns": ["text"]}, limit=N * 2)
+    t = ds.to_table(columns=["id"], with_row_id=True, full_text_query={"query": text, "columns": ["text"]}, limit=N * 2,
+                    **where)
     vector = sorted(zip(v["_rowid"].to_pylist(), v["id"].to_pylist(), v["_distance"].to_pylist()),
                     key=lambda h: (h[2], h[0]))[:k]
     texts = sorted(zip(t["_rowid"].to_pylist(), t["id"].to_pylist(), t["_score"].to_pylist()),
@@ -122,6 +126,25 @@ def test_default_columns_a_spark_job_and_positional_arguments(spark, table):
     assert_same([tuple(r) for r in by_job], want)
 
 
+def test_a_filter_prefilters_both_sides(spark, table):
+    name, path, _ = table
+    rng = np.random.default_rng(5)
+    for text, where in (("quick brown fox", "tag = 't2'"), ("hello world", "id % 3 <> 0 AND id < 900")):
+        query = rng.standard_normal(DIM).astype(np.float32)
+        literal = where.replace("'", "\\'")
+        got = ours(spark, name, query, text, 10, f", filter => '{literal}'")
+        want = oracle(path, query, text, 10, filter=where)
+        assert_same(got, want)
+        assert len(got) == 10 and any(g[1] is not None for g in got) and any(g[2] is not None for g in got)
+    # operator => 'AND' reaches the text side: its rows hold every token.
+    query = rng.standard_normal(DIM).astype(np.float32)
+    got = ours(spark, name, query, "quick brown", 10, ", operator => 'AND'")
+    t = lance.dataset(path).to_table(columns=["id"], with_row_id=True, limit=N,
+                                     full_text_query=MatchQuery("quick brown", "text", operator=FullTextOperator.AND))
+    anded = set(t["id"].to_pylist())
+    assert all(g[0] in anded for g in got if g[2] is not None) and any(g[2] is not None for g in got)
+
+
 def test_an_indexed_vector_side_and_time_travel(spark, warehouse):
     name = "lance.db.hy_tt"
     path = table_path(warehouse, name)
@@ -152,7 +175,8 @@ def test_an_indexed_vector_side_and_time_travel(spark, warehouse):
     ("column => 'text', query => 'x', rrf_k => 0", "LANCE_INVALID_ARGUMENT", "rrf_k"),
     ("column => 'text', query => 'x', return_score => 'some'", "LANCE_INVALID_ARGUMENT", "return_score"),
     ("column => 'text', query => 'x', distance_type => 'manhattan'", "LANCE_INVALID_ARGUMENT", "distance_type"),
-    ("column => 'text', query => 'x', filter => 'id > 1'", "LANCE_INVALID_ARGUMENT", "filter"),
+    ("column => 'text', query => 'x', filter => 'nope > 1'", "LANCE_INVALID_ARGUMENT", "argument 'filter' (nope > 1)"),
+    ("column => 'text', query => 'x', operator => 'NOT'", "LANCE_INVALID_ARGUMENT", "argument 'operator'"),
 ])
 def test_bad_arguments_name_what_is_wrong(spark, table, arguments, condition, says):
     with pytest.raises(PySparkException) as err:

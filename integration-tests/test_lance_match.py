@@ -9,6 +9,7 @@ import unicodedata
 from pathlib import Path
 
 import lance
+import pyarrow as pa
 import pytest
 import snowballstemmer
 
@@ -163,3 +164,16 @@ def test_an_index_of_other_settings_binds_the_match_to_its_settings(spark, tmp_p
         assert got == theirs(path, q), q
         differs += got != oracle(rows, q)
     assert differs > 0
+
+
+def test_on_a_table_with_stable_row_ids_every_row_is_read_and_matches_equal_pylances(spark, tmp_path):
+    """The index holds row ids there, not addresses: the scan does not skip by it, and the answer is the same."""
+    path = tmp_path / "t"
+    docs = corpus(1000, seed=39)
+    lance.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64()), "text": pa.array(docs, pa.string())}),
+                        str(path), max_rows_per_file=250, enable_stable_row_ids=True)
+    lance.dataset(str(path)).create_scalar_index("text", "INVERTED")
+    for q in QUERIES[:10]:
+        got, read = ours(spark, by_location(path), q)
+        assert got == theirs(path, q), q
+        assert read["numOutputRows"] == 1000, (q, read)

@@ -112,4 +112,13 @@ class TextMatchSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanH
     sql(s"DELETE FROM $t WHERE lance_match(body, 'shoes')")
     assert(ids(s"SELECT id FROM $t") == Seq(1L, 2L, 3L, 4L, 5L, 6L, 7L, 9L, 10L, 11L))
   }
+
+  test("an INVERTED index sparklance builds serves lance_match as pylance's does") {
+    val t = newTable("built")
+    sql(s"CREATE INDEX body_fts ON $t USING inverted (body) OPTIONS (stem = false)")
+    val (read, got) = run(sql(s"SELECT id FROM $t WHERE lance_match(body, 'shoes zebra')"))
+    assert(got == Seq(0L, 2L, 8L) && read == 3, s"read $read rows")
+    assert(sql(s"SELECT id FROM $t WHERE lance_match(body, 'zebra')").queryExecution.executedPlan.toString
+      .contains("by INVERTED index body_fts"))
+  }
 }

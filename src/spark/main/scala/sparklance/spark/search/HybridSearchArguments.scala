@@ -7,20 +7,22 @@ import org.apache.spark.sql.catalyst.util.ArrayData
 /**
  * The arguments of `hybrid_search(...)`, by name (`k => 10`) or in this order: table,
  * vector_column, query_vector, column, query, k, distance_type, nprobes, refine_factor, rrf_k,
- * return_score, version (constants, see [[TableFunctionArguments]]). `vector` and `text` are the
- * two searches it fuses, each of k rows of the same table version; `rrfK` is the constant of the
- * fusion (LanceDB's `RRFReranker(K=60)`), `allScores` whether the answer holds each side's own
- * `_distance` and `_score` (LanceDB's `return_score="all"`) besides `_relevance_score`.
+ * return_score, version, filter, operator (constants, see [[TableFunctionArguments]]). `vector`
+ * and `text` are the two searches it fuses, each of k rows of the same table version, `filter` a
+ * prefilter of both (LanceDB's hybrid query applies its filter to each side); `rrfK` is the
+ * constant of the fusion (LanceDB's `RRFReranker(K=60)`), `allScores` whether the answer holds
+ * each side's own `_distance` and `_score` (LanceDB's `return_score="all"`) besides
+ * `_relevance_score`.
  */
 final case class HybridSearchArguments(vector: VectorSearchArguments, text: TextSearchArguments, rrfK: Int, allScores: Boolean)
 
 object HybridSearchArguments {
   val Names: Seq[String] = Seq("table", "vector_column", "query_vector", "column", "query", "k", "distance_type",
-    "nprobes", "refine_factor", "rrf_k", "return_score", "version")
+    "nprobes", "refine_factor", "rrf_k", "return_score", "version", "filter", "operator")
   private val Spec = TableFunctionArguments(HybridSearchFunction.name, Names,
     Seq("table", "vector_column", "query_vector", "column", "query"))
   /** The arguments the vector side takes, as `vector_search` names them. */
-  private val VectorNames = Set("table", "vector_column", "query_vector", "k", "distance_type", "nprobes", "refine_factor", "version")
+  private val VectorNames = Set("table", "vector_column", "query_vector", "k", "distance_type", "nprobes", "refine_factor", "version", "filter")
   val DefaultRrfK = 60
 
   /** Parses `args`; a bad argument is an IllegalArgumentException naming it (LANCE_INVALID_ARGUMENT). */
@@ -40,7 +42,9 @@ object HybridSearchArguments {
     }
     HybridSearchArguments(
       vector = vector,
-      text = TextSearchArguments(vector.table, text("column"), text("query"), vector.k, vector.version),
+      text = TextSearchArguments(vector.table, TextSearchArguments.columnList(text("column"), Spec), text("query"),
+        vector.k, vector.version, filter = TextSearchArguments.filter(values, Spec), prefilter = true,
+        operator = TextSearchArguments.operator(values, Spec)),
       rrfK = Spec.positive(values, "rrf_k").getOrElse(DefaultRrfK),
       allScores = allScores)
   }

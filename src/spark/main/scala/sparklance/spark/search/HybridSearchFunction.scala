@@ -13,7 +13,7 @@ import org.apache.spark.sql.classic.SparkSession
  */
 object HybridSearchFunction extends SearchTableFunction("hybrid_search",
     "_FUNC_(table, vector_column, query_vector, column, query[, k, distance_type, nprobes, refine_factor, rrf_k, " +
-      "return_score, version]) - the k rows of a Lance table most relevant to a vector and a full-text query, " +
+      "return_score, version, filter, operator]) - the k rows of a Lance table most relevant to a vector and a full-text query, " +
       "their two result lists fused by reciprocal rank fusion, with their _relevance_score.") {
   protected def plan(spark: SparkSession, args: Seq[Expression]): LogicalPlan =
     HybridSearchPlan(spark, HybridSearchArguments.parse(args)).logicalPlan

@@ -9,7 +9,8 @@ import org.apache.spark.sql.types.{FloatType, StructField}
  * k nearest rows of the vector search ([[VectorSearchPlan.hits]]: the index's, else the exact
  * search's) and the k best BM25 matches ([[TextSearchPlan.hits]]) of the same table version,
  * fused by reciprocal rank fusion ([[ReciprocalRankFusion]]), the k most relevant read by row id
- * ([[HitRows.plan]]).
+ * ([[HitRows.plan]]). A `filter` is a prefilter of both sides: each finds its k best among the
+ * rows that pass it.
  */
 final case class HybridSearchPlan(spark: SparkSession, args: HybridSearchArguments) {
   import HybridSearchPlan._
@@ -17,6 +18,8 @@ final case class HybridSearchPlan(spark: SparkSession, args: HybridSearchArgumen
   def logicalPlan: LogicalPlan = {
     // One table, loaded once: both sides search the same version even while writers commit.
     val searched = SearchedTable(spark, HybridSearchFunction.name, args.vector.table, args.vector.version)
+    // A bad filter is named as this function's argument before either side runs it.
+    args.text.filter.foreach(SearchFilter.check(searched, _))
     val vector = VectorSearchPlan(searched, args.vector).hits
     val text = TextSearchPlan(searched, args.text).hits
     val fused = ReciprocalRankFusion.fuse(Seq(vector, text), args.rrfK, args.vector.k)

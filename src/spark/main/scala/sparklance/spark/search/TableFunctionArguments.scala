@@ -49,6 +49,13 @@ final case class TableFunctionArguments(function: String, names: Seq[String], re
     case other => bad(s"argument '$name' must be a positive integer, got $other")
   }
 
+  /** Argument `name`, a boolean (`true`, `false`, or the strings 'true' and 'false'). */
+  def flag(values: Map[String, Any], name: String): Option[Boolean] = value(values, name).map {
+    case b: java.lang.Boolean => b.booleanValue()
+    case s if Set("true", "false").contains(s.toString.trim.toLowerCase(Locale.ROOT)) => s.toString.trim.equalsIgnoreCase("true")
+    case other => bad(s"argument '$name' must be true or false, got $other")
+  }
+
   def unknown(name: String): Nothing = bad(s"has no argument '$name'; its arguments are ${names.mkString(", ")}")
   def twice(name: String): Nothing = bad(s"argument '$name' is given twice")
   def bad(detail: String): Nothing = throw new IllegalArgumentException(s"$function $detail")

@@ -32,6 +32,8 @@ final case class TextMatchFunction(binding: TextMatchFunction.Binding, checked: 
   override def name(): String = TextMatchFunction.Name
   override def canonicalName(): String = TextMatchFunction.canonical(binding)
   override def isResultNullable: Boolean = true
+  // What plans show of the call (Spark prints the function object as its first argument).
+  override def toString: String = binding.index.fold(s"$name, default tokenizer")(i => s"$name, tokenizer of INVERTED index $i")
 
   @transient private lazy val analyzer: TextAnalyzer = binding.analyzer
   // The query is a constant: its tokens are made once.

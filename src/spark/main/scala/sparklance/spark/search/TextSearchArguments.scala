@@ -1,15 +1,27 @@
 package sparklance.spark.search
 
 import org.apache.spark.sql.catalyst.expressions.Expression
+import sparklance.format.index.text.MatchOperator
 
 /**
  * The arguments of `text_search(...)`, by name (`k => 20`) or in this order: table, column, query,
- * k, version (constants, see [[TableFunctionArguments]]).
+ * k, version, filter, prefilter, operator (constants, see [[TableFunctionArguments]]).
+ * `columns`: the string columns searched (the `column` argument, one name or a comma-separated
+ * list), each through its own INVERTED index, a row scoring its best column's score. `filter`: a
+ * SQL condition on the rows; `prefilter`: whether the k best rows are found among the rows that
+ * pass it (true) or the k best rows are found first and those that pass kept (false, pylance's
+ * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
+ * query in double quotes is a phrase.
  */
-final case class TextSearchArguments(table: String, column: String, query: String, k: Int, version: Option[String])
+final case class TextSearchArguments(table: String, columns: Seq[String], query: String, k: Int, version: Option[String],
+    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or) {
+  /** The phrase searched when the query is in double quotes (`'"red shoes"'`), as pylance reads a query string. */
+  def phrase: Option[String] =
+    if (query.length >= 2 && query.startsWith("\"") && query.endsWith("\"")) Some(query.substring(1, query.length - 1)) else None
+}
 
 object TextSearchArguments {
-  val Names: Seq[String] = Seq("table", "column", "query", "k", "version")
+  val Names: Seq[String] = Seq("table", "column", "query", "k", "version", "filter", "prefilter", "operator")
   private val Spec = TableFunctionArguments(TextSearchFunction.name, Names, Seq("table", "column", "query"))
 
   /** Parses `args`; a bad argument is an IllegalArgumentException naming it (LANCE_INVALID_ARGUMENT). */
@@ -19,9 +31,30 @@ object TextSearchArguments {
     def text(name: String): String = Spec.text(values, name).getOrElse(Spec.bad(s"argument '$name' is NULL"))
     TextSearchArguments(
       table = text("table"),
-      column = text("column"),
+      columns = columnList(text("column"), Spec),
       query = text("query"),
       k = Spec.positive(values, "k").getOrElse(10),
-      version = Spec.text(values, "version"))
+      version = Spec.text(values, "version"),
+      filter = filter(values, Spec),
+      prefilter = Spec.flag(values, "prefilter").getOrElse(false),
+      operator = operator(values, Spec))
   }
+
+  /** `column`'s names: one, or several separated by commas (spaces around them ignored), each once. */
+  private[search] def columnList(column: String, spec: TableFunctionArguments): Seq[String] = {
+    val names = column.split(",", -1).map(_.trim).toSeq
+    if (names.exists(_.isEmpty)) spec.bad(s"argument 'column' must name one column or several separated by commas, got '$column'")
+    names.groupBy(_.toLowerCase(java.util.Locale.ROOT)).collectFirst { case (_, same) if same.size > 1 =>
+      spec.bad(s"argument 'column' names column '${same.head}' twice")
+    }
+    names
+  }
+
+  /** The `filter` argument: a condition, or None when absent, NULL or blank. */
+  private[search] def filter(values: Map[String, Any], spec: TableFunctionArguments): Option[String] =
+    spec.text(values, "filter").filter(_.trim.nonEmpty)
+
+  private[search] def operator(values: Map[String, Any], spec: TableFunctionArguments): MatchOperator =
+    spec.text(values, "operator").map(name => MatchOperator.find(name).getOrElse(spec.bad(
+      s"argument 'operator' must be one of ${MatchOperator.all.mkString(", ")}, got '$name'"))).getOrElse(MatchOperator.Or)
 }

@@ -8,24 +8,48 @@ import sparklance.format.index.text.TextSearch
 import sparklance.spark.Allocators
 
 /**
- * How `text_search` finds its rows: the driver searches the column's INVERTED index as pylance's
+ * How `text_search` finds its rows: the driver searches each column's INVERTED index as pylance's
  * `full_text_query` does ([[TextSearch]]: BM25 over every segment, fragments the index does not
  * cover tokenized at query time, deleted rows left out), and the rows of its answer are read by
  * row id ([[HitRows.plan]]). There is no search without an index: BM25's statistics are the
  * index's.
+ *
+ * Several columns are searched as Lance's `MultiMatchQuery` (and pylance's `columns=[...]`):
+ * each column's k best rows by its own index and statistics, a row scoring the best of its
+ * columns' scores, the k best of those kept. A `filter` is evaluated by Spark on the table's rows:
+ * as a prefilter the ids of the passing rows restrict each column's search; as a postfilter (the
+ * default, as pylance's) the k best rows are found first and those that pass are kept, so the
+ * answer may hold fewer than k rows. A query in double quotes is a phrase (one column, its index
+ * built with positions), as pylance reads a query string.
  */
 final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArguments) {
 
-  /** The k best matches, best first (BM25 score, then row id): the answer's rows, as a list. */
+  /** The answer's rows, best first (BM25 score, then row id), as a list. */
   def hits: Seq[HitRows.Hit] = {
-    val field = searched.field(args.column)
-    if (field.dataType != StringType) throw new IllegalArgumentException(
-      s"${searched.function}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
+    val fields = args.columns.map(searched.field)
+    fields.foreach { field =>
+      if (field.dataType != StringType) throw new IllegalArgumentException(
+        s"${searched.function}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
+    }
+    if (args.phrase.nonEmpty && fields.size > 1) throw new IllegalArgumentException(
+      s"${searched.function}: a phrase query (a query in double quotes) searches one column, not ${args.columns.mkString(", ")}")
+    args.filter.foreach(f => SearchFilter.check(searched, f))
+    val allowed = if (args.prefilter) args.filter.map { f =>
+      val ids = SearchFilter.passing(searched, f)
+      (id: Long) => ids.contains(id)
+    } else None
     val table = searched.table
-    Using.resource(Allocators.child(searched.function)) { allocator =>
-      Using.resource(new TextSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
-        search.search(args.query, args.k).map(h => HitRows.Hit(h.rowId, search.address(h.rowId), h.score))
-      }
+    val best = Using.resource(Allocators.child(searched.function)) { allocator =>
+      fields.flatMap { field =>
+        Using.resource(new TextSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
+          args.phrase.fold(search.search(args.query, args.k, args.operator, allowed))(search.phrase(_, args.k, allowed))
+            .map(h => HitRows.Hit(h.rowId, search.address(h.rowId), h.score))
+        }
+      }.groupBy(_.rowId).values.map(_.maxBy(_.value)).toSeq.sortBy(h => (-h.value, h.rowId)).take(args.k)
+    }
+    args.filter.filterNot(_ => args.prefilter).fold(best) { f =>
+      val passing = SearchFilter.passing(searched, f, best.map(_.rowId))
+      best.filter(h => passing.contains(h.rowId))
     }
   }
 

@@ -50,7 +50,7 @@ object PostingList {
     PostingList(docs, freqs)
   }
 
-  private def le32(b: Array[Byte], at: Int): Int =
+  private[text] def le32(b: Array[Byte], at: Int): Int =
     (b(at) & 0xff) | (b(at + 1) & 0xff) << 8 | (b(at + 2) & 0xff) << 16 | (b(at + 3) & 0xff) << 24
 
   /**
@@ -58,7 +58,7 @@ object PostingList {
    * packed least significant bit first into 32-bit words, word k of lane j stored as u32 number
    * 4k + j. A bit width byte precedes the 16 × width bytes.
    */
-  private def unpack(b: Array[Byte], at: Int, out: Array[Int], path: String): Int = {
+  private[text] def unpack(b: Array[Byte], at: Int, out: Array[Int], path: String): Int = {
     val width = b(at) & 0xff
     if (width > 32) throw new CorruptFileException(path, s"a bit width of $width")
     val start = at + 1
@@ -84,7 +84,7 @@ object PostingList {
     end
   }
 
-  private final class Varints(b: Array[Byte], var position: Int, path: String) {
+  private[text] final class Varints(b: Array[Byte], var position: Int, path: String) {
     def next(): Int = {
       var v = 0L
       var shift = 0

@@ -44,7 +44,7 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
    * `stemmer` (not thread safe) for all the documents of a task.
    */
   def foreachToken(text: String, stemmer: EnglishStemmer)(each: String => Unit): Unit =
-    TextAnalyzer.splitEach(base, text) { raw => val t = analyze(raw, stemmer); if (t != null) each(t) }
+    foreachPositioned(text, stemmer)((t, _) => each(t))
 
   /**
    * The token a piece of text the base tokenizer cut out becomes, null when it is dropped (too
@@ -64,6 +64,26 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
    * before [[analyze]]: a build looks pieces up without cutting them out.
    */
   def foreachPiece(text: String)(each: (Int, Int) => Unit): Unit = TextAnalyzer.splitRanges(base, text)(each)
+
+  /**
+   * The tokens of `text` with their positions, in order: a token's position is the index of the
+   * base tokenizer's token it comes from, so a token the chain drops (too long, a stop word) leaves
+   * a gap, as Lance's positions do (phrase queries compare them).
+   */
+  def positioned(text: String): Seq[(String, Int)] = {
+    val out = ArrayBuffer.empty[(String, Int)]
+    foreachPositioned(text, new EnglishStemmer)((t, p) => out += (t -> p))
+    out.toSeq
+  }
+
+  private def foreachPositioned(text: String, stemmer: EnglishStemmer)(each: (String, Int) => Unit): Unit = {
+    var position = 0
+    TextAnalyzer.splitEach(base, text) { raw =>
+      val t = analyze(raw, stemmer)
+      if (t != null) each(t, position)
+      position += 1
+    }
+  }
 }
 
 object TextAnalyzer {

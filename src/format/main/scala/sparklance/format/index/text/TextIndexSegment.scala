@@ -35,6 +35,30 @@ final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[L
     }
   }
 
+  /**
+   * The positions of token id `token`'s postings `list`, in posting order; an index built without
+   * positions is an IllegalArgumentException (a phrase query needs them).
+   */
+  def positions(token: Long, list: PostingList, allocator: BufferAllocator): Array[Array[Int]] = {
+    val meta = invert.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
+    if (!invert.schema.fields.exists(_.name == "_compressed_position")) throw new IllegalArgumentException(
+      s"the INVERTED index of ${invert.path} was built without positions (with_position=True), which a phrase query needs")
+    val layout = meta.getOrElse("positions_layout", "(absent)")
+    if (layout != Positions.Layout)
+      throw new UnsupportedFeatureException(s"INVERTED index positions layout '$layout' of ${invert.path} is not supported")
+    invert.columns(Seq("_compressed_position", "_position_block_offset"), allocator, token, 1) { vs =>
+      val stream = vs.head match {
+        case v: LargeVarBinaryVector => v.getObject(0)
+        case other => throw new CorruptFileException(invert.path, s"_compressed_position is ${other.getField.getType}")
+      }
+      val offsets = vs(1).asInstanceOf[ListVector].getObject(0).asScala.map {
+        case n: java.lang.Number => n.longValue()
+        case other => throw new CorruptFileException(invert.path, s"a position block offset of ${other.getClass.getSimpleName}")
+      }.toArray
+      Positions.decode(stream, offsets, list, meta.getOrElse("positions_codec", "(absent)"), invert.path)
+    }
+  }
+
   def close(): Unit = invert.close()
 }
 

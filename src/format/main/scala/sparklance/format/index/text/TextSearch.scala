@@ -83,9 +83,33 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */
   def address(rowId: Long): Long = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
 
-  /** The `k` best rows for `query`, best first. */
-  def search(query: String, k: Int): Seq[TextHit] = {
-    val tokens = analyzer.tokens(query)
+  /** The `k` best rows for `query` (any of its tokens), best first. */
+  def search(query: String, k: Int): Seq[TextHit] = search(query, k, MatchOperator.Or, None)
+
+  /**
+   * The `k` best rows for `query` combining its tokens by `operator`, best first. `allowed`, a
+   * prefilter on row ids (as the answer carries them): the answer is the k best rows it allows,
+   * scored as without it, except that the rows of uncovered fragments it refuses do not count in
+   * the statistics of the flat part (pylance's `prefilter=True` filters them before tokenizing).
+   */
+  def search(query: String, k: Int, operator: MatchOperator, allowed: Option[Long => Boolean]): Seq[TextHit] =
+    run(analyzer.tokens(query), None, k, operator, allowed)
+
+  /**
+   * The `k` best rows holding `query` as a phrase (Lance's `PhraseQuery` with slop 0): every token
+   * at its place relative to the first, gaps of dropped query words kept (`the red shoes` and `red
+   * the shoes` differ), scored as the match of its tokens is. Needs an index built with positions.
+   * `allowed` as for [[search]].
+   */
+  def phrase(query: String, k: Int, allowed: Option[Long => Boolean]): Seq[TextHit] = {
+    val positioned = analyzer.positioned(query)
+    val phrase = positioned.map { case (t, p) => t -> (p - positioned.head._2) }
+    run(positioned.map(_._1), Some(phrase), k, MatchOperator.And, allowed)
+  }
+
+  /** The search of `tokens` (a phrase's, when `phrase` is set: rows must also hold it). */
+  private def run(tokens: Seq[String], phrase: Option[Seq[(String, Int)]], k: Int, operator: MatchOperator,
+      allowed: Option[Long => Boolean]): Seq[TextHit] = {
     if (tokens.isEmpty || k <= 0) return Seq.empty
     val parts = segments.flatMap(_.partitions)
     val numDocs = parts.map(_.numDocs.toLong).sum
@@ -97,8 +121,13 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     }.toMap
     val docsWith: Map[String, Long] = postings.map { case (t, lists) => t -> lists.map(_._2.docs.length.toLong).sum }
     val scores = mutable.LinkedHashMap.empty[Long, Float]
+    // AND: how many of the distinct tokens each row holds (a row is one document of one partition).
+    val held = mutable.Map.empty[Long, Int]
     if (numDocs > 0) {
       val stats = TextSearch.Stats(numDocs, totalTokens, docsWith)
+      if (operator == MatchOperator.And) distinct.foreach { t =>
+        postings(t).foreach { case (p, list) => list.docs.foreach { d => val row = p.rowIds(d); held(row) = held.getOrElse(row, 0) + 1 } }
+      }
       tokens.foreach { t =>
         stats.idf(t).foreach { idf =>
           postings(t).foreach { case (p, list) =>
@@ -112,16 +141,53 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
         }
       }
     }
-    val indexed = scores.iterator.filter { case (row, _) => live(row) }.map { case (r, s) => TextHit(r, s) }.toSeq
-    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith)).sortBy(h => (-h.score, h.rowId)).take(k)
+    val holding: Long => Boolean =
+      if (operator == MatchOperator.And) row => held.getOrElse(row, 0) == distinct.size else _ => true
+    val matching: Long => Boolean = phrase.fold(holding) { words =>
+      val rows = phraseRows(words, postings, holding)
+      row => rows.contains(row)
+    }
+    val passes: Long => Boolean = allowed.getOrElse(_ => true)
+    val indexed = scores.iterator.filter { case (row, _) => matching(row) && passes(row) && live(row) }
+      .map { case (r, s) => TextHit(r, s) }.toSeq
+    (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes, phrase))
+      .sortBy(h => (-h.score, h.rowId)).take(k)
   }
 
   /**
-   * The live rows of the uncovered fragments that hold a query token, scored with the index's
-   * statistics plus those of every uncovered live row that has at least one token.
+   * The rows (ids) of the indexed documents that hold the phrase `words`, among those `holding`
+   * every token: each partition's documents in every token's postings, their positions checked.
+   */
+  private def phraseRows(words: Seq[(String, Int)], postings: Map[String, Seq[(TextPartition, PostingList)]],
+      holding: Long => Boolean): Set[Long] = {
+    val distinct = words.map(_._1).distinct
+    val byPartition = distinct.map(t => t -> postings(t).map { case (p, list) => p.id -> (p, list) }.toMap).toMap
+    val found = mutable.Set.empty[Long]
+    byPartition(distinct.head).values.foreach { case (p, _) =>
+      val lists = distinct.flatMap(t => byPartition(t).get(p.id).map(t -> _._2)).toMap
+      if (lists.size == distinct.size) {
+        // Each token's postings: document -> its index in the list; positions decoded once a token.
+        val index = lists.map { case (t, list) => t -> list.docs.zipWithIndex.toMap }
+        val candidates = lists(distinct.head).docs.filter(d => holding(p.rowIds(d)) && index.values.forall(_.contains(d)))
+        if (candidates.nonEmpty) {
+          val positions = lists.map { case (t, list) => t -> p.positions(p.tokens.get(t).get, list, allocator) }
+          candidates.foreach { d =>
+            if (Positions.holds(words, t => positions(t)(index(t)(d)))) found += p.rowIds(d)
+          }
+        }
+      }
+    }
+    found.toSet
+  }
+
+  /**
+   * The live rows of the uncovered fragments that `passes` and that hold a query token (every
+   * distinct one for AND), scored with the index's statistics plus those of every uncovered live
+   * row that `passes` and has at least one token.
    */
   private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
-      docsWith: Map[String, Long]): Seq[TextHit] = {
+      docsWith: Map[String, Long], operator: MatchOperator, passes: Long => Boolean,
+      phrase: Option[Seq[(String, Int)]]): Seq[TextHit] = {
     if (uncovered.isEmpty) return Seq.empty
     val slot = distinct.zipWithIndex.toMap
     val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
@@ -139,16 +205,23 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
             val text = batch.vectors.head
             var i = 0
             while (i < batch.numRows) {
-              if (!text.isNull(i)) {
-                val doc = analyzer.tokens(TextSearch.string(text, i, column))
+              lazy val id = ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i)))
+              if (!text.isNull(i) && passes(id)) {
+                val value = TextSearch.string(text, i, column)
+                val positioned = phrase.map(_ => analyzer.positioned(value))
+                val doc = positioned.fold(analyzer.tokens(value))(_.map(_._1))
                 if (doc.nonEmpty) {
                   docs += 1
                   total += doc.size
                   val counts = new Array[Int](distinct.size)
                   doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
                   counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
-                  if (counts.exists(_ > 0))
-                    rows += ((ids.fold(read.rowAddress(batch, i))(_(batch.offsets(i))), doc.size, counts))
+                  val matches = (if (operator == MatchOperator.And) counts.forall(_ > 0) else counts.exists(_ > 0)) &&
+                    phrase.forall { words =>
+                      val at = positioned.get.groupMap(_._1)(_._2).map { case (t, ps) => t -> ps.toArray }
+                      Positions.holds(words, t => at.getOrElse(t, Array.emptyIntArray))
+                    }
+                  if (matches) rows += ((id, doc.size, counts))
                 }
               }
               i += 1
