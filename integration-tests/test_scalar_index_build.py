@@ -177,6 +177,28 @@ def test_label_list_answers_array_filters(spark, warehouse, table_name):
         sorted(ds.to_table(filter=where, use_scalar_index=False).to_pylist(), key=repr)
 
 
+def test_array_contains_skips_by_a_label_list_pylance_built(spark, warehouse, table_name):
+    """A LABEL_LIST pylance builds lets Spark's array_contains read only the fragments holding the
+    value, with the rows a scan without skipping returns (and pylance's array_has_any)."""
+    path = table_path(warehouse, table_name)
+    spark.sql(f"CREATE TABLE {table_name} (k BIGINT, tags ARRAY<STRING>) TBLPROPERTIES "
+              "('max_rows_per_file' = '500', 'optimize_write' = 'false', 'zonemap_columns' = '')")
+    spark.range(0, 2000).selectExpr(
+        "id AS k", "CASE WHEN id % 23 = 0 THEN NULL WHEN id % 29 = 0 THEN array() "
+        "ELSE array(concat('f', CAST(id DIV 500 AS STRING)), IF(id % 2 = 0, 'even', 'odd')) END AS tags",
+    ).coalesce(1).writeTo(table_name).append()
+    lance.dataset(path).create_scalar_index("tags", "LABEL_LIST", name="tags_ll")
+    ds = lance.dataset(path)
+    for value, fragments in [("f1", 1), ("even", 4), ("nowhere", 0)]:
+        sql = f"SELECT k FROM {table_name} WHERE array_contains(tags, '{value}')"
+        got = sorted(r.k for r in spark.sql(sql).collect())
+        plain = sorted(r.k for r in spark.read.option("data_skipping", "false").table(table_name)
+                       .where(f"array_contains(tags, '{value}')").collect())
+        want = sorted(r["k"] for r in ds.to_table(columns=["k"], filter=f"array_has_any(tags, ['{value}'])").to_pylist())
+        assert got == plain == want, value
+        assert splits(spark, sql) == fragments, value
+
+
 def test_optimize_index_extends_them_as_pylance_does(spark, warehouse, table_name):
     path = table_path(warehouse, table_name)
     make_table(spark, table_name)

@@ -20,6 +20,7 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * `hybrid_search` fuses the two searches by reciprocal rank fusion ([[search.HybridSearchFunction]]), and
  * `lance_match(column, query)` tests text for a query's tokens, bound to the column's INVERTED index
  * ([[search.TextMatchFunction]], [[search.TextMatchIndexRule]]);
+ * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -37,6 +38,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
     extensions.injectOptimizerRule(_ => search.TextMatchIndexRule)
+    extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)

@@ -58,6 +58,11 @@ object ColumnFilter {
   }
   final case class IsNull(fieldId: Int) extends ColumnFilter
   final case class IsNotNull(fieldId: Int) extends ColumnFilter
+  /**
+   * A list column holding an element equal to `value` (Spark's `array_contains`): answered by a
+   * LABEL_LIST index, whose keys are the lists' elements.
+   */
+  final case class ListContains(fieldId: Int, value: ZoneValue) extends ColumnFilter
   /** A string or binary column starting with `prefix`. */
   final case class StartsWith(fieldId: Int, prefix: Array[Byte]) extends ColumnFilter
   /**
@@ -97,7 +102,7 @@ object ColumnFilter {
     case And(l, r) => Or(negated(l), negated(r))
     case Or(l, r) => And(negated(l), negated(r))
     case Not(c) => negationFree(c)
-    case In(_, _) | StartsWith(_, _) | TextMatch(_, _, _, _) | Keep => Keep
+    case In(_, _) | StartsWith(_, _) | ListContains(_, _) | TextMatch(_, _, _, _) | Keep => Keep
   }
 
   /**
@@ -109,7 +114,7 @@ object ColumnFilter {
   def withoutImpliedNotNull(filter: ColumnFilter): ColumnFilter = filter match {
     case and: And =>
       val parts = conjuncts(and)
-      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith | _: TextMatch) => fieldId(c) }.flatten.toSet
+      val valueTested = parts.collect { case c @ (_: Compare | _: NotEqual | _: In | _: StartsWith | _: ListContains | _: TextMatch) => fieldId(c) }.flatten.toSet
       parts.filter {
         case IsNotNull(id) => !valueTested(id)
         case _ => true
@@ -125,7 +130,8 @@ object ColumnFilter {
 
   /**
    * Whether a row whose column holds `value` (None: null) passes `leaf`, a filter on one column
-   * without NOT ([[negationFree]]); values that do not compare are kept.
+   * without NOT ([[negationFree]]); values that do not compare are kept. For [[ListContains]],
+   * `value` is one element of the list.
    */
   def keeps(leaf: ColumnFilter, value: Option[ZoneValue]): Boolean = {
     def order(v: ZoneValue, c: ZoneValue)(test: Int => Boolean) = ZoneValue.compare(v, c).forall(test)
@@ -138,6 +144,8 @@ object ColumnFilter {
         case GreaterOrEqual => r >= 0
       }))
       case NotEqual(_, c) => value.exists(v => order(v, c)(_ != 0))
+      // `value` is an element of the list (a key of its LABEL_LIST index).
+      case ListContains(_, c) => value.exists(v => order(v, c)(_ == 0))
       case in: In => value.exists(in.holds)
       case IsNull(_) => value.isEmpty
       case IsNotNull(_) => value.isDefined
@@ -157,6 +165,7 @@ object ColumnFilter {
     case IsNull(id) => Some(id)
     case IsNotNull(id) => Some(id)
     case StartsWith(id, _) => Some(id)
+    case ListContains(id, _) => Some(id)
     case TextMatch(id, _, _, _) => Some(id)
     case _ => None
   }

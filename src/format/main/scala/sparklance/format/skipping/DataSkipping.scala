@@ -1,10 +1,12 @@
 package sparklance.format.skipping
 
 import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import sparklance.format.index.{FragmentReuse, Indices}
+import sparklance.format.index.scalar.ScalarIndexType
 import sparklance.format.index.text.TextIndexSegment
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
@@ -142,29 +144,42 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
         }.filter(_._1.nonEmpty)
       }.filter(_.nonEmpty)
 
+  private def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]) =
+    segments.flatMap { case (coverage, segment) =>
+      DataSkipping.cached(s"${Indices.directory(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
+    }
+
+  private def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
+
   private def indicesOf(fieldId: Int): Seq[FieldIndex] =
-    schema.allFields.find(_.id == fieldId).filter(f => ZoneValues.supports(f)).toSeq.flatMap { field =>
-      def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)])(read: IndexMetadata => Option[T]) =
-        segments.flatMap { case (coverage, segment) =>
-          DataSkipping.cached(s"${Indices.directory(segment)}|$kind|${field.arrowType}")(read(segment)).map(coverage -> _)
-        }
-      val zoneMaps = indicesOn(fieldId, ZoneMapSegment.isZoneMap).map { segments =>
-        load("zonemap", segments)(ZoneMapSegment.read(storage, files, _, field.arrowType, allocator)).flatMap { case (coverage, zones) =>
+    schema.allFields.find(_.id == fieldId).toSeq.flatMap(field => if (ZoneValues.supports(field)) valueIndicesOf(field) else listIndicesOf(field))
+
+  /** The LABEL_LIST indices of a list column of comparable elements (their keys are the elements). */
+  private def listIndicesOf(field: LanceField): Seq[FieldIndex] = ZoneValues.listElement(field).toSeq.flatMap { element =>
+    indicesOn(field.id, usable(DataSkipping.isLabelList))
+      .map(load("label_list", _, element)(BitmapSegment.read(storage, files, _, element, allocator)))
+      .filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex)
+  }
+
+  /** The zone maps, BTREE, BITMAP and INVERTED indices of a column of comparable values. */
+  private def valueIndicesOf(field: LanceField): Seq[FieldIndex] = {
+    val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map { segments =>
+      load("zonemap", segments, field.arrowType)(ZoneMapSegment.read(storage, files, _, field.arrowType, allocator)).flatMap {
+        case (coverage, zones) =>
           val byFragment = zones.filter(z => coverage(z.fragmentId)).groupBy(_.fragmentId)
           coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
-        }
       }
-      def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
-      val btrees = indicesOn(fieldId, usable(BTreeSegment.isBTree))
-        .map(load("btree", _)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
-      val bitmaps = indicesOn(fieldId, usable(BitmapSegment.isBitmap))
-        .map(load("bitmap", _)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
-      val inverted = indicesOn(fieldId, usable(DataSkipping.isInverted))
-      zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
-        btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
-        bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex) ++
-        inverted.map(i => new InvertedIndex(i): FieldIndex)
     }
+    val btrees = indicesOn(field.id, usable(BTreeSegment.isBTree))
+      .map(load("btree", _, field.arrowType)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
+    val bitmaps = indicesOn(field.id, usable(BitmapSegment.isBitmap))
+      .map(load("bitmap", _, field.arrowType)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
+    val inverted = indicesOn(field.id, usable(DataSkipping.isInverted))
+    zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
+      btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
+      bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex) ++
+      inverted.map(i => new InvertedIndex(i): FieldIndex)
+  }
 
   /**
    * For each fragment the filter lets skip rows of, the physical offsets that may hold matching
@@ -197,20 +212,27 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
 object DataSkipping {
   /**
    * Whether scans skip rows by this index: a zone map; a BTREE, but not one of index version 0 on
-   * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP or an
-   * INVERTED index on a table without stable row ids (with them they hold row ids).
+   * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP, a
+   * LABEL_LIST or an INVERTED index on a table without stable row ids (with them they hold row ids).
    */
   def uses(index: IndexMetadata, stableRowIds: Boolean): Boolean =
     ZoneMapSegment.isZoneMap(index) ||
       (BTreeSegment.isBTree(index) && !(stableRowIds && index.getIndexVersion == 0)) ||
-      ((BitmapSegment.isBitmap(index) || isInverted(index)) && !stableRowIds)
+      ((BitmapSegment.isBitmap(index) || isLabelList(index) || isInverted(index)) && !stableRowIds)
+
+  /** A LABEL_LIST index: BITMAP's file, keyed by the elements of a list column. */
+  def isLabelList(index: IndexMetadata): Boolean = ScalarIndexType.of(index).contains(ScalarIndexType.LabelList)
 
   /** A segment of a full-text (INVERTED) index. */
   def isInverted(index: IndexMetadata): Boolean = Indices.typeName(index) == "Inverted"
 
-  /** The fields scans of a table with these indices can skip rows by for comparisons (an INVERTED index answers text matches only). */
+  /**
+   * The fields scans of a table with these indices can skip rows by for comparisons (an INVERTED
+   * index answers text matches only, a LABEL_LIST `array_contains`).
+   */
   def indexedFields(indices: Seq[IndexMetadata], stableRowIds: Boolean): Set[Int] =
-    indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds) && !isInverted(i)).map(_.getFields(0).intValue).toSet
+    indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds) && !isInverted(i) && !isLabelList(i))
+      .map(_.getFields(0).intValue).toSet
 
   private val cacheSize = 256
   // Index files never change once written: what a segment's lookup files hold is read once per process.

@@ -14,6 +14,15 @@ object ZoneValues {
     !f.json && f.dictionary.isEmpty && !f.opaque && supports(f.arrowType)
 
   /**
+   * The type of the elements of a list column whose elements can be compared (a LABEL_LIST index's
+   * keys); None for any other column.
+   */
+  def listElement(field: sparklance.format.table.LanceField): Option[ArrowType] = field.arrowType match {
+    case _: ArrowType.List | _: ArrowType.LargeList => field.children.headOption.filter(supports).map(_.arrowType)
+    case _ => None
+  }
+
+  /**
    * Whether values of `t` can be compared: signed integers, dates in days, timestamps in
    * microseconds, floating point, strings, binary, booleans and 128-bit decimals.
    */

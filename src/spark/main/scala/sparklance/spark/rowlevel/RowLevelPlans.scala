@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import sparklance.spark.LanceTable
 
 /** Reads, in the optimizer's plan of a DELETE / UPDATE / MERGE on a sparklance table, where the target comes from. */
-private[rowlevel] object RowLevelPlans {
+private[spark] object RowLevelPlans {
   /** The read of the target table inside a row-level write, with the operation that plans its scan. */
   final case class TargetRead(relation: DataSourceV2Relation, operation: LanceDeltaOperation)
 
@@ -27,7 +27,7 @@ private[rowlevel] object RowLevelPlans {
    * Spark reads a row-level target through its `RowLevelOperationTable(table, operation)`, a case
    * class private to Spark's packages: its fields are reached as a Product's elements.
    */
-  private def operation(relation: DataSourceV2Relation): Option[LanceDeltaOperation] = relation.table match {
+  private[spark] def operation(relation: DataSourceV2Relation): Option[LanceDeltaOperation] = relation.table match {
     case t: Product => t.productIterator.collectFirst { case op: LanceDeltaOperation => op }
     case _ => None
   }

@@ -4,7 +4,7 @@ import org.apache.spark.sql.connector.expressions.{Literal, NamedReference, User
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
-import sparklance.format.skipping.{ColumnFilter, ZoneValue}
+import sparklance.format.skipping.{ColumnFilter, ZoneValue, ZoneValues}
 import sparklance.format.skipping.ColumnFilter.CompareOp
 import sparklance.format.table.{LanceField, LanceSchema}
 
@@ -12,9 +12,10 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * Spark's pushed predicates as the [[ColumnFilter]]s data skipping judges zones by: comparisons
  * (=, <=>, <>, <, <=, >, >=) and IN between a column and literals, IS [NOT] NULL, STARTS_WITH, and
  * AND / OR / NOT of them, on top-level and nested columns of integer, date, timestamp, floating
- * point, string (binary collation), binary, boolean and decimal types; and `lance_match` calls on
- * a string column ([[sparklance.spark.search.TextMatchFunction]]), which its INVERTED index answers.
- * Spark still evaluates every predicate on the rows read.
+ * point, string (binary collation), binary, boolean and decimal types; `lance_match` calls on a
+ * string column ([[sparklance.spark.search.TextMatchFunction]]), which its INVERTED index answers;
+ * and `array_contains` of a list column and a literal ([[ArrayContainsHint]]), which its LABEL_LIST
+ * index answers. Spark still evaluates every predicate on the rows read (a hint stands for one).
  */
 object DataFilters {
   /**
@@ -35,8 +36,12 @@ object DataFilters {
         for (a <- l; b <- r) yield ColumnFilter.Or(a, b)
       // A negation is as wide as its operand is exact: NOT of a wider filter would keep fewer rows.
       case "NOT" => translate(children.head.asInstanceOf[Predicate], schema, exact = true).map(ColumnFilter.Not)
-      // A boolean expression Spark hands over as it is: a lance_match call with a constant query.
+      // A boolean expression Spark hands over as it is: a lance_match call with a constant query, or
+      // an array_contains hint.
       case "BOOLEAN_EXPRESSION" => children.head match {
+        case _ if ArrayContainsHint.isHint(p) => ArrayContainsHint.unapply(p).flatMap { case (c, l) =>
+          for (f <- field(c, schema) if ZoneValues.listElement(f).isDefined; v <- value(l)) yield ColumnFilter.ListContains(f.id, v)
+        }
         case f: UserDefinedScalarFunc => sparklance.spark.search.TextMatchFunction.binding(f).flatMap { b =>
           (column(f.children()(0), schema), f.children()(1)) match {
             case (Some(field), l: Literal[_]) if l.value() != null =>
@@ -96,13 +101,16 @@ object DataFilters {
     }
   }
 
+  /** The table field of comparable values a column reference names. */
+  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] =
+    // Spark compares a JSON column's text and a dictionary column's values, which its index does not hold.
+    field(e, schema).filter(ZoneValues.supports)
+
   /** The table field a column reference names, through structs for nested columns. */
-  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] = e match {
+  private def field(e: org.apache.spark.sql.connector.expressions.Expression, schema: LanceSchema): Option[LanceField] = e match {
     case r: NamedReference =>
       val path = r.fieldNames().toSeq
       path.tail.foldLeft(schema.field(path.head)) { (parent, name) => parent.flatMap(_.children.find(_.name == name)) }
-        // Spark compares a JSON column's text and a dictionary column's values, which its index does not hold.
-        .filter(sparklance.format.skipping.ZoneValues.supports)
     case _ => None
   }
 

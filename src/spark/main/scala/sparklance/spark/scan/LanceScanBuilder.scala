@@ -44,7 +44,8 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
     val filters = predicates.map(p => p -> DataFilters.of(p, table.snapshot.schema))
     skipping = filters.collect { case (p, Some(_)) => p }
     dataFilter = filters.flatMap(_._2).reduceOption(ColumnFilter.And(_, _))
-    predicates
+    // A predicate holding a hint is implied by another that Spark evaluates: nothing to evaluate of it.
+    predicates.filterNot(ArrayContainsHint.within)
   }
 
   override def pushedPredicates(): Array[Predicate] = (keyPredicates ++ skipping).distinct
