@@ -295,3 +295,34 @@ def test_bad_json_queries_are_named(spark, table, query, says):
         spark.sql(f"SELECT * FROM text_search(table => '{name}', query => '{_sql_text(query)}')").collect()
     assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and "argument 'query'" in str(err.value) \
         and says in str(err.value), str(err.value)
+
+
+def test_an_older_version_is_searched_and_filtered_as_it_was(spark, warehouse):
+    """version => n: the index, the rows and the filter's columns are those of version n."""
+    import json
+    name = "lance.db.tsq_tt"
+    path = _table(spark, warehouse, name)
+    old = lance.dataset(path).version
+    spark.sql(f"UPDATE {name} SET tag = 'gone' WHERE id % 2 = 0")
+    spark.sql(f"DELETE FROM {name} WHERE id % 5 = 1")
+    query = json.dumps({"boolean": {"must": [_match("title", "hello")], "should": [_match("body", "world")]}})
+    ds = lance.dataset(path, version=old)
+    for text, theirs_query in (("hello world", MatchQuery("hello world", "title")),
+                               (query, BooleanQuery([(Occur.MUST, MatchQuery("hello", "title")),
+                                                     (Occur.SHOULD, MatchQuery("world", "body"))]))):
+        for prefilter in ("true", "false"):
+            got = ours(spark, name, text, 20, filter="\"tag <> 'gone'\"", prefilter=prefilter, version=old)
+            t = ds.to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=3000)
+            passing = set(ds.to_table(columns=["id"], filter="tag <> 'gone'")["id"].to_pylist())
+            ranked = in_order(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+            if prefilter == "true":
+                t = ds.to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=20,
+                                filter="tag <> 'gone'", prefilter=True)
+                assert_same(got, list(zip(t["id"].to_pylist(), t["_score"].to_pylist())), (text, prefilter))
+            else:
+                want = [h for h in ranked[:20] if h[0] in passing]
+                assert [i for i, _ in got] == [i for i, _ in want], (text, prefilter)
+                assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=2e-6)
+            assert any(i % 2 == 0 for i, _ in got)  # 'gone' only later
+        # The latest version: those rows fail the filter now.
+        assert all(i % 2 == 1 for i, _ in ours(spark, name, text, 20, filter="\"tag <> 'gone'\"", prefilter="true"))
