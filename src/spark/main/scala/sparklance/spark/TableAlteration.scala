@@ -153,12 +153,19 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
    * (its `spark.default.exists` literal) in every existing row, so that pylance reads it too.
    */
   private def planSchema(snapshot: Snapshot, changes: Seq[SchemaChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) = {
-    val evolved = SchemaEvolution.plan(table, snapshot, changes)
-    evolved.tightened.foreach(requireNoNulls(snapshot, _))
-    val casts = evolved.retyped.map(r => r.to -> s"CAST(`${r.from.name.replace("`", "``")}` AS ${sqlType(r.to)})")
-    val defaults = changes.collect { case SchemaChange.AddField(Seq(name), _, _) => evolved.schema.fields.find(_.name == name).get }
+    val planned = SchemaEvolution.plan(table, snapshot, changes)
+    planned.tightened.foreach(requireNoNulls(snapshot, _))
+    val casts = planned.retyped.map(r => r.to -> s"CAST(`${r.from.name.replace("`", "``")}` AS ${sqlType(r.to)})")
+    val defaults = changes.collect { case SchemaChange.AddField(Seq(name), _, _) => planned.schema.fields.find(_.name == name).get }
       .flatMap(f => f.metadata.get(ColumnDefaults.ExistsKey).filterNot(_.trim.equalsIgnoreCase("NULL"))
         .map(value => f -> s"CAST($value AS ${sqlType(f)})"))
+    // Rows a concurrent writer adds without the new column would read NULL, not its default: the
+    // Merge says it may change nullability, so that they retry on the new schema (sparklance's
+    // writers and pylance's alike, by Lance's nullability barrier) rather than land.
+    val evolved = planned.operation match {
+      case m: Operation.Merge if defaults.nonEmpty => planned.copy(operation = m.copy(preservesNullability = false))
+      case _ => planned
+    }
     val written = casts ++ defaults
     if (written.isEmpty || snapshot.fragments.isEmpty) (evolved, Map.empty)
     else {
@@ -210,7 +217,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     case c: UpdateColumnDefaultValue =>
       topLevelDefault(c.fieldNames(), "ALTER COLUMN")
       val path = c.fieldNames().toSeq
-      val sql = Option(c.newCurrentDefault()).map(_.getSql).orElse(Option(c.newDefaultValue())).filter(_.trim.nonEmpty)
+      val sql = Option(c.newCurrentDefault()).map(_.getSql).filter(_.trim.nonEmpty) // none: DROP DEFAULT
       // Rows already there keep their values: a column that had no default reads NULL where no
       // value was written, which its `exists` literal says; one added with a default keeps that literal.
       val hadExisting = snapshot.schema.fields.find(_.name == path.head).exists(_.metadata.contains(ColumnDefaults.ExistsKey))

@@ -58,6 +58,9 @@ class ColumnDefaultsSuite extends AnyFunSuite with LocalSpark {
     sql("DELETE FROM lance.dflt.add WHERE id = 2")
     val before = dataset("add").snapshot().fragments.map(f => f.getId -> f.getFilesList.size).toMap
     sql("ALTER TABLE lance.dflt.add ADD COLUMN qty INT DEFAULT 7")
+    // Rows a concurrent writer adds without the column would read NULL: the Merge makes them retry.
+    val merge = sparklance.format.commit.Transactions.committed(dataset("add"), dataset("add").latestVersion).get
+    assert(merge.hasMerge && !merge.getMerge.getPreservesNullability)
     sql("ALTER TABLE lance.dflt.add ADD COLUMNS (day DATE DEFAULT current_date(), none STRING DEFAULT NULL)")
     val today = rows("SELECT CAST(current_date() AS STRING)").head.getString(0)
     assert(metadata("add", "day") == Map(ColumnDefaults.CurrentKey -> "current_date()", ColumnDefaults.ExistsKey -> s"DATE '$today'"))
