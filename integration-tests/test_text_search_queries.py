@@ -12,7 +12,7 @@ What pylance does, found by experiment (docs/full-text-search.md):
 import lance
 import pyarrow as pa
 import pytest
-from lance.query import FullTextOperator, MatchQuery, MultiMatchQuery, PhraseQuery
+from lance.query import BooleanQuery, FullTextOperator, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 from pyspark.errors import PySparkException
 
 from conftest import table_path
@@ -213,6 +213,15 @@ def test_phrases_in_double_quotes_equal_pylances_phrase_query(spark, warehouse):
         assert_same(ours(spark, name, f'"{phrase}"', 10, filter="'id % 2 = 1'", prefilter="true"),
                     quoted(path, phrase, 10, filter="id % 2 = 1", prefilter=True), phrase)
     assert matched > 500
+    # A phrase in Lance's JSON form, inside a boolean query.
+    import json
+    query = {"boolean": {"must": [{"phrase": {"column": "title", "terms": "quick brown"}}],
+                         "should": [_match("title", "fox")], "must_not": [_match("title", "lazy")]}}
+    t = lance.dataset(path).to_table(columns=["id", "_score"], limit=3000, full_text_query=BooleanQuery(
+        [(Occur.MUST, PhraseQuery("quick brown", "title")), (Occur.SHOULD, MatchQuery("fox", "title")),
+         (Occur.MUST_NOT, MatchQuery("lazy", "title"))]))
+    assert assert_same(ours(spark, name, json.dumps(query), 3000), list(zip(t["id"].to_pylist(), t["_score"].to_pylist())),
+                       query) >= 15
     assert {i for i, _ in ours(spark, name, '"hello world"', 3000)} > {10200, 10205}
     assert 10201 not in {i for i, _ in ours(spark, name, '"hello world"', 3000)}  # "world hello"
 
@@ -224,3 +233,65 @@ def test_phrase_errors(spark, table):
         with pytest.raises(PySparkException) as err:
             spark.sql(f"SELECT * FROM text_search(table => '{name}', {arguments})").collect()
         assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and says in str(err.value), str(err.value)
+
+
+def _match(column, terms, **more):
+    return {"match": {"column": column, "terms": terms, "fuzziness": 0, **more}}
+
+
+def test_lance_json_queries_equal_pylances_query_objects(spark, table):
+    """A query that is a JSON object is Lance's JSON form of a full-text query (its parser's): match
+    (operator, boost), multi_match, boolean (must / should / must_not, nested), against pylance's
+    MatchQuery / MultiMatchQuery / BooleanQuery on the same table (two indexed columns, a flat part)."""
+    import json
+    name, path = table
+    M = lambda terms, column="title", **kw: MatchQuery(terms, column, **kw)
+    cases = [
+        (_match("title", "hello world", operator="AND", boost=2.0),
+         M("hello world", operator=FullTextOperator.AND, boost=2.0)),
+        ({"multi_match": {"match_queries": [{**_match("title", "quick brown")["match"], "boost": 3.0},
+                                            _match("body", "quick brown")["match"]]}},
+         MultiMatchQuery("quick brown", ["title", "body"], boosts=[3.0, 1.0])),
+        ({"boolean": {"must": [_match("title", "hello")], "should": [_match("body", "quick brown")]}},
+         BooleanQuery([(Occur.MUST, M("hello")), (Occur.SHOULD, M("quick brown", "body"))])),
+        ({"boolean": {"must": [_match("title", "hello"), _match("body", "world")], "must_not": [_match("title", "zebra")]}},
+         BooleanQuery([(Occur.MUST, M("hello")), (Occur.MUST, M("world", "body")), (Occur.MUST_NOT, M("zebra"))])),
+        ({"boolean": {"should": [_match("title", "running"), _match("body", "café")], "must_not": [_match("body", "the lazy dog")]}},
+         BooleanQuery([(Occur.SHOULD, M("running")), (Occur.SHOULD, M("café", "body")), (Occur.MUST_NOT, M("the lazy dog", "body"))])),
+        ({"boolean": {"must": [{"boolean": {"should": [_match("title", "fox"), _match("body", "fox")]}}],
+                      "should": [_match("title", "hello", boost=0.5)]}},
+         BooleanQuery([(Occur.MUST, BooleanQuery([(Occur.SHOULD, M("fox")), (Occur.SHOULD, M("fox", "body"))])),
+                       (Occur.SHOULD, M("hello", boost=0.5))])),
+    ]
+    matched = 0
+    for query, theirs_query in cases:
+        text = json.dumps(query)
+        for k in (10, 200):
+            rows = spark.sql(f"SELECT id, _score FROM text_search(table => '{name}', query => '{_sql_text(text)}', k => {k})").collect()
+            t = lance.dataset(path).to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=k)
+            matched += assert_same([(r.id, r._score) for r in rows], list(zip(t["id"].to_pylist(), t["_score"].to_pylist())), text)
+        # With a prefilter, every clause searches the rows passing it.
+        got = ours(spark, name, text, 20, filter="'id % 3 = 1'", prefilter="true")
+        t = lance.dataset(path).to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=20,
+                                         filter="id % 3 = 1", prefilter=True)
+        assert_same(got, list(zip(t["id"].to_pylist(), t["_score"].to_pylist())), text)
+    assert matched > 300
+    # A clause without a column takes the `column` argument.
+    assert ours(spark, name, json.dumps({"match": {"terms": "hello world", "fuzziness": 0}}), 30) == \
+        ours(spark, name, "hello world", 30)
+
+
+@pytest.mark.parametrize("query,says", [
+    ('{"match": {"column": "title", "terms": "hello"}}', "fuzziness absent (automatic, as Lance reads it) is not supported"),
+    ('{"phrase": {"column": "title", "terms": "hello world", "slop": 1}}', "a slop of 1 is not supported"),
+    ('{"boost": {}}', "type 'boost' is not supported"),
+    ('{"match": {"column": "title", "terms": "x", "fuzziness": 0, "colour": 1}}', "unknown key 'colour'"),
+    ('{"match": ', "is not valid JSON"),
+    ('{"boolean": {"must_not": [{"match": {"column": "title", "terms": "x", "fuzziness": 0}}]}}', "needs a must or should clause"),
+], ids=["fuzzy", "slop", "boost", "unknown_key", "bad_json", "only_must_not"])
+def test_bad_json_queries_are_named(spark, table, query, says):
+    name, _ = table
+    with pytest.raises(PySparkException) as err:
+        spark.sql(f"SELECT * FROM text_search(table => '{name}', query => '{_sql_text(query)}')").collect()
+    assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and "argument 'query'" in str(err.value) \
+        and says in str(err.value), str(err.value)

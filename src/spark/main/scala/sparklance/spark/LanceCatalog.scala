@@ -192,7 +192,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   }
 
   /**
-   * `ns.t.history`, `ns.t.tags`, `ns.t.branches` and `ns.t.indices` name metadata tables of table
+   * `ns.t.history`, `ns.t.tags`, `ns.t.branches`, `ns.t.indices`, `ns.t.detail` and `ns.t.fragments` name metadata tables of table
    * `ns.t` (unless a real table has that name); `ns.t.branch_dev.history` those of a branch.
    */
   private def metadataTableOf(ident: Identifier): Option[Table] = ownerOf(ident) match {
@@ -204,6 +204,8 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
         case TagsTable.Name => Some(new TagsTable(quoted(owner), ds))
         case BranchesTable.Name => Some(new BranchesTable(quoted(owner), ds))
         case IndicesTable.Name => Some(new IndicesTable(quoted(owner), ds))
+        case DetailTable.Name => Some(new DetailTable(quoted(owner), ds))
+        case FragmentsTable.Name => Some(new FragmentsTable(quoted(owner), ds))
         case _ => None
       }
       table.filter(_ => ds.exists)

@@ -31,6 +31,10 @@ object FeatureFlags {
     64L -> "data overlay files", 128L -> "covering index fields", 256L -> "mixed data file versions",
     16384L -> "managed blobs")
 
+  /** The names of the bits set in `flags`, lowest first (an unnamed bit as its number). */
+  def describe(flags: Long): Seq[String] =
+    (0 until 64).map(1L << _).filter(b => (flags & b) != 0).map(b => names.getOrElse(b, s"flag $b"))
+
   /** Fails naming each unknown bit: reading or writing a table whose features we skip could lose data. */
   def check(tablePath: String, version: Long, readerFlags: Long, writerFlags: Long, forWrite: Boolean): Unit = {
     val flags = if (forWrite) readerFlags | writerFlags else readerFlags

@@ -65,13 +65,18 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
     val read = dataset.snapshot(forWrite = true)
     val scalars = indices(read).filter(i => ScalarIndexType.of(i).isDefined)
     val scalarNames = scalars.map(_.getName).distinct
-    val vectorNames = names.filterNot(scalarNames.contains)
+    val inverted = indices(read).filter(InvertedIndexJob.isInverted)
+    val invertedNames = inverted.map(_.getName).distinct
+    val vectorNames = names.filterNot(n => scalarNames.contains(n) || invertedNames.contains(n))
     // Names of scalar indices only: no vector index is optimized; no names: every index is.
     val steps = if (names.nonEmpty && vectorNames.isEmpty) Nil
       else VectorIndexOptimize.plan(dataset.storage, read, vectorNames, numIndicesToMerge, retrain, where)
     val build = new ScalarIndexBuild(quotedName, dataset, settings.storageConf)
     val scalarSteps = scalarNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
       build.optimize(spark, read, scalars.filter(_.getName == n), numIndicesToMerge.getOrElse(0), retrain, where)
+    } ++ invertedNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
+      InvertedIndexJob.optimize(spark, quotedName, dataset, read, settings.storageConf, inverted.filter(_.getName == n),
+        named = names.contains(n), where)
     }
     if (steps.isEmpty && scalarSteps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
     else {
@@ -171,7 +176,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
         s"$where: column '${field.name}' of type $other cannot have an INVERTED index; string columns can")
     }
     val replaced = existing.filter(_.getName == request.name)
-    replaced.find(i => Indices.typeName(i) != "Inverted" || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+    replaced.find(i => !InvertedIndexJob.isInverted(i) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
       throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
         s"already exists and is not an INVERTED index of '${field.name}'; drop it first (drop_index) or choose another name")
     }

@@ -1,7 +1,7 @@
 package sparklance.spark.search
 
 import org.apache.spark.sql.catalyst.expressions.Expression
-import sparklance.format.index.text.MatchOperator
+import sparklance.format.index.text.{FullTextQuery, MatchOperator}
 
 /**
  * The arguments of `text_search(...)`, by name (`k => 20`) or in this order: table, column, query,
@@ -11,27 +11,40 @@ import sparklance.format.index.text.MatchOperator
  * SQL condition on the rows; `prefilter`: whether the k best rows are found among the rows that
  * pass it (true) or the k best rows are found first and those that pass kept (false, pylance's
  * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
- * query in double quotes is a phrase.
+ * query in double quotes is a phrase; a query that is a JSON object is Lance's JSON form of a
+ * full-text query (match, phrase, multi_match, boolean), whose columns it names (then `column`
+ * may be left out).
  */
 final case class TextSearchArguments(table: String, columns: Seq[String], query: String, k: Int, version: Option[String],
     filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or) {
   /** The phrase searched when the query is in double quotes (`'"red shoes"'`), as pylance reads a query string. */
   def phrase: Option[String] =
     if (query.length >= 2 && query.startsWith("\"") && query.endsWith("\"")) Some(query.substring(1, query.length - 1)) else None
+
+  /**
+   * The query in Lance's JSON form (`{"boolean": {...}}`), when it is one; its queries without a
+   * column take the `column` argument (one column). A bad one is an IllegalArgumentException.
+   */
+  def json: Option[FullTextQuery] = if (!FullTextQuery.isJson(query)) None else Some(
+    try FullTextQuery.parse(query, columns match { case Seq(one) => Some(one); case _ => None })
+    catch { case e: IllegalArgumentException => throw new IllegalArgumentException(s"${TextSearchFunction.name}: argument 'query': ${e.getMessage}", e) })
 }
 
 object TextSearchArguments {
   val Names: Seq[String] = Seq("table", "column", "query", "k", "version", "filter", "prefilter", "operator")
-  private val Spec = TableFunctionArguments(TextSearchFunction.name, Names, Seq("table", "column", "query"))
+  // `column` may be left out when the query is Lance's JSON form, whose queries name their columns.
+  private val Spec = TableFunctionArguments(TextSearchFunction.name, Names, Seq("table", "query"))
 
   /** Parses `args`; a bad argument is an IllegalArgumentException naming it (LANCE_INVALID_ARGUMENT). */
   def parse(args: Seq[Expression]): TextSearchArguments = {
     val values = Spec.parse(args)
     Spec.check(values)
     def text(name: String): String = Spec.text(values, name).getOrElse(Spec.bad(s"argument '$name' is NULL"))
+    val json = FullTextQuery.isJson(text("query"))
+    if (!json && !values.contains("column")) Spec.bad("needs the arguments column")
     TextSearchArguments(
       table = text("table"),
-      columns = columnList(text("column"), Spec),
+      columns = if (json && Spec.value(values, "column").isEmpty) Nil else columnList(text("column"), Spec),
       query = text("query"),
       k = Spec.positive(values, "k").getOrElse(10),
       version = Spec.text(values, "version"),

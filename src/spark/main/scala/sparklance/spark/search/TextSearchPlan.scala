@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.types.StringType
 import scala.util.Using
-import sparklance.format.index.text.TextSearch
+import sparklance.format.index.text.{FullTextQuery, TextSearch}
 import sparklance.spark.Allocators
 
 /**
@@ -20,13 +20,15 @@ import sparklance.spark.Allocators
  * as a prefilter the ids of the passing rows restrict each column's search; as a postfilter (the
  * default, as pylance's) the k best rows are found first and those that pass are kept, so the
  * answer may hold fewer than k rows. A query in double quotes is a phrase (one column, its index
- * built with positions), as pylance reads a query string.
+ * built with positions), as pylance reads a query string. A query in Lance's JSON form
+ * ([[FullTextQuery]]: match, phrase, multi_match, boolean) is evaluated clause by clause.
  */
 final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArguments) {
 
   /** The answer's rows, best first (BM25 score, then row id), as a list. */
   def hits: Seq[HitRows.Hit] = {
-    val fields = args.columns.map(searched.field)
+    val json = args.json
+    val fields = json.fold(args.columns)(_.columns).map(searched.field)
     fields.foreach { field =>
       if (field.dataType != StringType) throw new IllegalArgumentException(
         s"${searched.function}: column '${field.name}' of ${args.table} is ${field.dataType.sql}, not a string column")
@@ -40,12 +42,23 @@ final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArgumen
     } else None
     val table = searched.table
     val best = Using.resource(Allocators.child(searched.function)) { allocator =>
-      fields.flatMap { field =>
-        Using.resource(new TextSearch(table.dataset.storage, table.snapshot, field.name, allocator)) { search =>
-          args.phrase.fold(search.search(args.query, args.k, args.operator, allowed))(search.phrase(_, args.k, allowed))
-            .map(h => HitRows.Hit(h.rowId, search.address(h.rowId), h.score))
+      val opened = scala.collection.mutable.LinkedHashMap.empty[String, TextSearch]
+      // Each column's index opened once (by the name the table spells), closed with the search.
+      def search(column: String): TextSearch = {
+        val name = searched.field(column).name
+        opened.getOrElseUpdate(name, new TextSearch(table.dataset.storage, table.snapshot, name, allocator))
+      }
+      try {
+        val found = json match {
+          case Some(query) => FullTextQuery.search(query, search, args.k, allowed)
+          case None => fields.flatMap { field =>
+            val s = search(field.name)
+            args.phrase.fold(s.search(args.query, args.k, args.operator, allowed))(s.phrase(_, args.k, allowed))
+          }.groupBy(_.rowId).values.map(_.maxBy(_.score)).toSeq.sortBy(h => (-h.score, h.rowId)).take(args.k)
         }
-      }.groupBy(_.rowId).values.map(_.maxBy(_.value)).toSeq.sortBy(h => (-h.value, h.rowId)).take(args.k)
+        val any = opened.values.head
+        found.map(h => HitRows.Hit(h.rowId, any.address(h.rowId), h.score))
+      } finally sparklance.format.Resources.closeAll(opened.values.toSeq)
     }
     args.filter.filterNot(_ => args.prefilter).fold(best) { f =>
       val passing = SearchFilter.passing(searched, f, best.map(_.rowId))

@@ -1,7 +1,5 @@
 package sparklance.format.index.text
 
-import java.io.ByteArrayOutputStream
-
 /** One token's row of `part_<p>_invert.lance`: its posting blocks, best block score, and impact entries. */
 final case class EncodedPosting(blocks: Array[Array[Byte]], maxScore: Float, impacts: Array[Array[Byte]])
 
@@ -26,7 +24,7 @@ object PostingEncoder {
     val blocks = new Array[Array[Byte]](numBlocks)
     val impacts = new Array[Array[Byte]](numBlocks + (numBlocks + BlocksPerLevel1 - 1) / BlocksPerLevel1)
     val values = new Array[Int](BlockSize)
-    val out = new ByteArrayOutputStream()
+    val out = new ByteSink(256)
     var maxScore = 0f
     var b = 0
     while (b < numBlocks) {
@@ -59,7 +57,9 @@ object PostingEncoder {
     var g = 0
     while (numBlocks + g < impacts.length) {
       val from = g * BlocksPerLevel1 * BlockSize
-      impacts(numBlocks + g) = impactEntry(docs, freqs, lengths, from, math.min(count, from + BlocksPerLevel1 * BlockSize))
+      // A group of one block has that block's entry.
+      impacts(numBlocks + g) = if (numBlocks - g * BlocksPerLevel1 == 1) impacts(g * BlocksPerLevel1)
+        else impactEntry(docs, freqs, lengths, from, math.min(count, from + BlocksPerLevel1 * BlockSize))
       g += 1
     }
     EncodedPosting(blocks, maxScore, impacts)
@@ -73,30 +73,35 @@ object PostingEncoder {
    * the flag is set a byte with the norm delta (flag clear: the norm grew by exactly 1).
    */
   private[text] def impactEntry(docs: Array[Int], freqs: Array[Int], lengths: Array[Int], from: Int, until: Int): Array[Byte] = {
-    // Best frequency at each norm, then the frontier: norms ascending, frequencies strictly growing.
-    val bestAt = new Array[Int](256)
+    // (norm, frequency) pairs sorted; the frontier keeps, norms ascending, each frequency above all before it.
+    val pairs = new Array[Long](until - from)
     var i = from
-    while (i < until) { val n = quantizeLength(lengths(docs(i))); if (freqs(i) > bestAt(n)) bestAt(n) = freqs(i); i += 1 }
-    val out = new ByteArrayOutputStream()
+    while (i < until) { pairs(i - from) = quantizeLength(lengths(docs(i))).toLong << 32 | freqs(i); i += 1 }
+    if (pairs.length > 1) java.util.Arrays.sort(pairs)
+    val out = new ByteSink(16)
     writeVarint(out, docs(until - 1).toLong)
-    val pairs = new ByteArrayOutputStream()
-    var pairCount = 0
+    val frontier = new ByteSink(16)
+    var count = 0
     var lastFreq = 0
     var lastNorm = 0
-    var n = 0
-    while (n < 256) {
-      if (bestAt(n) > lastFreq) {
-        val flag = if (n - lastNorm == 1) 0 else 1
-        writeVarint(pairs, (bestAt(n) - lastFreq - 1).toLong << 1 | flag)
-        if (flag == 1) pairs.write(n - lastNorm)
-        lastFreq = bestAt(n)
-        lastNorm = n
-        pairCount += 1
+    i = 0
+    while (i < pairs.length) {
+      val norm = (pairs(i) >>> 32).toInt
+      // The best frequency at this norm: the last pair of the norm.
+      while (i + 1 < pairs.length && (pairs(i + 1) >>> 32).toInt == norm) i += 1
+      val freq = pairs(i).toInt
+      if (freq > lastFreq) {
+        val flag = if (norm - lastNorm == 1) 0 else 1
+        writeVarint(frontier, (freq - lastFreq - 1).toLong << 1 | flag)
+        if (flag == 1) frontier.write(norm - lastNorm)
+        lastFreq = freq
+        lastNorm = norm
+        count += 1
       }
-      n += 1
+      i += 1
     }
-    writeVarint(out, pairCount.toLong)
-    pairs.writeTo(out)
+    writeVarint(out, count.toLong)
+    out.write(frontier)
     out.toByteArray
   }
 
@@ -120,9 +125,10 @@ object PostingEncoder {
    * i % 4 at slot i / 4, each lane packed least significant bit first into 32-bit words, word k
    * of lane j stored as little-endian u32 number 4k + j.
    */
-  private def pack(out: ByteArrayOutputStream, values: Array[Int]): Unit = {
+  private def pack(out: ByteSink, values: Array[Int]): Unit = {
     var max = 0
-    values.foreach(v => max |= v)
+    var k = 0
+    while (k < BlockSize) { max |= values(k); k += 1 }
     val width = 32 - Integer.numberOfLeadingZeros(max)
     out.write(width)
     if (width > 0) {
@@ -138,17 +144,32 @@ object PostingEncoder {
         if (shift + width > 32) words(4 * (word + 1) + lane) |= (v >>> (32 - shift)).toInt
         i += 1
       }
-      words.foreach(w => writeInt(out, w))
+      k = 0
+      while (k < words.length) { writeInt(out, words(k)); k += 1 }
     }
   }
 
-  private def writeInt(out: ByteArrayOutputStream, v: Int): Unit = {
+  private def writeInt(out: ByteSink, v: Int): Unit = {
     out.write(v & 0xff); out.write((v >>> 8) & 0xff); out.write((v >>> 16) & 0xff); out.write((v >>> 24) & 0xff)
   }
-  private def writeFloat(out: ByteArrayOutputStream, f: Float): Unit = writeInt(out, java.lang.Float.floatToRawIntBits(f))
-  private[text] def writeVarint(out: ByteArrayOutputStream, value: Long): Unit = {
+  private def writeFloat(out: ByteSink, f: Float): Unit = writeInt(out, java.lang.Float.floatToRawIntBits(f))
+  private[text] def writeVarint(out: ByteSink, value: Long): Unit = {
     var v = value
     while ((v & ~0x7fL) != 0) { out.write(((v & 0x7f) | 0x80).toInt); v >>>= 7 }
     out.write(v.toInt)
+  }
+
+  /** A growable byte array, unsynchronized (ByteArrayOutputStream locks on every byte). */
+  private[text] final class ByteSink(initial: Int) {
+    private var bytes = new Array[Byte](initial)
+    private var size = 0
+    def write(b: Int): Unit = {
+      if (size == bytes.length) bytes = java.util.Arrays.copyOf(bytes, bytes.length * 2)
+      bytes(size) = b.toByte
+      size += 1
+    }
+    def write(other: ByteSink): Unit = { var i = 0; while (i < other.size) { write(other.bytes(i)); i += 1 } }
+    def reset(): Unit = size = 0
+    def toByteArray: Array[Byte] = java.util.Arrays.copyOf(bytes, size)
   }
 }

@@ -47,6 +47,25 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
     foreachPositioned(text, stemmer)((t, _) => each(t))
 
   /**
+   * The token a piece of text the base tokenizer cut out becomes, null when it is dropped (too
+   * long, or a stop word). It depends on the piece alone, so a build may remember it.
+   */
+  def analyze(raw: String, stemmer: EnglishStemmer): String = {
+    var t = raw
+    if (maxTokenLength.exists(TextAnalyzer.utf8Length(t) >= _)) return null
+    if (lowerCase) t = t.toLowerCase(Locale.ROOT)
+    if (stem) { stemmer.setCurrent(t); stemmer.stem(); t = stemmer.getCurrent }
+    if (stopWords.exists(_.contains(t))) return null
+    if (asciiFolding) TextAnalyzer.fold(t) else t
+  }
+
+  /**
+   * Calls `each` with the start and end of every piece of `text` the base tokenizer cuts out,
+   * before [[analyze]]: a build looks pieces up without cutting them out.
+   */
+  def foreachPiece(text: String)(each: (Int, Int) => Unit): Unit = TextAnalyzer.splitRanges(base, text)(each)
+
+  /**
    * The tokens of `text` with their positions, in order: a token's position is the index of the
    * base tokenizer's token it comes from, so a token the chain drops (too long, a stop word) leaves
    * a gap, as Lance's positions do (phrase queries compare them).
@@ -57,18 +76,14 @@ final case class TextAnalyzer(base: BaseTokenizer, maxTokenLength: Option[Int], 
     out.toSeq
   }
 
-  private def foreachPositioned(text: String, stemmer: EnglishStemmer)(each: (String, Int) => Unit): Unit =
-    TextAnalyzer.split(base, text).iterator.zipWithIndex.foreach { case (raw, position) =>
-      var t = raw
-      if (maxTokenLength.forall(TextAnalyzer.utf8Length(t) < _)) {
-        if (lowerCase) t = t.toLowerCase(Locale.ROOT)
-        if (stem) { stemmer.setCurrent(t); stemmer.stem(); t = stemmer.getCurrent }
-        if (!stopWords.exists(_.contains(t))) {
-          if (asciiFolding) t = TextAnalyzer.fold(t)
-          each(t, position)
-        }
-      }
+  private def foreachPositioned(text: String, stemmer: EnglishStemmer)(each: (String, Int) => Unit): Unit = {
+    var position = 0
+    TextAnalyzer.splitEach(base, text) { raw =>
+      val t = analyze(raw, stemmer)
+      if (t != null) each(t, position)
+      position += 1
     }
+  }
 }
 
 object TextAnalyzer {
@@ -134,21 +149,35 @@ object TextAnalyzer {
 
   private def isAsciiWhitespace(cp: Int): Boolean = cp == ' ' || cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r'
 
-  private[text] def split(base: BaseTokenizer, text: String): Seq[String] = base match {
-    case BaseTokenizer.Raw => Seq(text)
+  private[text] def split(base: BaseTokenizer, text: String): Seq[String] = {
+    val out = ArrayBuffer.empty[String]
+    splitEach(base, text)(out += _)
+    out.toSeq
+  }
+
+  /** Calls `each` with the pieces of `text` the base tokenizer cuts out, in order. */
+  private[text] def splitEach(base: BaseTokenizer, text: String)(each: String => Unit): Unit =
+    splitRanges(base, text)((start, end) => each(text.substring(start, end)))
+
+  /** Calls `each` with the start and end of the pieces of `text` the base tokenizer cuts out, in order. */
+  private[text] def splitRanges(base: BaseTokenizer, text: String)(each: (Int, Int) => Unit): Unit = base match {
+    case BaseTokenizer.Raw => each(0, text.length)
     case _ =>
-      val keep: Int => Boolean = if (base == BaseTokenizer.Simple) isAlphanumeric else cp => !isAsciiWhitespace(cp)
-      val out = ArrayBuffer.empty[String]
+      val simple = base == BaseTokenizer.Simple
       var start = -1
       var i = 0
       while (i < text.length) {
-        val cp = text.codePointAt(i)
-        if (keep(cp)) { if (start < 0) start = i }
-        else if (start >= 0) { out += text.substring(start, i); start = -1 }
-        i += Character.charCount(cp)
+        val c = text.charAt(i)
+        // ASCII decided without a code point look-up: most text is ASCII.
+        var keep = true
+        var width = 1
+        if (c < 0x80) keep = if (simple) (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') else !isAsciiWhitespace(c)
+        else { val cp = text.codePointAt(i); width = Character.charCount(cp); keep = !simple || isAlphanumeric(cp) }
+        if (keep) { if (start < 0) start = i }
+        else if (start >= 0) { each(start, i); start = -1 }
+        i += width
       }
-      if (start >= 0) out += text.substring(start)
-      out.toSeq
+      if (start >= 0) each(start, text.length)
   }
 
   private def fold(t: String): String = {

@@ -23,44 +23,55 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
   private val rowIds = new Longs()
   private val lengths = new Ints()
   private var totalTokens = 0L
-  private val docTokens = new Ints()
 
   def numDocs: Int = lengths.size
 
+  private val pieces = new PieceTable
+  // The last document each token id was seen in (-1: none yet).
+  private var lastDoc = new Array[Int](1024)
+
+  private def tokenId(t: String): Int = {
+    val known = ids.get(t)
+    if (known != null) known.intValue
+    else {
+      val id = tokens.size
+      ids.put(t, id)
+      tokens += t
+      if (id >= postingDocs.length) {
+        postingDocs = java.util.Arrays.copyOf(postingDocs, postingDocs.length * 2)
+        postingFreqs = java.util.Arrays.copyOf(postingFreqs, postingFreqs.length * 2)
+        lastDoc = java.util.Arrays.copyOf(lastDoc, lastDoc.length * 2)
+      }
+      postingDocs(id) = new Ints(4)
+      postingFreqs(id) = new Ints(4)
+      lastDoc(id) = -1
+      id
+    }
+  }
+
   /** Adds the row `rowId` (its address, or its stable id) holding `text`; no token, no document. */
   def add(rowId: Long, text: String): Unit = {
-    docTokens.clear()
-    analyzer.foreachToken(text, stemmer) { t =>
-      var id = ids.get(t)
-      if (id == null) {
-        id = tokens.size
-        ids.put(t, id)
-        tokens += t
-        if (id >= postingDocs.length) {
-          postingDocs = java.util.Arrays.copyOf(postingDocs, postingDocs.length * 2)
-          postingFreqs = java.util.Arrays.copyOf(postingFreqs, postingFreqs.length * 2)
-        }
-        postingDocs(id) = new Ints(4)
-        postingFreqs(id) = new Ints(4)
+    val doc = lengths.size
+    var n = 0
+    analyzer.foreachPiece(text) { (start, end) =>
+      // A piece's token id (or Dropped) remembered: most pieces repeat, and the analyzer is the cost.
+      var id = pieces.get(text, start, end)
+      if (id == PieceTable.Absent) {
+        val t = analyzer.analyze(text.substring(start, end), stemmer)
+        id = if (t == null) Dropped else tokenId(t)
+        pieces.put(text, start, end, id)
       }
-      docTokens.add(id)
+      if (id != Dropped) {
+        n += 1
+        // Postings grow in document order: a token seen before in this document counts once more.
+        if (lastDoc(id) == doc) postingFreqs(id).values(postingFreqs(id).size - 1) += 1
+        else { lastDoc(id) = doc; postingDocs(id).add(doc); postingFreqs(id).add(1) }
+      }
     }
-    val n = docTokens.size
     if (n > 0) {
-      val doc = lengths.size
       rowIds.add(rowId)
       lengths.add(n)
       totalTokens += n
-      val a = docTokens.values
-      java.util.Arrays.sort(a, 0, n)
-      var i = 0
-      while (i < n) {
-        var j = i + 1
-        while (j < n && a(j) == a(i)) j += 1
-        postingDocs(a(i)).add(doc)
-        postingFreqs(a(i)).add(j - i)
-        i = j
-      }
     }
   }
 
@@ -74,7 +85,9 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
     if (numDocs == 0 && !evenIfEmpty) return Nil
     val n = tokens.size
     val bytes = tokens.map(_.getBytes(UTF_8)).toArray
-    val order = (0 until n).sortWith((x, y) => java.util.Arrays.compareUnsigned(bytes(x), bytes(y)) < 0).toArray
+    val boxed = Array.tabulate[Integer](n)(i => i)
+    java.util.Arrays.sort(boxed, (x: Integer, y: Integer) => java.util.Arrays.compareUnsigned(bytes(x), bytes(y)))
+    val order = boxed.map(_.intValue)
     val fst = new TokenMapWriter
     var totalLength = 0L
     order.indices.foreach { id => fst.add(bytes(order(id)), id.toLong); totalLength += bytes(order(id)).length }
@@ -92,6 +105,68 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
 }
 
 object TextPartitionBuilder {
+  private val Dropped = -1
+
+  /**
+   * Pieces of text (ranges of a string) → token id, open addressing on primitive arrays: looked
+   * up without cutting the piece out of its text. Stops remembering at [[MaxPieces]] pieces.
+   */
+  private final class PieceTable {
+    private var keys = new Array[String](1 << 12)
+    private var hashes = new Array[Int](1 << 12)
+    private var values = new Array[Int](1 << 12)
+    private var size = 0
+
+    private def hash(text: String, start: Int, end: Int): Int = {
+      var h = 0
+      var i = start
+      while (i < end) { h = 31 * h + text.charAt(i); i += 1 }
+      h ^ (h >>> 16)
+    }
+
+    private def matches(key: String, text: String, start: Int, end: Int): Boolean =
+      key.length == end - start && key.regionMatches(0, text, start, end - start)
+
+    def get(text: String, start: Int, end: Int): Int = {
+      val h = hash(text, start, end)
+      val mask = keys.length - 1
+      var slot = h & mask
+      while (keys(slot) != null) {
+        if (hashes(slot) == h && matches(keys(slot), text, start, end)) return values(slot)
+        slot = (slot + 1) & mask
+      }
+      PieceTable.Absent
+    }
+
+    def put(text: String, start: Int, end: Int, value: Int): Unit = if (size < PieceTable.MaxPieces) {
+      if (2 * (size + 1) > keys.length) grow()
+      insert(text.substring(start, end), hash(text, start, end), value)
+      size += 1
+    }
+
+    private def insert(key: String, h: Int, value: Int): Unit = {
+      val mask = keys.length - 1
+      var slot = h & mask
+      while (keys(slot) != null) slot = (slot + 1) & mask
+      keys(slot) = key; hashes(slot) = h; values(slot) = value
+    }
+
+    private def grow(): Unit = {
+      val (oldKeys, oldHashes, oldValues) = (keys, hashes, values)
+      keys = new Array[String](oldKeys.length * 2)
+      hashes = new Array[Int](oldKeys.length * 2)
+      values = new Array[Int](oldKeys.length * 2)
+      var i = 0
+      while (i < oldKeys.length) { if (oldKeys(i) != null) insert(oldKeys(i), oldHashes(i), oldValues(i)); i += 1 }
+    }
+  }
+
+  private object PieceTable {
+    val Absent: Int = -2
+    // Distinct pieces remembered at most (a few tens of MB).
+    val MaxPieces: Int = 1 << 20
+  }
+
   /** A growable int array. */
   private[text] final class Ints(initial: Int = 16) {
     var values = new Array[Int](initial)
