@@ -44,7 +44,7 @@ object BlockMaxTopK {
     parts.indices.foreach(p => spans ++= spansOf(p, parts(p), times, idf, avgdl))
     val order = spans.sortBy(-_.bound)
     // Worst of the best k on top: lowest score, then highest row id.
-    val best = new java.util.PriorityQueue[TextHit](math.max(1, k), (a: TextHit, b: TextHit) =>
+    val best = new java.util.PriorityQueue[TextHit](math.min(k, 1024), (a: TextHit, b: TextHit) =>
       if (a.score != b.score) java.lang.Float.compare(a.score, b.score) else java.lang.Long.compare(b.rowId, a.rowId))
     val decoded = parts.map(p => p.lists.map(l => if (l == null) null else new Array[PostingList](l.blocks.length)))
     val sums = new Array[Array[Float]](parts.size)

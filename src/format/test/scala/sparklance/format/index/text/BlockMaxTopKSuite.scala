@@ -49,7 +49,7 @@ class BlockMaxTopKSuite extends AnyFunSuite {
       val deleted = parts.flatMap(_.rowIds).filter(_ => r.nextInt(4) == 0).toSet
       val keep: Long => Boolean = row => !deleted(row)
       val avgdl = 0.5f + r.nextFloat() * maxLength
-      for (k <- Seq(1, 3, 10, 100)) {
+      for (k <- Seq(1, 3, 10, 100, Int.MaxValue)) {
         val want = exhaustive(parts, tokens, idf, avgdl, k, keep)
         val got = BlockMaxTopK.top(parts, tokens, idf, avgdl, k, keep)
         assert(got == want, s"round $round, k $k, tokens ${tokens.mkString(",")}")
