@@ -27,12 +27,18 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
    * CreateIndex pylance uses as its own. An index of the same name and kind on the same column is
    * replaced when `replace`; otherwise it is an IndexAlreadyExistsException. `where` begins errors.
    */
-  def create(spark: SparkSession, request: IndexRequest, replace: Boolean, where: String): TableIndexes.Built = {
+  def create(spark: SparkSession, asked: IndexRequest, replace: Boolean, where: String, nameGiven: Boolean = true): TableIndexes.Built = {
     val read = dataset.snapshot(forWrite = true)
-    val field = read.schema.field(request.column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
-      s"$where: no top-level column '${request.column}' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
-      "table" -> quotedName, "column" -> request.column)))
+    val field = read.schema.field(asked.column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
+      s"$where: no top-level column '${asked.column}' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
+      "table" -> quotedName, "column" -> asked.column)))
     val existing = indices(read)
+    // pylance's default name, `<column>_idx`, is often the zone map's a catalog table starts with: an
+    // index of another kind asked for without a name takes `<column>_<kind>_idx` then.
+    val taken = existing.filter(_.getName == asked.name)
+    val request =
+      if (nameGiven || taken.forall(i => typeName(i) == asked.typeName && i.getFieldsList.asScala.map(_.intValue) == Seq(field.id))) asked
+      else asked.named(s"${asked.column}_${asked.typeName.toLowerCase(java.util.Locale.ROOT)}_idx")
     if (!replace && existing.exists(_.getName == request.name)) throw new IndexAlreadyExistsException(request.name, quotedName, None)
     request match {
       case v: IndexRequest.Vector => vector(spark, read, field, v, existing, where)
