@@ -148,3 +148,38 @@ def test_refusals_name_the_option(spark, tmp_path):
     lance.write_dataset(pa.table({"text": pa.array(range(10), pa.int64())}), str(numbers))
     with pytest.raises(Exception, match="cannot have an INVERTED index"):
         spark.sql(f"CALL lance.system.create_index(table => '{by_location(numbers)[6:]}', column => 'text', index_type => 'FTS')")
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_optimize_index_adds_a_segment_over_new_fragments(spark, tmp_path, stable):
+    extra = {"enable_stable_row_ids": True} if stable else {}
+    ours, theirs_path = twins(tmp_path, corpus(2000, seed=8), **extra)
+    build(spark, ours, custom_stop_words="hello,the")
+    lance.dataset(str(theirs_path)).create_scalar_index("text", "INVERTED", custom_stop_words=["hello", "the"])
+    more = pa.table({"id": pa.array(range(2000, 2900), pa.int64()), "text": pa.array(corpus(900, seed=9), pa.string())})
+    for p in (ours, theirs_path):
+        lance.write_dataset(more, str(p), mode="append", max_rows_per_file=400)
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}')").collect()
+    lance.dataset(str(theirs_path)).optimize.optimize_indices(num_indices_to_merge=0)
+    index, segments = index_dir(ours)
+    assert len(segments) == 2 and index.num_rows_indexed == 2900
+    # Both indices cover every row now: the answers come from the index alone.
+    for p in (ours, theirs_path):
+        hits = lance.dataset(str(p)).to_table(full_text_query="running", columns=["id"], fast_search=True)
+        assert hits.num_rows > 0
+    assert same_answers(ours, theirs_path) > 100
+    assert compare(spark, ours) > 100
+    # Nothing left to cover: nothing to do.
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}')").collect()
+    assert len(index_dir(ours)[1]) == 2
+
+
+def test_optimize_index_leaves_an_index_with_positions_unless_named(spark, tmp_path):
+    path = tmp_path / "t"
+    write(path, corpus(500, seed=10)).create_scalar_index("text", "INVERTED", with_position=True)
+    write(path, corpus(200, seed=11), start=500, mode="append")
+    table = by_location(path)[6:]
+    spark.sql(f"CALL lance.system.optimize_index(table => '{table}')").collect()
+    assert len(lance.dataset(str(path)).describe_indices()[0].segments) == 1
+    with pytest.raises(PySparkException, match="with_position = true is not written by sparklance"):
+        spark.sql(f"CALL lance.system.optimize_index(table => '{table}', name => 'text_idx')").collect()

@@ -114,6 +114,23 @@ class ScalarIndexBuildSuite extends AnyFunSuite with LocalSpark {
     assertRight(t)
   }
 
+  test("create_index without a name takes pylance's <column>_idx, or <column>_<kind>_idx where the zone map has it") {
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.sib")
+    sql("CREATE TABLE lance.sib.named (k BIGINT, s STRING)") // zone maps k_idx and s_idx, as every catalog table
+    sql("INSERT INTO lance.sib.named VALUES (1, 'a'), (2, 'b')")
+    def build(table: String, column: String, kind: String) =
+      sql(s"CALL lance.system.create_index(table => 'sib.$table', column => '$column', index_type => '$kind')").head().getString(0)
+    assert(build("named", "k", "BTREE") == "k_btree_idx")
+    assert(build("named", "k", "BTREE") == "k_btree_idx") // replaced, not a second one
+    assert(build("named", "s", "BITMAP") == "s_bitmap_idx")
+    assert(indices("named") == Seq(("k_btree_idx", "BTREE", Seq("k")), ("k_idx", "ZONEMAP", Seq("k")),
+      ("s_bitmap_idx", "BITMAP", Seq("s")), ("s_idx", "ZONEMAP", Seq("s"))))
+    create("bare") // without zone maps
+    assert(build("bare", "k", "BTREE") == "k_idx")
+    assert(build("bare", "k", "BTREE") == "k_idx")
+    assert(indices("bare").map(_._1) == Seq("k_idx"))
+  }
+
   test("unknown options and unsuitable columns are refused by name, writing nothing") {
     val t = create("bad")
     val version = sql(s"SELECT max(version) FROM $t.history").head().getLong(0)

@@ -5,7 +5,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
-import sparklance.format.index.{FragmentReuse, Indices}
+import sparklance.format.index.{FragmentReuse, IndexCache, Indices}
 import sparklance.format.index.scalar.ScalarIndexType
 import sparklance.format.index.text.TextIndexSegment
 import sparklance.format.io.Storage
@@ -146,7 +146,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
 
   private def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]) =
     segments.flatMap { case (coverage, segment) =>
-      DataSkipping.cached(s"${Indices.directory(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
+      IndexCache.get(s"${files.indexDir(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
     }
 
   private def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
@@ -233,13 +233,4 @@ object DataSkipping {
   def indexedFields(indices: Seq[IndexMetadata], stableRowIds: Boolean): Set[Int] =
     indices.filter(i => i.getFieldsCount == 1 && uses(i, stableRowIds) && !isInverted(i) && !isLabelList(i))
       .map(_.getFields(0).intValue).toSet
-
-  private val cacheSize = 256
-  // Index files never change once written: what a segment's lookup files hold is read once per process.
-  private val cache = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap[String, Option[Any]](16, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[String, Option[Any]]): Boolean = size() > cacheSize
-  })
-
-  private def cached[T](key: String)(read: => Option[T]): Option[T] =
-    Option(cache.get(key)).getOrElse { val r = read; cache.put(key, r); r }.asInstanceOf[Option[T]]
 }

@@ -15,6 +15,19 @@ import sparklance.format.skipping.ZoneMapSegment
 sealed trait IndexRequest {
   def column: String
   def name: String
+  /** The kind as pylance lists indices (`describe_indices`, `<table>.indices`): ZONEMAP, BTREE, IVF_PQ, ... */
+  def typeName: String = this match {
+    case _: IndexRequest.ZoneMap => "ZONEMAP"
+    case v: IndexRequest.Vector => v.options.indexType.name
+    case s: IndexRequest.Scalar => s.indexType.name
+    case _: IndexRequest.Inverted => "INVERTED"
+  }
+  def named(name: String): IndexRequest = this match {
+    case z: IndexRequest.ZoneMap => z.copy(name = name)
+    case v: IndexRequest.Vector => v.copy(name = name)
+    case s: IndexRequest.Scalar => s.copy(name = name)
+    case i: IndexRequest.Inverted => i.copy(name = name)
+  }
 }
 
 object IndexRequest {

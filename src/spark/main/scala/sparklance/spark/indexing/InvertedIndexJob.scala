@@ -82,6 +82,41 @@ object InvertedIndexJob {
     } finally sc.setJobDescription(previous)
   }
 
+  /**
+   * What optimize_index does to the INVERTED index whose segments are `segments`, as pylance's
+   * `optimize_indices` does by default: the live fragments no segment covers get a segment of
+   * their own (a delta), tokenized with the index's own settings; the segments stay. None when
+   * every fragment is covered. Merging segments (num_indices_to_merge, retrain) is not done for
+   * INVERTED indices. Settings sparklance does not write (positions, other tokenizers) are
+   * refused by name when the index is `named`, else the index is left as it is.
+   */
+  def optimize(spark: SparkSession, quotedName: String, dataset: Dataset, read: Snapshot, storageConf: Map[String, String],
+      segments: Seq[IndexMetadata], named: Boolean, where: String): Option[ScalarIndexBuild.Optimized] = {
+    val name = segments.head.getName
+    val covered = sparklance.format.index.Indices.coverage(segments, read.fragments.map(_.getId))
+    val uncovered = read.fragments.filterNot(f => covered.contains(f.getId.toInt))
+    if (uncovered.isEmpty) None
+    else {
+      val field = read.schema.fields.find(_.id == segments.head.getFields(0)).getOrElse(throw new IllegalArgumentException(
+        s"$where: index '$name' is on field id ${segments.head.getFields(0)}, which the table no longer has; drop it"))
+      val params = {
+        val md = sparklance.format.skipping.IndexFile.open(dataset.storage, read.files, segments.last, TextIndexFiles.MetadataFile)
+        try {
+          val json = md.schema.metadata.get("params").map(new String(_, UTF_8)).getOrElse(
+            throw new IllegalArgumentException(s"$where: index '$name' has no params in its metadata.lance"))
+          try Some(TextIndexParams.fromJson(json, s"$where: index '$name'"))
+          catch { case _: sparklance.format.UnsupportedFeatureException if !named => None }
+        } finally md.close()
+      }
+      params.map { p =>
+        val added = segment(spark, quotedName, dataset, read, storageConf, field, p, name, uncovered, None)
+        ScalarIndexBuild.Optimized(name, uncovered.size, Seq(added), Nil)
+      }
+    }
+  }
+
+  def isInverted(index: IndexMetadata): Boolean = index.getIndexDetails.getTypeUrl == s"/$InvertedTypeUrl"
+
   /** The type URL (without its leading slash) of an INVERTED index's details. */
   val InvertedTypeUrl = "lance.table.InvertedIndexDetails"
   /** The index version pylance 14.0.2 records for its INVERTED segments (plain and stable-row-id tables alike). */

@@ -27,12 +27,18 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
    * CreateIndex pylance uses as its own. An index of the same name and kind on the same column is
    * replaced when `replace`; otherwise it is an IndexAlreadyExistsException. `where` begins errors.
    */
-  def create(spark: SparkSession, request: IndexRequest, replace: Boolean, where: String): TableIndexes.Built = {
+  def create(spark: SparkSession, asked: IndexRequest, replace: Boolean, where: String, nameGiven: Boolean = true): TableIndexes.Built = {
     val read = dataset.snapshot(forWrite = true)
-    val field = read.schema.field(request.column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
-      s"$where: no top-level column '${request.column}' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
-      "table" -> quotedName, "column" -> request.column)))
+    val field = read.schema.field(asked.column).getOrElse(throw LanceErrors(LanceErrorCondition.ColumnNotFound, Map("message" ->
+      s"$where: no top-level column '${asked.column}' (columns: ${read.schema.fields.map(_.name).mkString(", ")})",
+      "table" -> quotedName, "column" -> asked.column)))
     val existing = indices(read)
+    // pylance's default name, `<column>_idx`, is often the zone map's a catalog table starts with: an
+    // index of another kind asked for without a name takes `<column>_<kind>_idx` then.
+    val taken = existing.filter(_.getName == asked.name)
+    val request =
+      if (nameGiven || taken.forall(i => typeName(i) == asked.typeName && i.getFieldsList.asScala.map(_.intValue) == Seq(field.id))) asked
+      else asked.named(s"${asked.column}_${asked.typeName.toLowerCase(java.util.Locale.ROOT)}_idx")
     if (!replace && existing.exists(_.getName == request.name)) throw new IndexAlreadyExistsException(request.name, quotedName, None)
     request match {
       case v: IndexRequest.Vector => vector(spark, read, field, v, existing, where)
@@ -65,13 +71,18 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
     val read = dataset.snapshot(forWrite = true)
     val scalars = indices(read).filter(i => ScalarIndexType.of(i).isDefined)
     val scalarNames = scalars.map(_.getName).distinct
-    val vectorNames = names.filterNot(scalarNames.contains)
+    val inverted = indices(read).filter(InvertedIndexJob.isInverted)
+    val invertedNames = inverted.map(_.getName).distinct
+    val vectorNames = names.filterNot(n => scalarNames.contains(n) || invertedNames.contains(n))
     // Names of scalar indices only: no vector index is optimized; no names: every index is.
     val steps = if (names.nonEmpty && vectorNames.isEmpty) Nil
       else VectorIndexOptimize.plan(dataset.storage, read, vectorNames, numIndicesToMerge, retrain, where)
     val build = new ScalarIndexBuild(quotedName, dataset, settings.storageConf)
     val scalarSteps = scalarNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
       build.optimize(spark, read, scalars.filter(_.getName == n), numIndicesToMerge.getOrElse(0), retrain, where)
+    } ++ invertedNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
+      InvertedIndexJob.optimize(spark, quotedName, dataset, read, settings.storageConf, inverted.filter(_.getName == n),
+        named = names.contains(n), where)
     }
     if (steps.isEmpty && scalarSteps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
     else {
@@ -171,7 +182,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
         s"$where: column '${field.name}' of type $other cannot have an INVERTED index; string columns can")
     }
     val replaced = existing.filter(_.getName == request.name)
-    replaced.find(i => Indices.typeName(i) != "Inverted" || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
+    replaced.find(i => !InvertedIndexJob.isInverted(i) || i.getFieldsList.asScala.map(_.intValue) != Seq(field.id)).foreach { other =>
       throw new IllegalArgumentException(s"$where: index ${Indices.describe(other)} " +
         s"already exists and is not an INVERTED index of '${field.name}'; drop it first (drop_index) or choose another name")
     }

@@ -61,9 +61,10 @@ final class CreateIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(c
         case _ => args.getLong(i).toString
       })
     }.toMap
-    val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption,
-      optional(args, 3)(args.getUTF8String).map(_.toString), options)
-    val built = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks).create(spark, request, replace = true, where)
+    val name = optional(args, 3)(args.getUTF8String).map(_.toString)
+    val request = IndexRequest.parse(where, args.getUTF8String(1).toString, named.headOption, name, options)
+    val built = new TableIndexes(target.quotedName, target.dataset, catalog.settingsForTasks)
+      .create(spark, request, replace = true, where, nameGiven = name.isDefined)
     InternalRow(UTF8String.fromString(built.name), UTF8String.fromString(built.indexType), built.fragments,
       built.zones.map(Long.box).orNull, built.segments, built.version)
   }

@@ -73,23 +73,25 @@ object PostingEncoder {
    * the flag is set a byte with the norm delta (flag clear: the norm grew by exactly 1).
    */
   private[text] def impactEntry(docs: Array[Int], freqs: Array[Int], lengths: Array[Int], from: Int, until: Int): Array[Byte] = {
-    // (norm, frequency) pairs sorted; the frontier keeps, norms ascending, each frequency above all before it.
-    val pairs = new Array[Long](until - from)
+    // The best frequency at each norm (norms are bytes), then the frontier: norms ascending, each
+    // frequency above all before it. No sort: one pass over the postings, one over the 256 norms.
+    val bestAt = scratch.get
+    java.util.Arrays.fill(bestAt, 0)
     var i = from
-    while (i < until) { pairs(i - from) = quantizeLength(lengths(docs(i))).toLong << 32 | freqs(i); i += 1 }
-    if (pairs.length > 1) java.util.Arrays.sort(pairs)
+    while (i < until) {
+      val n = quantizeLength(lengths(docs(i)))
+      if (freqs(i) > bestAt(n)) bestAt(n) = freqs(i)
+      i += 1
+    }
     val out = new ByteSink(16)
     writeVarint(out, docs(until - 1).toLong)
     val frontier = new ByteSink(16)
     var count = 0
     var lastFreq = 0
     var lastNorm = 0
-    i = 0
-    while (i < pairs.length) {
-      val norm = (pairs(i) >>> 32).toInt
-      // The best frequency at this norm: the last pair of the norm.
-      while (i + 1 < pairs.length && (pairs(i + 1) >>> 32).toInt == norm) i += 1
-      val freq = pairs(i).toInt
+    var norm = 0
+    while (norm < 256) {
+      val freq = bestAt(norm)
       if (freq > lastFreq) {
         val flag = if (norm - lastNorm == 1) 0 else 1
         writeVarint(frontier, (freq - lastFreq - 1).toLong << 1 | flag)
@@ -98,12 +100,15 @@ object PostingEncoder {
         lastNorm = norm
         count += 1
       }
-      i += 1
+      norm += 1
     }
     writeVarint(out, count.toLong)
     out.write(frontier)
     out.toByteArray
   }
+
+  // The best frequency at each norm, reused by a thread's impact entries.
+  private val scratch = ThreadLocal.withInitial[Array[Int]](() => new Array[Int](256))
 
   /**
    * A document length as the byte impacts hold: exact below 8, else 4 significant bits (the

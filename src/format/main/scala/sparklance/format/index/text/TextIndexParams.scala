@@ -62,4 +62,35 @@ final case class TextIndexParams(
 
 object TextIndexParams {
   private val mapper = new ObjectMapper()
+
+  /**
+   * The settings of an existing index from its `params` (to add a segment tokenized alike);
+   * settings this writer does not write (positions, another tokenizer, the code analyzer's flags,
+   * a block size other than 128) are refused by name, `where` beginning the message.
+   */
+  def fromJson(json: String, where: String): TextIndexParams = {
+    TextAnalyzer.parse(json, where) // refuses what the analyzer cannot tokenize
+    val node = mapper.readTree(json)
+    def refuse(field: String) = throw new sparklance.format.UnsupportedFeatureException(
+      s"$where: $field = ${node.get(field)} is not written by sparklance")
+    def get(field: String) = Option(node.get(field)).filterNot(_.isNull)
+    def bool(field: String, default: Boolean) = get(field).map(_.asBoolean).getOrElse(default)
+    if (bool("with_position", false)) refuse("with_position")
+    if (get("block_size").exists(_.asInt != PostingList.BlockSize)) refuse("block_size")
+    if (get("prefix_only").exists(_.asBoolean)) refuse("prefix_only")
+    val defaults = TextIndexParams()
+    TextIndexParams(
+      baseTokenizer = get("base_tokenizer").map(n => BaseTokenizer.find(n.asText).getOrElse(refuse("base_tokenizer"))).getOrElse(defaults.baseTokenizer),
+      language = get("language").map(_.asText).getOrElse(defaults.language),
+      maxTokenLength = Option(node.get("max_token_length")) match {
+        case None => defaults.maxTokenLength
+        case Some(v) if v.isNull => None
+        case Some(v) => Some(v.asInt)
+      },
+      lowerCase = bool("lower_case", defaults.lowerCase),
+      stem = bool("stem", defaults.stem),
+      removeStopWords = bool("remove_stop_words", defaults.removeStopWords),
+      customStopWords = get("custom_stop_words").map(v => (0 until v.size).map(i => v.get(i).asText)),
+      asciiFolding = bool("ascii_folding", defaults.asciiFolding))
+  }
 }

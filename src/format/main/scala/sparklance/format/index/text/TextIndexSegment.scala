@@ -6,34 +6,44 @@ import org.apache.arrow.vector.{BigIntVector, UInt4Vector, UInt8Vector, VarBinar
 import org.apache.arrow.vector.complex.ListVector
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, Resources, UnsupportedFeatureException}
-import sparklance.format.index.Indices
+import sparklance.format.index.{IndexCache, Indices}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.skipping.IndexFile
 import sparklance.format.table.{BasePaths, Snapshot}
 
-/** One partition of a segment: its token map, documents (row id, token count) and the open posting file. */
+/**
+ * One partition of a segment: its token map, documents (row id, token count) and its posting
+ * file `invertPath`, opened by `openInvert` when first read (postings already kept need no file).
+ */
 final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[Long], val numTokens: Array[Int],
-    val totalTokens: Long, invert: IndexFile) extends AutoCloseable {
+    val totalTokens: Long, invertPath: String, openInvert: () => IndexFile) extends AutoCloseable {
+  private var opened: IndexFile = null
+  private def invert: IndexFile = synchronized { if (opened == null) opened = openInvert(); opened }
+
   def numDocs: Int = rowIds.length
 
-  /** The postings of token id `token`. */
-  def postings(token: Long, allocator: BufferAllocator): PostingList = {
-    if (token < 0 || token >= invert.numRows)
-      throw new CorruptFileException(invert.path, s"token id $token of ${invert.numRows} posting lists")
-    invert.columns(Seq("_posting", "_length"), allocator, token, 1) { vs =>
-      val list = vs.head.asInstanceOf[ListVector]
-      val length = vs(1) match {
-        case v: UInt4Vector => v.getValueAsLong(0)
-        case other => throw new CorruptFileException(invert.path, s"_length is ${other.getField.getType}, not uint32")
+  /** The posting blocks of token id `token`, kept across queries (index files never change). */
+  def blocks(token: Long, allocator: BufferAllocator): PostingBlocks =
+    IndexCache.get(s"$invertPath|$token", (b: PostingBlocks) => b.weight) {
+      if (token < 0 || token >= invert.numRows)
+        throw new CorruptFileException(invert.path, s"token id $token of ${invert.numRows} posting lists")
+      invert.columns(Seq("_posting", "_length"), allocator, token, 1) { vs =>
+        val list = vs.head.asInstanceOf[ListVector]
+        val length = vs(1) match {
+          case v: UInt4Vector => v.getValueAsLong(0)
+          case other => throw new CorruptFileException(invert.path, s"_length is ${other.getField.getType}, not uint32")
+        }
+        val blocks = list.getObject(0).asScala.map {
+          case b: Array[Byte] => b
+          case other => throw new CorruptFileException(invert.path, s"a posting block of ${other.getClass.getSimpleName}")
+        }.toArray
+        new PostingBlocks(blocks, Math.toIntExact(length), invertPath)
       }
-      val blocks = list.getObject(0).asScala.map {
-        case b: Array[Byte] => b
-        case other => throw new CorruptFileException(invert.path, s"a posting block of ${other.getClass.getSimpleName}")
-      }.toSeq
-      PostingList.decode(blocks, Math.toIntExact(length), invert.path)
     }
-  }
+
+  /** The postings of token id `token`. */
+  def postings(token: Long, allocator: BufferAllocator): PostingList = blocks(token, allocator).decode
 
   /**
    * The positions of token id `token`'s postings `list`, in posting order; an index built without
@@ -59,7 +69,7 @@ final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[L
     }
   }
 
-  def close(): Unit = invert.close()
+  def close(): Unit = synchronized { if (opened != null) opened.close() }
 }
 
 /**
@@ -102,7 +112,7 @@ object TextIndexSegment {
 
   /** The analyzer params and partition ids of a segment, its layout checked. */
   private def header(storage: Storage, files: BasePaths, what: String, entry: IndexMetadata,
-      allocator: BufferAllocator): (String, Seq[Int]) = {
+      allocator: BufferAllocator): (String, Seq[Int]) = IndexCache.get(s"${files.indexDir(entry)}/metadata.lance") {
     val md = IndexFile.open(storage, files, entry, "metadata.lance")
     try {
       val meta = md.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
@@ -125,7 +135,9 @@ object TextIndexSegment {
   }
 
   private def partition(storage: Storage, files: BasePaths, entry: IndexMetadata, p: Int, allocator: BufferAllocator): TextPartition = {
-    val tokens = {
+    val dir = files.indexDir(entry)
+    // Token maps and document tables are the bulk of opening a segment; kept across queries.
+    val tokens = IndexCache.get(s"$dir/part_${p}_tokens.lance", (m: TokenMap) => m.weight) {
       val f = IndexFile.open(storage, files, entry, s"part_${p}_tokens.lance")
       try f.all(Seq("_token_fst_bytes"), allocator) { vs =>
         val v = vs.head.asInstanceOf[LargeVarBinaryVector]
@@ -133,7 +145,8 @@ object TextIndexSegment {
         new TokenMap(v.getObject(0), f.path)
       } finally f.close()
     }
-    val (rowIds, numTokens, total) = {
+    val (rowIds, numTokens, total) = IndexCache.get(s"$dir/part_${p}_docs.lance",
+        (d: (Array[Long], Array[Int], Long)) => 12L * d._1.length) {
       val f = IndexFile.open(storage, files, entry, s"part_${p}_docs.lance")
       try {
         // Further columns (a list-element index's document coordinates) name documents this reader does not know.
@@ -155,7 +168,7 @@ object TextIndexSegment {
         }
       } finally f.close()
     }
-    val invert = IndexFile.open(storage, files, entry, s"part_${p}_invert.lance")
-    new TextPartition(p, tokens, rowIds, numTokens, total, invert)
+    new TextPartition(p, tokens, rowIds, numTokens, total, s"$dir/part_${p}_invert.lance",
+      () => IndexFile.open(storage, files, entry, s"part_${p}_invert.lance"))
   }
 }

@@ -6,7 +6,7 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import sparklance.format.{IndexNotFoundException, LanceException, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.index.Indices
+import sparklance.format.index.{IndexCache, Indices}
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.rowids.RowLineage
@@ -76,9 +76,15 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     address != -1L && covered.contains(RowAddress.fragmentId(address).toInt) &&
       fragments.get(RowAddress.fragmentId(address)).exists { f =>
         snapshot.stableRowIds || // the row id index holds live rows only
-          !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains(RowAddress.offset(address).toInt)
+          !deleted.getOrElseUpdate(f.getId, deletions(f)).contains(RowAddress.offset(address).toInt)
       }
   }
+
+  /** The deleted offsets of fragment `f`: a deletion file never changes, so kept across queries (read only). */
+  private def deletions(f: DataFragment): RoaringBitmap =
+    if (!f.hasDeletionFile) new RoaringBitmap()
+    else IndexCache.get(snapshot.files.deletionFile(f), (b: RoaringBitmap) => b.getLongSizeInBytes)(
+      DeletionFiles.read(storage, snapshot.files, f))
 
   /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */
   def address(rowId: Long): Long = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
@@ -120,12 +126,27 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     val parts = segments.flatMap(_.partitions)
     val numDocs = parts.map(_.numDocs.toLong).sum
     val totalTokens = parts.map(_.totalTokens).sum
-    // Each distinct token's postings, per partition, read once.
     val distinct = tokens.distinct
-    val postings: Map[String, Seq[(TextPartition, PostingList)]] = distinct.map { t =>
-      t -> parts.flatMap(p => p.tokens.get(t).map(id => p -> p.postings(id, allocator)))
+    // Each distinct token's posting blocks, per partition, read once (decoded when needed).
+    val blocks: Map[String, Seq[(TextPartition, PostingBlocks)]] = distinct.map { t =>
+      t -> parts.flatMap(p => p.tokens.get(t).map(id => p -> p.blocks(id, allocator)))
     }.toMap
-    val docsWith: Map[String, Long] = postings.map { case (t, lists) => t -> lists.map(_._2.docs.length.toLong).sum }
+    val docsWith: Map[String, Long] = blocks.map { case (t, lists) => t -> lists.map(_._2.length.toLong).sum }
+    val passes: Long => Boolean = allowed.getOrElse(_ => true)
+    if (operator == MatchOperator.Or && phrase.isEmpty) {
+      // Any token: the k best by block-max pruning, which decodes only the blocks that may hold one.
+      val indexed = if (numDocs == 0) Nil else {
+        val stats = TextSearch.Stats(numDocs, totalTokens, docsWith)
+        val slot = distinct.zipWithIndex.toMap
+        val lists = blocks.map { case (t, l) => t -> l.toMap }
+        BlockMaxTopK.top(parts.map(p => BlockMaxTopK.Part(p.rowIds, p.numTokens, distinct.map(t => lists(t).getOrElse(p, null)).toArray)),
+          tokens.map(slot).toArray, distinct.map(t => stats.idf(t).getOrElse(Float.NaN)).toArray, stats.avgdl, k,
+          row => passes(row) && live(row))
+      }
+      return (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes, phrase))
+        .sortBy(h => (-h.score, h.rowId)).take(k)
+    }
+    val postings: Map[String, Seq[(TextPartition, PostingList)]] = blocks.map { case (t, lists) => t -> lists.map { case (p, b) => p -> b.decode } }
     val scores = mutable.LinkedHashMap.empty[Long, Float]
     // AND: how many of the distinct tokens each row holds (a row is one document of one partition).
     val held = mutable.Map.empty[Long, Int]
@@ -153,7 +174,6 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
       val rows = phraseRows(words, postings, holding)
       row => rows.contains(row)
     }
-    val passes: Long => Boolean = allowed.getOrElse(_ => true)
     val indexed = scores.iterator.filter { case (row, _) => matching(row) && passes(row) && live(row) }
       .map { case (r, s) => TextHit(r, s) }.toSeq
     (indexed ++ flat(tokens, distinct, numDocs, totalTokens, docsWith, operator, passes, phrase))
@@ -252,7 +272,7 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
 object TextSearch {
   /** Corpus statistics of one scoring: documents, their tokens, documents holding each query token. */
   private final case class Stats(numDocs: Long, totalTokens: Long, docsWith: Map[String, Long]) {
-    private val avgdl = Bm25.avgdl(totalTokens, numDocs)
+    val avgdl: Float = Bm25.avgdl(totalTokens, numDocs)
 
     /** The token's idf, None for a token no document holds. */
     def idf(token: String): Option[Float] = docsWith.get(token).filter(_ > 0).map(Bm25.idf(numDocs, _))

@@ -14,6 +14,9 @@ final class TokenMap(bytes: Array[Byte], path: String) {
 
   if (bytes.length < 36) throw new CorruptFileException(path, s"a token FST of ${bytes.length} bytes")
   private val version = u64(0, 8)
+
+  /** Its size in memory, roughly: the FST's bytes. */
+  def weight: Long = bytes.length.toLong
   if (version != 3 && version != 2) throw new CorruptFileException(path, s"token FST version $version (2 or 3 are read)")
   // Version 3 ends with a CRC32C after the key count and root address.
   private val footer = if (version >= 3) 4 else 0
