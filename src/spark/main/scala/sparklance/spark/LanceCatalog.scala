@@ -55,6 +55,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   override def name(): String = catalogName
 
   /**
+   * Column DEFAULT values: Spark analyses them in CREATE / ALTER TABLE and fills them in for
+   * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
+   */
+  override def capabilities(): util.Set[TableCatalogCapability] =
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE)
+
+  /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
    * nullable, as Spark does by default; with the catalog option `use_nullable_query_schema` =
    * false (Iceberg's `use-nullable-query-schema`) the query's NOT NULL columns stay NOT NULL.

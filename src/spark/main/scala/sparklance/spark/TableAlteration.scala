@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.catalog.TableChange
+import org.apache.spark.sql.connector.catalog.{Column, TableChange}
 import org.apache.spark.sql.connector.catalog.TableChange._
 import org.apache.spark.sql.types.StructField
 import sparklance.format.{CommitConflictException, SchemaChangeException}
@@ -147,18 +147,34 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
   private def planColumns(snapshot: Snapshot, columns: Seq[TableChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) =
     planSchema(snapshot, columns.flatMap(schemaChange(snapshot, _)))
 
+  /**
+   * The planned change and the values it writes, as column-only files (one per fragment, for all
+   * its rows): retyped columns' values cast anew, and the value of a column added with a DEFAULT
+   * (its `spark.default.exists` literal) in every existing row, so that pylance reads it too.
+   */
   private def planSchema(snapshot: Snapshot, changes: Seq[SchemaChange]): (SchemaEvolution.Evolved, Map[Long, DataFile]) = {
-    val evolved = SchemaEvolution.plan(table, snapshot, changes)
-    evolved.tightened.foreach(requireNoNulls(snapshot, _))
-    if (evolved.retyped.isEmpty) (evolved, Map.empty)
+    val planned = SchemaEvolution.plan(table, snapshot, changes)
+    planned.tightened.foreach(requireNoNulls(snapshot, _))
+    val casts = planned.retyped.map(r => r.to -> s"CAST(`${r.from.name.replace("`", "``")}` AS ${sqlType(r.to)})")
+    val defaults = changes.collect { case SchemaChange.AddField(Seq(name), _, _) => planned.schema.fields.find(_.name == name).get }
+      .flatMap(f => f.metadata.get(ColumnDefaults.ExistsKey).filterNot(_.trim.equalsIgnoreCase("NULL"))
+        .map(value => f -> s"CAST($value AS ${sqlType(f)})"))
+    // Rows a concurrent writer adds without the new column would read NULL, not its default: the
+    // Merge says it may change nullability, so that they retry on the new schema (sparklance's
+    // writers and pylance's alike, by Lance's nullability barrier) rather than land.
+    val evolved = planned.operation match {
+      case m: Operation.Merge if defaults.nonEmpty => planned.copy(operation = m.copy(preservesNullability = false))
+      case _ => planned
+    }
+    val written = casts ++ defaults
+    if (written.isEmpty || snapshot.fragments.isEmpty) (evolved, Map.empty)
     else {
-      val casts = evolved.retyped.map(r => r.to.name ->
-        s"CAST(`${r.from.name.replace("`", "``")}` AS ${SparkTypes.toSparkField(r.to, table).dataType.sql})")
-      val frame = ColumnValues.fromExpressions(SparkSession.active, table, snapshot, casts)
-      (evolved, ColumnWriteJob.fromRows(SparkSession.active, table, dataset, snapshot, frame,
-        LanceSchema(evolved.retyped.map(_.to)), settings))
+      val frame = ColumnValues.fromExpressions(SparkSession.active, table, snapshot, written.map { case (f, e) => f.name -> e })
+      (evolved, ColumnWriteJob.fromRows(SparkSession.active, table, dataset, snapshot, frame, LanceSchema(written.map(_._1)), settings))
     }
   }
+
+  private def sqlType(f: sparklance.format.table.LanceField): String = SparkTypes.toSparkField(f, table).dataType.sql
 
   /** Whether `change` alone could be made to `snapshot` (planned, not committed). */
   def accepts(snapshot: Snapshot, change: TableChange): Boolean =
@@ -179,31 +195,42 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     }
   }
 
-  /** Spark's change as ours; None for a DROP COLUMN IF EXISTS of a column that is not there. */
-  private def schemaChange(snapshot: Snapshot, change: TableChange): Option[SchemaChange] = change match {
+  /** Spark's change as ours; none for a DROP COLUMN IF EXISTS of a column that is not there. */
+  private def schemaChange(snapshot: Snapshot, change: TableChange): Seq[SchemaChange] = change match {
     case c: AddColumn =>
-      if (c.defaultValue() != null) throw new UnsupportedOperationException(
-        s"ALTER TABLE $table ADD COLUMN ${c.fieldNames().mkString(".")}: DEFAULT values are not supported by sparklance; " +
-          "existing rows read NULL in an added column")
-      val plain = StructField(c.fieldNames().last, c.dataType(), c.isNullable)
-      val field = Option(c.comment()).fold(plain)(plain.withComment)
-      Some(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position())))
+      if (c.defaultValue() != null) topLevelDefault(c.fieldNames(), "ADD COLUMN")
+      // Spark's own conversion puts the default (analysed by Spark: constant, of the column's type) into the metadata.
+      val field = Columns.toStruct(Array(Column.create(c.fieldNames().last, c.dataType(), c.isNullable, c.comment(),
+        c.defaultValue(), null))).head
+      Seq(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position())))
     case c: DeleteColumn =>
-      if (c.ifExists() && !exists(snapshot, c.fieldNames().toSeq)) None
-      else Some(SchemaChange.DropField(c.fieldNames().toSeq))
-    case c: RenameColumn => Some(SchemaChange.RenameField(c.fieldNames().toSeq, c.newName()))
-    case c: UpdateColumnNullability => Some(SchemaChange.SetNullable(c.fieldNames().toSeq, c.nullable()))
+      if (c.ifExists() && !exists(snapshot, c.fieldNames().toSeq)) Nil
+      else Seq(SchemaChange.DropField(c.fieldNames().toSeq))
+    case c: RenameColumn => Seq(SchemaChange.RenameField(c.fieldNames().toSeq, c.newName()))
+    case c: UpdateColumnNullability => Seq(SchemaChange.SetNullable(c.fieldNames().toSeq, c.nullable()))
     case c: UpdateColumnComment =>
-      Some(SchemaChange.SetMetadata(c.fieldNames().toSeq, SchemaChange.CommentKey, Option(c.newComment())))
-    case c: UpdateColumnPosition => Some(SchemaChange.MoveField(c.fieldNames().toSeq, position(c.position())))
+      Seq(SchemaChange.SetMetadata(c.fieldNames().toSeq, SchemaChange.CommentKey, Option(c.newComment())))
+    case c: UpdateColumnPosition => Seq(SchemaChange.MoveField(c.fieldNames().toSeq, position(c.position())))
     case c: UpdateColumnType =>
       val to = SparkTypes.toArrow(StructField(c.fieldNames().last, c.newDataType()), table).getType
-      Some(SchemaChange.ChangeType(c.fieldNames().toSeq, to))
-    case c: UpdateColumnDefaultValue => throw new UnsupportedOperationException(
-      s"ALTER TABLE $table ALTER COLUMN ${c.fieldNames().mkString(".")}: DEFAULT values are not supported by sparklance")
+      Seq(SchemaChange.ChangeType(c.fieldNames().toSeq, to))
+    case c: UpdateColumnDefaultValue =>
+      topLevelDefault(c.fieldNames(), "ALTER COLUMN")
+      val path = c.fieldNames().toSeq
+      val sql = Option(c.newCurrentDefault()).map(_.getSql).filter(_.trim.nonEmpty) // none: DROP DEFAULT
+      // Rows already there keep their values: a column that had no default reads NULL where no
+      // value was written, which its `exists` literal says; one added with a default keeps that literal.
+      val hadExisting = snapshot.schema.fields.find(_.name == path.head).exists(_.metadata.contains(ColumnDefaults.ExistsKey))
+      SchemaChange.SetMetadata(path, ColumnDefaults.CurrentKey, sql) +:
+        (if (sql.isDefined && !hadExisting) Seq(SchemaChange.SetMetadata(path, ColumnDefaults.ExistsKey, Some("NULL"))) else Nil)
     case other => throw new UnsupportedOperationException(
       s"ALTER TABLE $table: ${other.getClass.getSimpleName} is not supported by sparklance")
   }
+
+  /** DEFAULT values are kept on top-level columns only: Spark fills them in for whole columns. */
+  private def topLevelDefault(path: Array[String], clause: String): Unit =
+    if (path.length > 1) throw new UnsupportedOperationException(s"ALTER TABLE $table $clause ${path.mkString(".")}: " +
+      "sparklance keeps DEFAULT values for top-level columns only, not for fields inside a struct")
 
   private def position(p: ColumnPosition): SchemaChange.Position = p match {
     case null => SchemaChange.Position.Last
