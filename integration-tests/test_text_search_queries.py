@@ -90,7 +90,7 @@ def test_prefilter_equals_pylances(spark, table):
     assert any(abs(filtered[i] - every[i]) > 1e-4 for i in filtered if i >= N)
 
 
-def test_postfilter_is_the_default_and_keeps_the_k_best_that_pass(spark, table):
+def test_prefilter_is_the_default_and_a_postfilter_keeps_the_k_best_that_pass(spark, table):
     name, path = table
     ds = lance.dataset(path)
     direct = 0
@@ -99,8 +99,8 @@ def test_postfilter_is_the_default_and_keeps_the_k_best_that_pass(spark, table):
         for f in FILTERS:
             passing = set(ds.to_table(columns=["id"], filter=f)["id"].to_pylist())
             for k in (5, 20):
-                got = ours(spark, name, q, k, filter=f'"{f}"')
-                assert got == ours(spark, name, q, k, filter=f'"{f}"', prefilter="false")
+                assert ours(spark, name, q, k, filter=f'"{f}"') == ours(spark, name, q, k, filter=f'"{f}"', prefilter="true")
+                got = ours(spark, name, q, k, filter=f'"{f}"', prefilter="false")
                 # The k best (ties in row id order), then those passing: fewer than k rows, or none.
                 want = [h for h in everything[:k] if h[0] in passing]
                 assert [i for i, _ in got] == [i for i, _ in want], (q, f, k, got, want)

@@ -9,14 +9,14 @@ import sparklance.format.index.text.{FullTextQuery, MatchOperator}
  * `columns`: the string columns searched (the `column` argument, one name or a comma-separated
  * list), each through its own INVERTED index, a row scoring its best column's score. `filter`: a
  * SQL condition on the rows; `prefilter`: whether the k best rows are found among the rows that
- * pass it (true) or the k best rows are found first and those that pass kept (false, pylance's
- * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
+ * pass it (true, the default, as `vector_search` filters and as a SQL user reads "the k best rows
+ * where ...") or the k best rows are found first and those that pass kept (false, pylance's default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
  * query in double quotes is a phrase, its tokens up to `slop` positions further apart than in the
  * query; a query that is a JSON object is Lance's JSON form of a full-text query (match, phrase,
  * multi_match, boolean), whose columns it names (then `column` may be left out).
  */
 final case class TextSearchArguments(table: String, columns: Seq[String], query: String, k: Int, version: Option[String],
-    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or, slop: Int = 0) {
+    filter: Option[String] = None, prefilter: Boolean = true, operator: MatchOperator = MatchOperator.Or, slop: Int = 0) {
   /** The phrase searched when the query is in double quotes (`'"red shoes"'`), as pylance reads a query string. */
   def phrase: Option[String] = TextSearchArguments.phraseOf(query)
 
@@ -48,7 +48,7 @@ object TextSearchArguments {
       k = Spec.positive(values, "k").getOrElse(10),
       version = Spec.text(values, "version"),
       filter = filter(values, Spec),
-      prefilter = Spec.flag(values, "prefilter").getOrElse(false),
+      prefilter = Spec.flag(values, "prefilter").getOrElse(true),
       operator = operator(values, Spec),
       slop = Spec.value(values, "slop").map {
         case n: java.lang.Number if n.longValue() >= 0 && n.longValue() <= Int.MaxValue && n.doubleValue() == n.longValue() =>

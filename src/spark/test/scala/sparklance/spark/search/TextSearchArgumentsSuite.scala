@@ -11,13 +11,13 @@ class TextSearchArgumentsSuite extends AnyFunSuite {
 
   private val Base = Seq("table" -> "lance.db.t", "column" -> "title", "query" -> "red shoes")
 
-  test("defaults: one column, no filter, a postfilter, OR; positional arguments in the documented order") {
+  test("defaults: one column, no filter, a prefilter, OR; positional arguments in the documented order") {
     val a = TextSearchArguments.parse(named(Base: _*))
     assert(a == TextSearchArguments("lance.db.t", Seq("title"), "red shoes", 10, None))
-    assert(!a.prefilter && a.filter.isEmpty && a.operator == MatchOperator.Or)
-    val positional = TextSearchArguments.parse(Seq("lance.db.t", "title, body", "q", 5, "3", "id > 1", true, "and").map(Literal(_)))
+    assert(a.prefilter && a.filter.isEmpty && a.operator == MatchOperator.Or)
+    val positional = TextSearchArguments.parse(Seq("lance.db.t", "title, body", "q", 5, "3", "id > 1", false, "and").map(Literal(_)))
     assert(positional == TextSearchArguments("lance.db.t", Seq("title", "body"), "q", 5, Some("3"), Some("id > 1"),
-      prefilter = true, operator = MatchOperator.And))
+      prefilter = false, operator = MatchOperator.And))
   }
 
   test("a comma-separated column list, a filter, prefilter as a boolean or its name, an operator in any case") {
