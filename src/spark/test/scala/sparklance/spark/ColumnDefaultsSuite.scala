@@ -92,6 +92,20 @@ class ColumnDefaultsSuite extends AnyFunSuite with LocalSpark {
     assert(dataset("nn").latestVersion == version)
   }
 
+  test("an INSERT planned before ADD COLUMN ... DEFAULT fails with a retryable conflict instead of adding rows reading NULL") {
+    spark.udf.register("gate", org.apache.spark.sql.functions.udf((_: Long) => { Gate.pass(); true }))
+    create("race", "id BIGINT NOT NULL")
+    sql("INSERT INTO lance.dflt.race VALUES (1)")
+    val insert = "INSERT INTO lance.dflt.race (id) SELECT /*+ COALESCE(1) */ id FROM range(100, 101) WHERE gate(id)"
+    val conflict = Interleaving.run(spark, insert, "ALTER TABLE lance.dflt.race ADD COLUMN qty INT DEFAULT 7")
+    assert(conflict.exists(m => m.contains("Merge") && m.contains("nullability")), conflict)
+    assert(rows("SELECT id, qty FROM lance.dflt.race") == Seq(Row(1L, 7)))
+    // Run again, it is planned on the new schema and gets the default.
+    Gate.open()
+    sql(insert)
+    assert(rows("SELECT id, qty FROM lance.dflt.race ORDER BY id") == Seq(Row(1L, 7), Row(100L, 7)))
+  }
+
   test("ALTER COLUMN SET / DROP DEFAULT change the metadata only; existing rows keep their values") {
     create("alt", "id BIGINT NOT NULL, qty INT")
     sql("INSERT INTO lance.dflt.alt VALUES (1, NULL)")
