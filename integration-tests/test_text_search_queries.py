@@ -9,6 +9,8 @@ What pylance does, found by experiment (docs/full-text-search.md):
 - Several columns (`MultiMatchQuery`, or `columns=[...]`): each column scored by its own index, a
   row's score the best of its columns'.
 - `MatchQuery(operator=AND)`: the rows holding every distinct query token, with the OR scores."""
+import json
+
 import lance
 import pyarrow as pa
 import pytest
@@ -213,8 +215,21 @@ def test_phrases_in_double_quotes_equal_pylances_phrase_query(spark, warehouse):
         assert_same(ours(spark, name, f'"{phrase}"', 10, filter="'id % 2 = 1'", prefilter="true"),
                     quoted(path, phrase, 10, filter="id % 2 = 1", prefilter=True), phrase)
     assert matched > 500
+    # With slop, the tokens may stand further apart (the indexed rows and the flat ones).
+    sloppy = 0
+    for phrase in PHRASES:
+        if phrase in ("running runs", "hello world hello", "zebra's it's"):
+            continue  # a repeated token: refused with a slop (test_phrase_errors)
+        for slop in (1, 2, 5):
+            t = lance.dataset(path).to_table(full_text_query=PhraseQuery(phrase, "title", slop=slop),
+                                             columns=["id", "_score"], limit=4000)
+            want = list(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+            sloppy += assert_same(ours(spark, name, f'"{phrase}"', 4000, slop=slop), want, (phrase, slop))
+            query = json.dumps({"phrase": {"column": "title", "terms": phrase, "slop": slop}})
+            assert_same(ours(spark, name, query, 4000), want, (phrase, slop))
+    assert sloppy > matched
+    assert 10203 in {i for i, _ in ours(spark, name, '"hello world"', 3000, slop=1)}  # "hello big world"
     # A phrase in Lance's JSON form, inside a boolean query.
-    import json
     query = {"boolean": {"must": [{"phrase": {"column": "title", "terms": "quick brown"}}],
                          "should": [_match("title", "fox")], "must_not": [_match("title", "lazy")]}}
     t = lance.dataset(path).to_table(columns=["id", "_score"], limit=3000, full_text_query=BooleanQuery(
@@ -229,6 +244,9 @@ def test_phrases_in_double_quotes_equal_pylances_phrase_query(spark, warehouse):
 def test_phrase_errors(spark, table):
     name, _ = table
     for arguments, says in [("column => 'title', query => '\"hello world\"'", "was built without positions"),
+                            ("column => 'title', query => 'hello world', slop => 1", "argument 'slop' applies to a phrase"),
+                            ("column => 'title', query => '\"hello world\"', slop => -1", "argument 'slop' must be a whole number"),
+                            ("column => 'title', query => '\"hello big hello\"', slop => 1", "a phrase that repeats a token ('hello') with a slop is not supported"),
                             ("column => 'title,body', query => '\"hello world\"'", "a phrase query (a query in double quotes) searches one column")]:
         with pytest.raises(PySparkException) as err:
             spark.sql(f"SELECT * FROM text_search(table => '{name}', {arguments})").collect()
@@ -243,7 +261,6 @@ def test_lance_json_queries_equal_pylances_query_objects(spark, table):
     """A query that is a JSON object is Lance's JSON form of a full-text query (its parser's): match
     (operator, boost), multi_match, boolean (must / should / must_not, nested), against pylance's
     MatchQuery / MultiMatchQuery / BooleanQuery on the same table (two indexed columns, a flat part)."""
-    import json
     name, path = table
     M = lambda terms, column="title", **kw: MatchQuery(terms, column, **kw)
     cases = [
@@ -283,7 +300,7 @@ def test_lance_json_queries_equal_pylances_query_objects(spark, table):
 
 @pytest.mark.parametrize("query,says", [
     ('{"match": {"column": "title", "terms": "hello"}}', "fuzziness absent (automatic, as Lance reads it) is not supported"),
-    ('{"phrase": {"column": "title", "terms": "hello world", "slop": 1}}', "a slop of 1 is not supported"),
+    ('{"phrase": {"column": "title", "terms": "hello world", "slop": -1}}', "slop -1 is not a whole number of 0 or more"),
     ('{"boost": {}}', "type 'boost' is not supported"),
     ('{"match": {"column": "title", "terms": "x", "fuzziness": 0, "colour": 1}}', "unknown key 'colour'"),
     ('{"match": ', "is not valid JSON"),
@@ -295,3 +312,33 @@ def test_bad_json_queries_are_named(spark, table, query, says):
         spark.sql(f"SELECT * FROM text_search(table => '{name}', query => '{_sql_text(query)}')").collect()
     assert err.value.getCondition() == "LANCE_INVALID_ARGUMENT" and "argument 'query'" in str(err.value) \
         and says in str(err.value), str(err.value)
+
+
+def test_an_older_version_is_searched_and_filtered_as_it_was(spark, warehouse):
+    """version => n: the index, the rows and the filter's columns are those of version n."""
+    name = "lance.db.tsq_tt"
+    path = _table(spark, warehouse, name)
+    old = lance.dataset(path).version
+    spark.sql(f"UPDATE {name} SET tag = 'gone' WHERE id % 2 = 0")
+    spark.sql(f"DELETE FROM {name} WHERE id % 5 = 1")
+    query = json.dumps({"boolean": {"must": [_match("title", "hello")], "should": [_match("body", "world")]}})
+    ds = lance.dataset(path, version=old)
+    for text, theirs_query in (("hello world", MatchQuery("hello world", "title")),
+                               (query, BooleanQuery([(Occur.MUST, MatchQuery("hello", "title")),
+                                                     (Occur.SHOULD, MatchQuery("world", "body"))]))):
+        for prefilter in ("true", "false"):
+            got = ours(spark, name, text, 20, filter="\"tag <> 'gone'\"", prefilter=prefilter, version=old)
+            t = ds.to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=3000)
+            passing = set(ds.to_table(columns=["id"], filter="tag <> 'gone'")["id"].to_pylist())
+            ranked = in_order(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+            if prefilter == "true":
+                t = ds.to_table(full_text_query=theirs_query, columns=["id", "_score"], limit=20,
+                                filter="tag <> 'gone'", prefilter=True)
+                assert_same(got, list(zip(t["id"].to_pylist(), t["_score"].to_pylist())), (text, prefilter))
+            else:
+                want = [h for h in ranked[:20] if h[0] in passing]
+                assert [i for i, _ in got] == [i for i, _ in want], (text, prefilter)
+                assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=2e-6)
+            assert any(i % 2 == 0 for i, _ in got)  # 'gone' only later
+        # The latest version: those rows fail the filter now.
+        assert all(i % 2 == 1 for i, _ in ours(spark, name, text, 20, filter="\"tag <> 'gone'\"", prefilter="true"))

@@ -5,21 +5,20 @@ import sparklance.format.index.text.{FullTextQuery, MatchOperator}
 
 /**
  * The arguments of `text_search(...)`, by name (`k => 20`) or in this order: table, column, query,
- * k, version, filter, prefilter, operator (constants, see [[TableFunctionArguments]]).
+ * k, version, filter, prefilter, operator, slop (constants, see [[TableFunctionArguments]]).
  * `columns`: the string columns searched (the `column` argument, one name or a comma-separated
  * list), each through its own INVERTED index, a row scoring its best column's score. `filter`: a
  * SQL condition on the rows; `prefilter`: whether the k best rows are found among the rows that
  * pass it (true) or the k best rows are found first and those that pass kept (false, pylance's
  * default). `operator`: whether a row must hold any (OR) or every (AND) token of the query; a
- * query in double quotes is a phrase; a query that is a JSON object is Lance's JSON form of a
- * full-text query (match, phrase, multi_match, boolean), whose columns it names (then `column`
- * may be left out).
+ * query in double quotes is a phrase, its tokens up to `slop` positions further apart than in the
+ * query; a query that is a JSON object is Lance's JSON form of a full-text query (match, phrase,
+ * multi_match, boolean), whose columns it names (then `column` may be left out).
  */
 final case class TextSearchArguments(table: String, columns: Seq[String], query: String, k: Int, version: Option[String],
-    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or) {
+    filter: Option[String] = None, prefilter: Boolean = false, operator: MatchOperator = MatchOperator.Or, slop: Int = 0) {
   /** The phrase searched when the query is in double quotes (`'"red shoes"'`), as pylance reads a query string. */
-  def phrase: Option[String] =
-    if (query.length >= 2 && query.startsWith("\"") && query.endsWith("\"")) Some(query.substring(1, query.length - 1)) else None
+  def phrase: Option[String] = TextSearchArguments.phraseOf(query)
 
   /**
    * The query in Lance's JSON form (`{"boolean": {...}}`), when it is one; its queries without a
@@ -31,7 +30,7 @@ final case class TextSearchArguments(table: String, columns: Seq[String], query:
 }
 
 object TextSearchArguments {
-  val Names: Seq[String] = Seq("table", "column", "query", "k", "version", "filter", "prefilter", "operator")
+  val Names: Seq[String] = Seq("table", "column", "query", "k", "version", "filter", "prefilter", "operator", "slop")
   // `column` may be left out when the query is Lance's JSON form, whose queries name their columns.
   private val Spec = TableFunctionArguments(TextSearchFunction.name, Names, Seq("table", "query"))
 
@@ -50,8 +49,18 @@ object TextSearchArguments {
       version = Spec.text(values, "version"),
       filter = filter(values, Spec),
       prefilter = Spec.flag(values, "prefilter").getOrElse(false),
-      operator = operator(values, Spec))
+      operator = operator(values, Spec),
+      slop = Spec.value(values, "slop").map {
+        case n: java.lang.Number if n.longValue() >= 0 && n.longValue() <= Int.MaxValue && n.doubleValue() == n.longValue() =>
+          if (phraseOf(text("query")).isEmpty) Spec.bad("argument 'slop' applies to a phrase, a query in double quotes")
+          n.intValue()
+        case other => Spec.bad(s"argument 'slop' must be a whole number of 0 or more, got $other")
+      }.getOrElse(0))
   }
+
+  /** The phrase a query in double quotes holds, as pylance reads a query string (at least 2 characters, both quotes). */
+  def phraseOf(query: String): Option[String] =
+    if (query.length >= 2 && query.startsWith("\"") && query.endsWith("\"")) Some(query.substring(1, query.length - 1)) else None
 
   /** `column`'s names: one, or several separated by commas (spaces around them ignored), each once. */
   private[search] def columnList(column: String, spec: TableFunctionArguments): Seq[String] = {

@@ -10,7 +10,7 @@ import org.apache.spark.sql.classic.SparkSession
  * column's INVERTED index, with their BM25 `_score`, best first (ties by row id).
  */
 object TextSearchFunction extends SearchTableFunction("text_search",
-    "_FUNC_(table, column, query[, k, version, filter, prefilter, operator]) - the k rows of a Lance table best " +
+    "_FUNC_(table, column, query[, k, version, filter, prefilter, operator, slop]) - the k rows of a Lance table best " +
       "matching a full-text query " +
       "through the column's INVERTED index, with their BM25 _score.") {
   protected def plan(spark: SparkSession, args: Seq[Expression]): LogicalPlan =

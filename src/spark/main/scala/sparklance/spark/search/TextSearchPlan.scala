@@ -53,7 +53,7 @@ final case class TextSearchPlan(searched: SearchedTable, args: TextSearchArgumen
           case Some(query) => FullTextQuery.search(query, search, args.k, allowed)
           case None => fields.flatMap { field =>
             val s = search(field.name)
-            args.phrase.fold(s.search(args.query, args.k, args.operator, allowed))(s.phrase(_, args.k, allowed))
+            args.phrase.fold(s.search(args.query, args.k, args.operator, allowed))(s.phrase(_, args.k, allowed, args.slop))
           }.groupBy(_.rowId).values.map(_.maxBy(_.score)).toSeq.sortBy(h => (-h.score, h.rowId)).take(args.k)
         }
         val any = opened.values.head

@@ -31,6 +31,10 @@ class TextSearchArgumentsSuite extends AnyFunSuite {
   test("a query in double quotes is a phrase, as pylance reads a query string") {
     def phrase(query: String) = TextSearchArguments.parse(named(Base.updated(2, "query" -> query): _*)).phrase
     assert(phrase("\"red shoes\"").contains("red shoes") && phrase("\"\"").contains(""))
+    assert(TextSearchArguments.parse(named(Base.updated(2, "query" -> "\"red shoes\"") :+ ("slop" -> 2): _*)).slop == 2)
+    def error(args: (String, Any)*) = intercept[IllegalArgumentException](TextSearchArguments.parse(named(args: _*))).getMessage
+    assert(error(Base :+ ("slop" -> 1): _*).contains("argument 'slop' applies to a phrase, a query in double quotes"))
+    assert(error(Base.updated(2, "query" -> "\"a b\"") :+ ("slop" -> -1): _*).contains("argument 'slop' must be a whole number of 0 or more"))
     assert(phrase("red shoes").isEmpty && phrase("\"red shoes").isEmpty && phrase(" \"red shoes\"").isEmpty && phrase("\"").isEmpty)
   }
 

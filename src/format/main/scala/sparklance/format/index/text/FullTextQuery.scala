@@ -23,7 +23,7 @@ object FullTextQuery {
   final case class Match(column: String, terms: String, operator: MatchOperator, boost: Float) extends FullTextQuery {
     def columns: Seq[String] = Seq(column)
   }
-  final case class Phrase(column: String, terms: String) extends FullTextQuery {
+  final case class Phrase(column: String, terms: String, slop: Int = 0) extends FullTextQuery {
     def columns: Seq[String] = Seq(column)
   }
   final case class MultiMatch(matches: Seq[Match]) extends FullTextQuery {
@@ -39,8 +39,8 @@ object FullTextQuery {
   /**
    * Parses Lance's JSON form; a query without a column takes `column` (if given). Malformed JSON,
    * an unknown query type or key, or what sparklance does not evaluate (fuzzy matching: Lance
-   * reads an absent `fuzziness` as automatic, so a match must say `"fuzziness": 0`; a phrase's
-   * slop; boost and combined_fields queries) is an IllegalArgumentException naming it.
+   * reads an absent `fuzziness` as automatic, so a match must say `"fuzziness": 0`; boost and
+   * combined_fields queries) is an IllegalArgumentException naming it.
    */
   def parse(json: String, column: Option[String]): FullTextQuery = {
     val root = try new ObjectMapper().readTree(json) catch {
@@ -59,10 +59,11 @@ object FullTextQuery {
       case "match" => matchQuery(body, column)
       case "phrase" =>
         keys(body, "phrase", Set("column", "terms", "slop"))
-        Option(body.get("slop")).filterNot(_.isNull).foreach { s =>
-          if (!s.canConvertToInt || s.asInt != 0) bad(s"phrase: a slop of $s is not supported (only 0)")
-        }
-        Phrase(columnOf(body, column, "phrase"), terms(body, "phrase"))
+        val slop = Option(body.get("slop")).filterNot(_.isNull).map { s =>
+          if (!s.isIntegralNumber || !s.canConvertToInt || s.asInt < 0) bad(s"phrase: slop $s is not a whole number of 0 or more")
+          s.asInt
+        }.getOrElse(0)
+        Phrase(columnOf(body, column, "phrase"), terms(body, "phrase"), slop)
       case "multi_match" =>
         keys(body, "multi_match", Set("match_queries"))
         val matches = Option(body.get("match_queries")).filter(_.isArray).getOrElse(bad("multi_match needs a match_queries list"))
@@ -122,7 +123,7 @@ object FullTextQuery {
     query match {
       case Match(column, terms, operator, boost) =>
         search(column).search(terms, Int.MaxValue, operator, allowed).map(h => h.rowId -> h.score * boost).toMap
-      case Phrase(column, terms) => search(column).phrase(terms, Int.MaxValue, allowed).map(h => h.rowId -> h.score).toMap
+      case Phrase(column, terms, slop) => search(column).phrase(terms, Int.MaxValue, allowed, slop).map(h => h.rowId -> h.score).toMap
       case MultiMatch(matches) =>
         matches.map(rows(_, search, allowed)).foldLeft(Map.empty[Long, Float]) { (best, m) =>
           m.foldLeft(best) { case (acc, (r, s)) => acc.updated(r, acc.get(r).fold(s)(math.max(_, s))) }

@@ -13,6 +13,11 @@ import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
  * varints only.
  */
 object Positions {
+  /** A phrase to find: its tokens in query order with their offsets from the first, and the slop allowed. */
+  final case class Pattern(words: Seq[(String, Int)], slop: Int) {
+    def holdsIn(at: String => Array[Int]): Boolean = holds(words, at, slop)
+  }
+
   val Layout = "shared_stream_v2"
   val Codecs: Set[String] = Set("packed_delta_v1", "varint_doc_delta_v2")
 
@@ -56,15 +61,60 @@ object Positions {
   }
 
   /**
-   * Whether a document holds the phrase: some start s with every phrase token `t` at s + its
-   * offset (`phrase`: tokens and their positions relative to the first, gaps of dropped query
-   * words kept), `at(t)` the document's sorted positions of `t`.
+   * Whether a document holds the phrase with `slop`: `phrase` is its tokens in query order with
+   * their offsets from the first (gaps of dropped query words kept), `at(t)` the document's sorted
+   * positions of `t`; a position is read relative to its token's offset (position minus offset).
+   * With slop 0 the phrase is held when every token stands at its offset from one start. With a
+   * slop, as pylance 14 decides it (Lance's `check_positions`; checked against pylance): each token
+   * has a cursor at its first relative position of at least 0; while some neighbours are out of
+   * line (the later one before the earlier, or more than `slop` past it), every cursor moves to
+   * the first relative position at least the furthest any pair up to the first one out of line
+   * asks (an earlier cursor ahead: its position; else one past the earlier's, or the later's
+   * less the slop); a cursor running out means no. This walk misses some placements an
+   * exhaustive search would find (a repeated token can be skipped past), as pylance does.
    */
-  def holds(phrase: Seq[(String, Int)], at: String => Array[Int]): Boolean = {
+  def holds(phrase: Seq[(String, Int)], at: String => Array[Int], slop: Int = 0): Boolean =
+    if (slop == 0) exactly(phrase, at) else walk(phrase, at, slop)
+
+  private def exactly(phrase: Seq[(String, Int)], at: String => Array[Int]): Boolean = {
     val (head, offset0) = phrase.head
     at(head).exists { p =>
       val s = p - offset0
       phrase.forall { case (t, offset) => java.util.Arrays.binarySearch(at(t), s + offset) >= 0 }
     }
+  }
+
+  private def walk(phrase: Seq[(String, Int)], at: String => Array[Int], slop: Int): Boolean = {
+    val positions = phrase.map { case (t, _) => at(t) }.toArray
+    val offsets = phrase.map(_._2).toArray
+    val cursor = new Array[Int](positions.length)
+    def relative(i: Int): Option[Int] = if (cursor(i) < positions(i).length) Some(positions(i)(cursor(i)) - offsets(i)) else None
+    // The first position of token i whose relative position is at least `least`.
+    def seek(i: Int, least: Int): Unit = {
+      val want = least + offsets(i)
+      var lo = 0
+      var hi = positions(i).length
+      while (lo < hi) { val mid = (lo + hi) >>> 1; if (positions(i)(mid) < want) lo = mid + 1 else hi = mid }
+      cursor(i) = lo
+    }
+    cursor.indices.foreach(seek(_, 0))
+    if (positions.length == 1) return relative(0).nonEmpty
+    while (true) {
+      var target = Int.MinValue
+      var inLine = true
+      var i = 0
+      while (inLine && i + 1 < positions.length) {
+        (relative(i), relative(i + 1)) match {
+          case (Some(last), Some(next)) =>
+            target = math.max(target, if (last > next) last else math.max(last + 1, next - slop))
+            inLine = last <= next && next <= last + slop
+          case _ => return false
+        }
+        i += 1
+      }
+      if (inLine) return true
+      cursor.indices.foreach(seek(_, target))
+    }
+    false
   }
 }

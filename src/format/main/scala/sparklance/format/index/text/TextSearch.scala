@@ -102,19 +102,25 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     run(analyzer.tokens(query), None, k, operator, allowed)
 
   /**
-   * The `k` best rows holding `query` as a phrase (Lance's `PhraseQuery` with slop 0): every token
-   * at its place relative to the first, gaps of dropped query words kept (`the red shoes` and `red
-   * the shoes` differ), scored as the match of its tokens is. Needs an index built with positions.
+   * The `k` best rows holding `query` as a phrase (Lance's `PhraseQuery`): every token at its place
+   * relative to the first, gaps of dropped query words kept (`the red shoes` and `red the shoes`
+   * differ), or with `slop` up to that many positions further than the token before
+   * ([[Positions.holds]]), scored as the match of its tokens is. Needs an index built with positions.
    * `allowed` as for [[search]].
    */
-  def phrase(query: String, k: Int, allowed: Option[Long => Boolean]): Seq[TextHit] = {
+  def phrase(query: String, k: Int, allowed: Option[Long => Boolean], slop: Int = 0): Seq[TextHit] = {
+    require(slop >= 0, s"a phrase's slop must not be negative, got $slop")
     val positioned = analyzer.positioned(query)
+    // pylance 14.0.2 misses such phrases with a slop (even in a row holding the phrase as it is).
+    positioned.groupBy(_._1).collectFirst { case (t, twice) if slop > 0 && twice.size > 1 =>
+      throw new IllegalArgumentException(s"a phrase that repeats a token ('$t') with a slop is not supported, as pylance answers it inconsistently")
+    }
     val phrase = positioned.map { case (t, p) => t -> (p - positioned.head._2) }
-    run(positioned.map(_._1), Some(phrase), k, MatchOperator.And, allowed)
+    run(positioned.map(_._1), Some(Positions.Pattern(phrase, slop)), k, MatchOperator.And, allowed)
   }
 
   /** The search of `tokens` (a phrase's, when `phrase` is set: rows must also hold it). */
-  private def run(tokens: Seq[String], phrase: Option[Seq[(String, Int)]], k: Int, operator: MatchOperator,
+  private def run(tokens: Seq[String], phrase: Option[Positions.Pattern], k: Int, operator: MatchOperator,
       allowed: Option[Long => Boolean]): Seq[TextHit] = {
     if (tokens.isEmpty || k <= 0) return Seq.empty
     val parts = segments.flatMap(_.partitions)
@@ -178,9 +184,9 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
    * The rows (ids) of the indexed documents that hold the phrase `words`, among those `holding`
    * every token: each partition's documents in every token's postings, their positions checked.
    */
-  private def phraseRows(words: Seq[(String, Int)], postings: Map[String, Seq[(TextPartition, PostingList)]],
+  private def phraseRows(pattern: Positions.Pattern, postings: Map[String, Seq[(TextPartition, PostingList)]],
       holding: Long => Boolean): Set[Long] = {
-    val distinct = words.map(_._1).distinct
+    val distinct = pattern.words.map(_._1).distinct
     val byPartition = distinct.map(t => t -> postings(t).map { case (p, list) => p.id -> (p, list) }.toMap).toMap
     val found = mutable.Set.empty[Long]
     byPartition(distinct.head).values.foreach { case (p, _) =>
@@ -192,7 +198,7 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
         if (candidates.nonEmpty) {
           val positions = lists.map { case (t, list) => t -> p.positions(p.tokens.get(t).get, list, allocator) }
           candidates.foreach { d =>
-            if (Positions.holds(words, t => positions(t)(index(t)(d)))) found += p.rowIds(d)
+            if (pattern.holdsIn(t => positions(t)(index(t)(d)))) found += p.rowIds(d)
           }
         }
       }
@@ -207,7 +213,7 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
    */
   private def flat(tokens: Seq[String], distinct: Seq[String], numDocs: Long, totalTokens: Long,
       docsWith: Map[String, Long], operator: MatchOperator, passes: Long => Boolean,
-      phrase: Option[Seq[(String, Int)]]): Seq[TextHit] = {
+      phrase: Option[Positions.Pattern]): Seq[TextHit] = {
     if (uncovered.isEmpty) return Seq.empty
     val slot = distinct.zipWithIndex.toMap
     val rows = mutable.ArrayBuffer.empty[(Long, Int, Array[Int])] // row id, tokens, count per distinct query token
@@ -237,9 +243,9 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
                   doc.foreach(t => slot.get(t).foreach(j => counts(j) += 1))
                   counts.indices.foreach(j => if (counts(j) > 0) withToken(j) += 1)
                   val matches = (if (operator == MatchOperator.And) counts.forall(_ > 0) else counts.exists(_ > 0)) &&
-                    phrase.forall { words =>
+                    phrase.forall { pattern =>
                       val at = positioned.get.groupMap(_._1)(_._2).map { case (t, ps) => t -> ps.toArray }
-                      Positions.holds(words, t => at.getOrElse(t, Array.emptyIntArray))
+                      pattern.holdsIn(t => at.getOrElse(t, Array.emptyIntArray))
                     }
                   if (matches) rows += ((id, doc.size, counts))
                 }
