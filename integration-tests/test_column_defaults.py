@@ -60,6 +60,10 @@ def test_defaults_survive_pylance_writes_and_agree_with_duckdb(spark, warehouse,
     spark.createDataFrame([(13, 26)], "id BIGINT, twice BIGINT").writeTo(table_name).append()
     assert _rows(spark, table_name + " WHERE id = 13") == [(13, 5, "new")]
 
+    # Like comments, defaults travel with columns read from the table: CTAS keeps them.
+    spark.sql(f"CREATE TABLE {table_name}_copy AS SELECT * FROM {table_name}")
+    assert _meta(table_path(warehouse, table_name + "_copy"), "qty") == {CURRENT: b"5", EXISTS: b"5"}
+
 
 def test_pylance_append_without_the_column_writes_null_unless_it_is_not_null(spark, warehouse, table_name):
     spark.sql(f"CREATE TABLE {table_name} (id BIGINT NOT NULL, qty INT DEFAULT 5, must INT NOT NULL DEFAULT 1)")

@@ -156,7 +156,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
     val planned = SchemaEvolution.plan(table, snapshot, changes)
     planned.tightened.foreach(requireNoNulls(snapshot, _))
     val casts = planned.retyped.map(r => r.to -> s"CAST(`${r.from.name.replace("`", "``")}` AS ${sqlType(r.to)})")
-    val defaults = changes.collect { case SchemaChange.AddField(Seq(name), _, _) => planned.schema.fields.find(_.name == name).get }
+    val defaults = changes.collect { case SchemaChange.AddField(Seq(name), _, _, _) => planned.schema.fields.find(_.name == name).get }
       .flatMap(f => f.metadata.get(ColumnDefaults.ExistsKey).filterNot(_.trim.equalsIgnoreCase("NULL"))
         .map(value => f -> s"CAST($value AS ${sqlType(f)})"))
     // Rows a concurrent writer adds without the new column would read NULL, not its default: the
@@ -202,7 +202,9 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       // Spark's own conversion puts the default (analysed by Spark: constant, of the column's type) into the metadata.
       val field = Columns.toStruct(Array(Column.create(c.fieldNames().last, c.dataType(), c.isNullable, c.comment(),
         c.defaultValue(), null))).head
-      Seq(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position())))
+      // A non-NULL default is written into every existing row (see planSchema), so the column may be NOT NULL.
+      val filled = c.fieldNames().length == 1 && ColumnDefaults.exists(field).exists(!_.trim.equalsIgnoreCase("NULL"))
+      Seq(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position()), filled))
     case c: DeleteColumn =>
       if (c.ifExists() && !exists(snapshot, c.fieldNames().toSeq)) Nil
       else Seq(SchemaChange.DropField(c.fieldNames().toSeq))

@@ -76,6 +76,36 @@ class ColumnDefaultsSuite extends AnyFunSuite with LocalSpark {
       s"[7, 7, 7] ['$today', '$today', '$today']")
   }
 
+  test("ADD COLUMN ... NOT NULL DEFAULT: every existing row gets the value, so the column may be NOT NULL") {
+    create("nn", "id BIGINT NOT NULL")
+    sql("INSERT INTO lance.dflt.nn VALUES (1), (2)")
+    sql("ALTER TABLE lance.dflt.nn ADD COLUMN qty INT NOT NULL DEFAULT 3")
+    assert(!spark.table("lance.dflt.nn").schema("qty").nullable)
+    sql("INSERT INTO lance.dflt.nn (id) VALUES (3)")
+    assert(rows("SELECT id, qty FROM lance.dflt.nn ORDER BY id") == Seq(Row(1L, 3), Row(2L, 3), Row(3L, 3)))
+    assert(pylance("nn", """print(ds.schema.field("qty").nullable, sorted(ds.to_table().column("qty").to_pylist()))""") ==
+      "False [3, 3, 3]")
+    // Without a value for the existing rows NOT NULL stays refused, naming why.
+    val version = dataset("nn").latestVersion
+    val e = intercept[Exception](sql("ALTER TABLE lance.dflt.nn ADD COLUMN z INT NOT NULL"))
+    assert(e.getMessage.contains("must be nullable") && e.getMessage.contains("DEFAULT"), e.getMessage)
+    assert(dataset("nn").latestVersion == version)
+  }
+
+  test("an INSERT planned before ADD COLUMN ... DEFAULT fails with a retryable conflict instead of adding rows reading NULL") {
+    spark.udf.register("gate", org.apache.spark.sql.functions.udf((_: Long) => { Gate.pass(); true }))
+    create("race", "id BIGINT NOT NULL")
+    sql("INSERT INTO lance.dflt.race VALUES (1)")
+    val insert = "INSERT INTO lance.dflt.race (id) SELECT /*+ COALESCE(1) */ id FROM range(100, 101) WHERE gate(id)"
+    val conflict = Interleaving.run(spark, insert, "ALTER TABLE lance.dflt.race ADD COLUMN qty INT DEFAULT 7")
+    assert(conflict.exists(m => m.contains("Merge") && m.contains("nullability")), conflict)
+    assert(rows("SELECT id, qty FROM lance.dflt.race") == Seq(Row(1L, 7)))
+    // Run again, it is planned on the new schema and gets the default.
+    Gate.open()
+    sql(insert)
+    assert(rows("SELECT id, qty FROM lance.dflt.race ORDER BY id") == Seq(Row(1L, 7), Row(100L, 7)))
+  }
+
   test("ALTER COLUMN SET / DROP DEFAULT change the metadata only; existing rows keep their values") {
     create("alt", "id BIGINT NOT NULL, qty INT")
     sql("INSERT INTO lance.dflt.alt VALUES (1, NULL)")

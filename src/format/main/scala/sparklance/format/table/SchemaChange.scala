@@ -17,8 +17,13 @@ object SchemaChange {
     final case class After(sibling: String) extends Position
   }
 
-  /** A new nullable column (or struct child) with no values: `path` ends with its name; `field` gives its type. */
-  final case class AddField(path: Seq[String], field: Field, position: Position = Position.Last) extends SchemaChange
+  /**
+   * A new column (or struct child): `path` ends with its name; `field` gives its type. Without
+   * `valuesWritten` it holds no values (existing rows read NULL), so it must be nullable; with it
+   * the caller writes a value for every existing row in the same commit, so it may be NOT NULL.
+   */
+  final case class AddField(path: Seq[String], field: Field, position: Position = Position.Last,
+      valuesWritten: Boolean = false) extends SchemaChange
   final case class DropField(path: Seq[String]) extends SchemaChange
   final case class RenameField(path: Seq[String], newName: String) extends SchemaChange
   /** Nullability; making a column NOT NULL needs its data checked first (see [[SchemaEvolution.Evolved.tightened]]). */

@@ -53,9 +53,9 @@ object SchemaEvolution {
         s"it has the index ${sparklance.format.index.Indices.describe(i)}, which would not follow the new values; drop the index first"))
 
     for (change <- changes) change match {
-      case AddField(path, arrow, position) =>
-        if (!arrow.isNullable) fail(path, "a column added to existing rows must be nullable (its value is NULL in them); " +
-          "add it without NOT NULL")
+      case AddField(path, arrow, position, valuesWritten) =>
+        if (!arrow.isNullable && !valuesWritten) fail(path, "a column added to existing rows must be nullable (its value " +
+          "is NULL in them); add it without NOT NULL, or with a non-NULL DEFAULT, which existing rows get")
         // V1 files store no nulls, so a column no file holds cannot be read as NULL.
         if (snapshot.storageVersion == StorageVersion.Legacy)
           fail(path, "a legacy (V1) table cannot take a column of NULLs (pylance refuses it too: \"Cannot add all-null " +

@@ -11,14 +11,18 @@ import sparklance.spark.errors.{LanceErrorCondition, LanceErrors}
 object SearchSettings {
   val Prefix = "spark.sparklance.vector_search."
 
+  // Spark's conf.getOption throws and catches an exception for an unset key, which every search
+  // paid for each setting it reads (building the error loads its message templates).
+  private def setting(session: SparkSession, name: String): Option[String] = Option(session.conf.get(Prefix + name, null))
+
   /** The setting `name` (without the prefix) as a whole number; None when unset. */
-  def number(session: SparkSession, name: String): Option[Long] = session.conf.getOption(Prefix + name).map { text =>
+  def number(session: SparkSession, name: String): Option[Long] = setting(session, name).map { text =>
     text.trim.toLongOption.getOrElse(throw LanceErrors(LanceErrorCondition.InvalidOption, Map("message" ->
       s"Session setting $Prefix$name must be a whole number, got '$text'")))
   }
 
   /** The setting `name` (without the prefix) as true or false; None when unset. */
-  def flag(session: SparkSession, name: String): Option[Boolean] = session.conf.getOption(Prefix + name).map { text =>
+  def flag(session: SparkSession, name: String): Option[Boolean] = setting(session, name).map { text =>
     text.trim.toLowerCase(java.util.Locale.ROOT).toBooleanOption.getOrElse(throw LanceErrors(LanceErrorCondition.InvalidOption, Map("message" ->
       s"Session setting $Prefix$name must be true or false, got '$text'")))
   }
