@@ -10,10 +10,12 @@ import org.tartarus.snowball.ext.EnglishStemmer
  * of its three files (docs/format-inverted-index.md). A document is a row whose text gives at
  * least one token; its id is its place among the partition's documents. Token ids are handed out
  * as tokens first appear and renumbered in byte order at the write, so the token map's order
- * and the invert file's rows agree. Primitive arrays throughout: a build adds millions of
- * postings. Not thread safe.
+ * and the invert file's rows agree. With `withPositions` each token also keeps the positions of
+ * its postings (a position is the index of the base tokenizer's piece, so dropped pieces leave
+ * gaps), written as pylance's `_compressed_position` for phrase queries. Primitive arrays
+ * throughout: a build adds millions of postings. Not thread safe.
  */
-final class TextPartitionBuilder(analyzer: TextAnalyzer) {
+final class TextPartitionBuilder(analyzer: TextAnalyzer, withPositions: Boolean = false) {
   import TextPartitionBuilder._
 
   private val stemmer = new EnglishStemmer
@@ -32,6 +34,10 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
   // The last entry of each token id (-1: none yet): a token seen before in the document being
   // added has its entry at or after the document's first.
   private var lastEntry = new Array[Int](1024)
+  // With positions: every token kept (token id, position), in the order added; grouped by token at
+  // the write, each token's are its postings' positions, posting after posting.
+  private val occurrenceTokens = new Ints(if (withPositions) 1 << 16 else 0)
+  private val occurrencePositions = new Ints(if (withPositions) 1 << 16 else 0)
 
   def numDocs: Int = lengths.size
 
@@ -50,12 +56,16 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
     }
   }
 
-  // The token ids of the document being added, in order, until it is complete.
+  // The token ids of the document being added, in order, until it is complete, and (with
+  // positions) their positions.
   private val docTokens = new Ints(64)
+  private val docPositions = new Ints(64)
 
   /** Adds the row `rowId` (its address, or its stable id) holding `text`; no token, no document. */
   def add(rowId: Long, text: String): Unit = {
     docTokens.clear()
+    docPositions.clear()
+    var position = 0
     analyzer.foreachPiece(text) { (start, end) =>
       // A piece's token id (or Dropped) remembered: most pieces repeat, and the analyzer is the cost.
       var id = pieces.get(text, start, end)
@@ -63,7 +73,8 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
         id = analyzed(text.substring(start, end))
         pieces.put(text, start, end, id)
       }
-      if (id != Dropped) docTokens.add(id)
+      if (id != Dropped) { docTokens.add(id); if (withPositions) docPositions.add(position) }
+      position += 1
     }
     addDocument(rowId)
   }
@@ -94,6 +105,8 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
     val kept = asciiKept
     if (kept == null) return add(rowId, new String(bytes, 0, length, UTF_8))
     docTokens.clear()
+    docPositions.clear()
+    pieceCount = 0
     var start = -1
     var h = 0
     var i = 0
@@ -112,13 +125,17 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
   private val asciiKept = TextAnalyzer.asciiKept(analyzer.base)
   private val asciiPieces = new BytePieceTable
 
+  // The pieces of the row being added so far: the next one's position.
+  private var pieceCount = 0
+
   private def asciiPiece(bytes: Array[Byte], start: Int, end: Int, hash: Int): Unit = {
     var id = asciiPieces.get(bytes, start, end, hash)
     if (id == PieceTable.Absent) {
       id = analyzed(new String(bytes, start, end - start, ISO_8859_1))
       asciiPieces.put(bytes, start, end, hash, id)
     }
-    if (id != Dropped) docTokens.add(id)
+    if (id != Dropped) { docTokens.add(id); if (withPositions) docPositions.add(pieceCount) }
+    pieceCount += 1
   }
 
   /** The token id of the piece `raw` the base tokenizer cut out, or Dropped. */
@@ -142,6 +159,10 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
         if (last >= first) entryFreqs.values(last) += 1
         else { lastEntry(id) = entryTokens.size; entryTokens.add(id); entryDocs.add(doc); entryFreqs.add(1) }
         k += 1
+      }
+      if (withPositions) {
+        k = 0
+        while (k < n) { occurrenceTokens.add(ids(k)); occurrencePositions.add(docPositions.values(k)); k += 1 }
       }
       rowIds.add(rowId)
       lengths.add(n)
@@ -168,12 +189,17 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
     val docLengths = java.util.Arrays.copyOf(lengths.values, numDocs)
     val avgdl = Bm25.avgdl(totalTokens, numDocs)
     val (start, docs, freqs) = byToken(n)
-    val files = TextIndexFiles.writePartition(storage, dir, partition, allocator)(
+    val (positionStart, positions) = if (withPositions) positionsByToken(n) else (null, null)
+    val files = TextIndexFiles.writePartition(storage, dir, partition, allocator, withPositions)(
       fst.finish(), n, totalLength, rowIds.values, docLengths, numDocs, totalTokens, n,
       id => {
         val t = order(id)
         val count = start(t + 1) - start(t)
-        PostingEncoder.encode(docs, freqs, start(t), count, docLengths, Bm25.idf(numDocs, count), avgdl) -> count
+        val encoded = PostingEncoder.encode(docs, freqs, start(t), count, docLengths, Bm25.idf(numDocs, count), avgdl)
+        val encodedPositions = if (!withPositions) None else Some(Positions.encode(
+          java.util.Arrays.copyOfRange(freqs, start(t), start(t + 1)), count,
+          java.util.Arrays.copyOfRange(positions, positionStart(t), positionStart(t + 1))))
+        (encoded, count, encodedPositions)
       })
     files
   }
@@ -183,30 +209,43 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
    * ascending): token `t`'s are `docs` and `freqs` from `start(t)` until `start(t + 1)`.
    */
   private def byToken(numTokens: Int): (Array[Int], Array[Int], Array[Int]) = {
-    val n = entryTokens.size
-    val tokenOf = entryTokens.values
-    val start = new Array[Int](numTokens + 1)
-    var i = 0
-    while (i < n) { start(tokenOf(i) + 1) += 1; i += 1 }
-    var t = 0
-    while (t < numTokens) { start(t + 1) += start(t); t += 1 }
-    val next = java.util.Arrays.copyOf(start, numTokens)
-    val docs = new Array[Int](n)
-    val freqs = new Array[Int](n)
-    i = 0
-    while (i < n) {
-      val at = next(tokenOf(i))
-      docs(at) = entryDocs.values(i)
-      freqs(at) = entryFreqs.values(i)
-      next(tokenOf(i)) = at + 1
-      i += 1
-    }
-    (start, docs, freqs)
+    val start = groupStarts(entryTokens, numTokens)
+    (start, grouped(entryTokens, start, entryDocs), grouped(entryTokens, start, entryFreqs))
+  }
+
+  /** The positions grouped by token id as [[byToken]] groups postings: token `t`'s from `start(t)` until `start(t + 1)`. */
+  private def positionsByToken(numTokens: Int): (Array[Int], Array[Int]) = {
+    val start = groupStarts(occurrenceTokens, numTokens)
+    (start, grouped(occurrenceTokens, start, occurrencePositions))
   }
 }
 
 object TextPartitionBuilder {
   private val Dropped = -1
+
+  /** Where each token's group starts when the items of tokens `tokenOf` are grouped by token, and the end (`numTokens + 1` entries). */
+  private def groupStarts(tokenOf: Ints, numTokens: Int): Array[Int] = {
+    val start = new Array[Int](numTokens + 1)
+    var i = 0
+    while (i < tokenOf.size) { start(tokenOf.values(i) + 1) += 1; i += 1 }
+    var t = 0
+    while (t < numTokens) { start(t + 1) += start(t); t += 1 }
+    start
+  }
+
+  /** `values` (one per item of `tokenOf`) grouped by token from `start` ([[groupStarts]]), in their order within a token. */
+  private def grouped(tokenOf: Ints, start: Array[Int], values: Ints): Array[Int] = {
+    val next = java.util.Arrays.copyOf(start, start.length - 1)
+    val out = new Array[Int](tokenOf.size)
+    var i = 0
+    while (i < tokenOf.size) {
+      val t = tokenOf.values(i)
+      out(next(t)) = values.values(i)
+      next(t) += 1
+      i += 1
+    }
+    out
+  }
 
   /**
    * Pieces of text (ranges of a string) → token id, open addressing on primitive arrays: looked

@@ -41,14 +41,16 @@ class TextPartitionBuilderSuite extends AnyFunSuite {
     } ++ Seq("", " ", "...", "a", "ÉTÉ", "\u0000x\u007f")
   }
 
+  // Analyzer params, and whether the partition keeps positions.
   private val settings = Seq(
-    """{}""",
-    """{"base_tokenizer": "whitespace"}""",
-    """{"base_tokenizer": "raw"}""",
-    """{"max_token_length": 5}""",
-    """{"max_token_length": null, "stem": false}""",
-    """{"lower_case": false, "remove_stop_words": false}""",
-    """{"ascii_folding": false, "stem": false, "custom_stop_words": ["x1", "cat"]}""")
+    """{}""" -> false,
+    """{}""" -> true,
+    """{"base_tokenizer": "whitespace"}""" -> false,
+    """{"base_tokenizer": "raw"}""" -> false,
+    """{"max_token_length": 5}""" -> true,
+    """{"max_token_length": null, "stem": false}""" -> false,
+    """{"lower_case": false, "remove_stop_words": false}""" -> false,
+    """{"ascii_folding": false, "stem": false, "custom_stop_words": ["x1", "cat"]}""" -> true)
 
   private def files(dir: Path): Map[String, Array[Byte]] =
     Files.list(dir).iterator.asScala.map(f => f.getFileName.toString -> Files.readAllBytes(f)).toMap
@@ -69,14 +71,15 @@ class TextPartitionBuilderSuite extends AnyFunSuite {
     assert(docs.count(_.forall(_ < 0x80)) > 1500 && docs.count(d => !d.forall(_ < 0x80)) > 500)
     val rows = docs.zipWithIndex.map { case (d, i) => if (i % 97 == 5) None else Some(d) }
     val allocator = new RootAllocator()
-    try settings.foreach { params =>
-      val analyzer = TextAnalyzer.parse(params, "test")
-      val strings = new TextPartitionBuilder(analyzer)
+    try settings.foreach { case (json, withPositions) =>
+      val params = s"$json, positions $withPositions"
+      val analyzer = TextAnalyzer.parse(json, "test")
+      val strings = new TextPartitionBuilder(analyzer, withPositions)
       rows.zipWithIndex.foreach { case (d, i) => d.foreach(strings.add(1000L + i, _)) }
       val fromVectors = Seq[org.apache.arrow.vector.FieldVector](new VarCharVector("text", allocator), new LargeVarCharVector("text", allocator)).map { vector =>
         try {
           fill(vector, rows)
-          val b = new TextPartitionBuilder(analyzer)
+          val b = new TextPartitionBuilder(analyzer, withPositions)
           rows.indices.foreach(i => b.add(1000L + i, vector, i))
           b
         } finally vector.close()
