@@ -59,7 +59,9 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
-    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE)
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE,
+      // Identity columns: sparklance's writers generate their values (see IdentityColumns).
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS)
 
   /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
@@ -311,6 +313,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
     val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
+    IdentityColumns.checkNew(quoted(ident), schema)
     val stored = TableProperties.validate(quoted(ident), props)
     val lance = SparkTypes.toLance(schema, quoted(ident))
     TableProperties.checkAgainst(quoted(ident), lance, stored.config)
