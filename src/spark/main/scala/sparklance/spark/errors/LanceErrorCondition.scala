@@ -70,6 +70,8 @@ object LanceErrorCondition {
     "<message>. Nothing of the statement was written.")
   case object IdentityColumnViolation extends LanceErrorCondition("LANCE_IDENTITY_COLUMN_VIOLATION", "428C9", Execution,
     "<message>. Nothing of the statement was written.")
+  case object CheckConstraintViolated extends LanceErrorCondition("LANCE_CHECK_CONSTRAINT_VIOLATED", "23512", Execution,
+    "<message>.")
   case object CorruptFile extends LanceErrorCondition("LANCE_CORRUPT_FILE", "XX001", Execution, "<message>.")
   case object StreamChangeCommit extends LanceErrorCondition("LANCE_STREAM_CHANGE_COMMIT", "55000", Execution, "<message>.")
   case object StreamSchemaChange extends LanceErrorCondition("LANCE_STREAM_SCHEMA_CHANGE", "55000", Execution, "<message>.")
@@ -84,7 +86,7 @@ object LanceErrorCondition {
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, IndexNotFound, ReservedColumn,
     InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
-    NotNullViolation, InvalidValue, IdentityColumnViolation, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,
+    NotNullViolation, InvalidValue, IdentityColumnViolation, CheckConstraintViolated, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,
     StreamSinkSchemaMismatch)
 
   /** The conditions where re-running the statement as it is can succeed. */
