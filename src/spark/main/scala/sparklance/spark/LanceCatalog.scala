@@ -58,9 +58,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
   /**
    * Column DEFAULT values: Spark analyses them in CREATE / ALTER TABLE and fills them in for
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
+   * CHECK constraints: Spark checks the rows of its writes against those a table reports; the
+   * catalog keeps them and checks the existing rows when one is added (see [[CheckConstraints]]).
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
-    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE)
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT)
 
   /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
@@ -321,11 +323,36 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       all
     }
 
+  /** CREATE / REPLACE TABLE with constraints in their column list: those are CHECK constraints the table keeps. */
+  override def createTable(ident: Identifier, info: TableInfo): Table = LanceErrors.converting {
+    val staged = stageCreate(ident, info)
+    staged.commitStagedChanges()
+    loadTable(ident)
+  }
+
+  override def stageCreate(ident: Identifier, info: TableInfo): StagedTable =
+    withConstraints(ident, info)(stageCreate(ident, info.columns(), info.partitions(), info.properties()))
+
+  override def stageReplace(ident: Identifier, info: TableInfo): StagedTable =
+    withConstraints(ident, info)(stageReplace(ident, info.columns(), info.partitions(), info.properties()))
+
+  override def stageCreateOrReplace(ident: Identifier, info: TableInfo): StagedTable =
+    withConstraints(ident, info)(stageCreateOrReplace(ident, info.columns(), info.partitions(), info.properties()))
+
+  /** The constraints `newTable` adds to the config of the table `stage` creates on this thread. */
+  private val newConstraints = new ThreadLocal[Seq[org.apache.spark.sql.connector.catalog.constraints.Check]]
+
+  private def withConstraints(ident: Identifier, info: TableInfo)(stage: => StagedTable): StagedTable = LanceErrors.converting {
+    newConstraints.set(Option(info.constraints()).toSeq.flatten.map(CheckConstraints.accepted(quoted(ident), _)))
+    try stage finally newConstraints.remove()
+  }
+
   private def newTable(ident: Identifier, columns: Array[Column], properties: util.Map[String, String]) = {
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
     val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
-    val stored = TableProperties.validate(quoted(ident), props)
+    val validated = TableProperties.validate(quoted(ident), props)
+    val stored = validated.copy(config = validated.config ++ Option(newConstraints.get()).toSeq.flatten.map(CheckConstraints.entry))
     val lance = SparkTypes.toLance(schema, quoted(ident))
     TableProperties.checkAgainst(quoted(ident), lance, stored.config)
     sparklance.format.table.StorageVersion.checkColumns(quoted(ident),
@@ -376,7 +403,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     val ds = resolve(ident)
     if (!ds.exists) throw new NoSuchTableException(ident)
     val alteration = new TableAlteration(quoted(ident), ds, settings)
-    if (LanceCatalog.calledBySchemaEvolution()) {
+    val constraints = changes.filter(c => c.isInstanceOf[TableChange.AddConstraint] || c.isInstanceOf[TableChange.DropConstraint])
+    if (constraints.nonEmpty) {
+      if (constraints.size != changes.size)
+        throw new UnsupportedOperationException(s"ALTER TABLE ${quoted(ident)}: change constraints in statements of their own")
+      new ConstraintAlteration(quoted(ident), ds, settings).apply(changes)
+      loadTable(ident)
+    } else if (LanceCatalog.calledBySchemaEvolution()) {
       val pending = alteration.stage(changes)
       pendingSchema.set(ident -> pending)
       new LanceTable(quoted(ident), ds, pending.view, settings, Some(pending))

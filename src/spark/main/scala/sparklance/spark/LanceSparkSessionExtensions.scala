@@ -21,7 +21,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * `lance_match(column, query)` tests text for a query's tokens, bound to the column's INVERTED index
  * ([[search.TextMatchFunction]], [[search.TextMatchIndexRule]]);
  * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
- * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]).
+ * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]);
+ * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -40,6 +41,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => search.TextMatchIndexRule)
     extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
+    extensions.injectPlannerStrategy(_ => AddConstraintStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
     search.HybridSearchFunction.register(extensions)

@@ -72,6 +72,9 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def properties(): util.Map[String, String] =
     (TableProperties.describe(snapshot) ++ ColumnProperties.describe(sparkSchema)).asJava
 
+  /** Its CHECK constraints, which Spark checks the rows of its writes against (see [[CheckConstraints]]). */
+  override def constraints(): Array[org.apache.spark.sql.connector.catalog.constraints.Constraint] = CheckConstraints.of(snapshot.config).toArray
+
   override def metadataColumns(): Array[MetadataColumn] = LanceTable.MetadataColumns
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =

@@ -215,8 +215,10 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
       Seq(SchemaChange.AddField(c.fieldNames().toSeq, SparkTypes.toArrow(field, table), position(c.position()), filled))
     case c: DeleteColumn =>
       if (c.ifExists() && !exists(snapshot, c.fieldNames().toSeq)) Nil
-      else Seq(SchemaChange.DropField(c.fieldNames().toSeq))
-    case c: RenameColumn => Seq(SchemaChange.RenameField(c.fieldNames().toSeq, c.newName()))
+      else { unconstrained(snapshot, c.fieldNames().toSeq, "dropped"); Seq(SchemaChange.DropField(c.fieldNames().toSeq)) }
+    case c: RenameColumn =>
+      unconstrained(snapshot, c.fieldNames().toSeq, "renamed")
+      Seq(SchemaChange.RenameField(c.fieldNames().toSeq, c.newName()))
     case c: UpdateColumnNullability => Seq(SchemaChange.SetNullable(c.fieldNames().toSeq, c.nullable()))
     case c: UpdateColumnComment =>
       Seq(SchemaChange.SetMetadata(c.fieldNames().toSeq, SchemaChange.CommentKey, Option(c.newComment())))
@@ -235,6 +237,13 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
         (if (sql.isDefined && !hadExisting) Seq(SchemaChange.SetMetadata(path, ColumnDefaults.ExistsKey, Some("NULL"))) else Nil)
     case other => throw new UnsupportedOperationException(
       s"ALTER TABLE $table: ${other.getClass.getSimpleName} is not supported by sparklance")
+  }
+
+  /** A column a CHECK constraint names keeps its name: the constraint's predicate would name nothing. */
+  private def unconstrained(snapshot: Snapshot, path: Seq[String], what: String): Unit = {
+    val naming = CheckConstraints.naming(snapshot.config, path)
+    if (naming.nonEmpty) throw new SchemaChangeException(table, path.mkString("."), s"CHECK constraint(s) " +
+      s"${naming.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")} name it, so it cannot be $what; drop them first")
   }
 
   /** DEFAULT values are kept on top-level columns only: Spark fills them in for whole columns. */

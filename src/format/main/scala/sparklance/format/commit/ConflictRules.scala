@@ -24,7 +24,8 @@ object ConflictRules {
     val they = theirs.getOperationCase
     if (they == OPERATION_NOT_SET)
       return Ruling.Retryable(s"it is an ${Transactions.operationName(theirs)} that this version of sparklance cannot check")
-    nullabilityBarrier(ours, theirs).orElse(schemaMetadataBarrier(ours, theirs)).getOrElse(ours.getOperationCase match {
+    nullabilityBarrier(ours, theirs).orElse(schemaMetadataBarrier(ours, theirs)).orElse(constraintBarrier(ours, theirs))
+      .getOrElse(ours.getOperationCase match {
       case APPEND => append(they)
       case DELETE | UPDATE => rowLevel(ours, theirs)
       case OVERWRITE => overwrite(ours, theirs)
@@ -204,6 +205,22 @@ object ConflictRules {
     def suppliesValues(t: Transaction) = t.hasAppend || t.hasUpdate || t.hasDataReplacement || t.hasDataOverlay
     if ((mayAlterNullability(ours) && suppliesValues(theirs)) || (suppliesValues(ours) && mayAlterNullability(theirs)))
       Some(Ruling.Retryable("one changes column nullability while the other wrote values"))
+    else None
+  }
+
+  /**
+   * sparklance's barrier (Lance has no CHECK constraints): a commit that writes values cannot pass
+   * one that added a CHECK constraint, since its rows were checked against the constraints of the
+   * version it read only. It retries, and the statement run again checks them. (The commit adding
+   * a constraint checks the rows that landed before it itself: see ReadSet.)
+   */
+  private def constraintBarrier(ours: Transaction, theirs: Transaction): Option[Ruling] = {
+    val added = WriteConstraints.added(theirs)
+    val writesValues = ours.hasAppend || ours.hasUpdate || ours.hasDataReplacement || ours.hasDataOverlay ||
+      (ours.hasOverwrite && ours.getOverwrite.getFragmentsCount > 0)
+    if (added.nonEmpty && writesValues && !theirs.hasOverwrite)
+      Some(Ruling.Retryable(s"it added CHECK constraint(s) ${added.mkString(", ")}, which the rows of this commit were " +
+        "not checked against"))
     else None
   }
 

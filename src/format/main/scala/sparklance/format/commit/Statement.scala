@@ -30,6 +30,8 @@ object Statement {
   case object AlterColumn extends Statement("ALTER COLUMN")
   case object SetTblProperties extends Statement("SET TBLPROPERTIES")
   case object UnsetTblProperties extends Statement("UNSET TBLPROPERTIES")
+  case object AddConstraint extends Statement("ADD CONSTRAINT")
+  case object DropConstraint extends Statement("DROP CONSTRAINT")
   case object AddColumnsProcedure extends Statement("ADD COLUMNS")
   case object UpdateColumnsProcedure extends Statement("UPDATE COLUMNS")
   case object CreateIndex extends Statement("CREATE INDEX")

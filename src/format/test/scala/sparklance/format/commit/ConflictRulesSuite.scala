@@ -148,6 +148,21 @@ class ConflictRulesSuite extends AnyFunSuite {
     assert(verdict(ConflictRules.check(metadata, txn(MERGE))) == 'R')
   }
 
+  test("a write of values cannot pass a commit that added a CHECK constraint; other commits and other keys pass") {
+    val added = txn(UPDATE_CONFIG, config = Map(WriteConstraints.Prefix + "positive" -> """{"check":"v > 0"}"""))
+    for (values <- Seq(APPEND, UPDATE, DATA_REPLACEMENT, DATA_OVERLAY)) ConflictRules.check(txn(values), added) match {
+      case Ruling.Retryable(reason) => assert(reason.contains("positive"), s"$values: $reason")
+      case other => fail(s"$values: got $other")
+    }
+    for (passes <- Seq(DELETE, REWRITE, CREATE_INDEX, RESERVE_FRAGMENTS))
+      assert(verdict(ConflictRules.check(txn(passes), added)) == 'C', s"$passes")
+    assert(verdict(ConflictRules.check(txn(APPEND), txn(UPDATE_CONFIG, config = Map("sparklance.other" -> "1")))) == 'C')
+    // Dropping a constraint (a removed key) lets writes pass.
+    val dropped = Transaction.newBuilder().setUpdateConfig(Transaction.UpdateConfig.newBuilder().setConfigUpdates(
+      Transaction.UpdateMap.newBuilder().addUpdateEntries(Transaction.UpdateMapEntry.newBuilder().setKey(WriteConstraints.Prefix + "positive")))).build()
+    assert(verdict(ConflictRules.check(txn(APPEND), dropped)) == 'C')
+  }
+
   test("an operation newer than our protos is a retryable conflict that names its field") {
     val unknown = com.google.protobuf.UnknownFieldSet.newBuilder().addField(116,
       com.google.protobuf.UnknownFieldSet.Field.newBuilder().addLengthDelimited(com.google.protobuf.ByteString.EMPTY).build()).build()

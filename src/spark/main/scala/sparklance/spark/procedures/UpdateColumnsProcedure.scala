@@ -7,7 +7,7 @@ import sparklance.format.SchemaChangeException
 import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnFiles, LanceSchema, UncommittedFiles}
-import sparklance.spark.{LanceCatalog, LanceTable, SparkTypes}
+import sparklance.spark.{CheckConstraints, LanceCatalog, LanceTable, SparkTypes}
 import sparklance.spark.evolution.ColumnWriteJob
 
 /**
@@ -29,6 +29,11 @@ final class UpdateColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesPr
     val names = supplied.columns.drop(2).toSeq
     val fields = names.map(n => snapshot.schema.field(n).getOrElse(throw new SchemaChangeException(target.quotedName, n,
       "there is no such column to update (add new columns with add_columns)")))
+    // Its values are not checked against CHECK constraints: one naming an updated column refuses it.
+    val checked = names.flatMap(n => CheckConstraints.naming(snapshot.config, Seq(n))).distinct
+    if (checked.nonEmpty) throw new SchemaChangeException(target.quotedName, names.mkString(", "), s"CHECK constraint(s) " +
+      s"${checked.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")} name it, and update_columns does not check " +
+      "them; use UPDATE, which does")
     // Values are cast to the column's type, as UPDATE ... SET assigns them.
     val typed = supplied.select(col(LanceTable.FragmentId) +: col(LanceTable.RowAddress) +: fields.map(f =>
       col(s"`${f.name}`").cast(SparkTypes.toSparkField(f, target.quotedName).dataType).as(f.name)): _*)

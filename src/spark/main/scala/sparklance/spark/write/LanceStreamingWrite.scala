@@ -37,6 +37,14 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
   private def uncommittedOf(epochId: Long): UncommittedFiles =
     batches.computeIfAbsent(epochId, _ => new UncommittedFiles(dataset.storage, dataset.path))
 
+  // Spark checks CHECK constraints in batch writes only; a stream's rows would land unchecked.
+  LanceErrors.converting {
+    val checks = sparklance.spark.CheckConstraints.of(table.snapshot.config)
+    if (checks.nonEmpty) throw new sparklance.format.UnsupportedFeatureException(s"Streaming writes into ${table.tableName} " +
+      s"are refused: it has CHECK constraint(s) ${checks.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")}, which " +
+      "Spark does not check in streaming writes. Write each micro-batch with foreachBatch and writeTo(...).append(), which checks them")
+  }
+
   // Checked as each batch is planned, so a query whose columns do not fit fails before it writes.
   private val columns = LanceErrors.converting {
     val conf = SparkSession.active.conf
