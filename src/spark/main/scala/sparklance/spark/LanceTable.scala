@@ -170,7 +170,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
         }
       }, marks)
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow),
-      Some(mode => new LanceStreamingWrite(this, info, mode)))
+      Some(mode => new LanceStreamingWrite(this, info, mode)), layout.Clustering.columns(snapshot.config))
   }
 
   // ---- CREATE INDEX and DROP INDEX ----

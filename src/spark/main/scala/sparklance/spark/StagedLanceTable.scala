@@ -50,7 +50,7 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
         stagedMarks = identity.flatMap { case (c, _) => reached.get(c.name).map(IdentityColumns.highWaterMarkKey(c.fieldId) -> _.toString) }.toMap
         PostCommit.Nothing
       }, identity)
-    }, optimizedWrite(info.schema(), info.options().asScala.toMap))
+    }, optimizedWrite(info.schema(), info.options().asScala.toMap), clustering = layout.Clustering.columns(config))
 
   /** The optimized write of `input` rows into the new table (which has no rows to tell their size). */
   private[spark] def optimizedWrite(input: org.apache.spark.sql.types.StructType, options: Map[String, String]): Option[OptimizedWrite] =
