@@ -49,11 +49,17 @@ object InvertedIndexJob {
         val storage = Storages.forPath(files.tablePath, storageConf)
         pieces.foreach { piece =>
           val fragment = DataFragment.parseFrom(piece.fragment)
-          val rowIds = if (!stableRowIds) None else Some(RowLineage.rowIds(storage, files.tablePath, fragment).getOrElse(
-            throw new IllegalStateException(s"Fragment ${fragment.getId} of ${files.tablePath} has no row ids")))
+          // Null: rows are named by their addresses.
+          val rowIds = if (!stableRowIds) null else RowLineage.rowIds(storage, files.tablePath, fragment).getOrElse(
+            throw new IllegalStateException(s"Fragment ${fragment.getId} of ${files.tablePath} has no row ids"))
           val base = fragment.getId << 32
-          ColumnScan.foreach(files, storageConf, fragment, fieldBytes, piece.start, piece.end) { (vector, i, offset) =>
-            builder.add(rowIds.fold(base | Integer.toUnsignedLong(offset))(_(offset)), vector, i)
+          ColumnScan.foreachBatch(files, storageConf, fragment, fieldBytes, piece.start, piece.end) { (vector, numRows, offsets) =>
+            var i = 0
+            while (i < numRows) {
+              val offset = offsets(i)
+              builder.add(if (rowIds == null) base | Integer.toUnsignedLong(offset) else rowIds(offset), vector, i)
+              i += 1
+            }
           }
         }
         val out = Using.resource(Allocators.child(s"INVERTED index partition $p of ${files.tablePath}")) { allocator =>

@@ -29,8 +29,9 @@ object PostingEncoder {
     val numBlocks = (count + BlockSize - 1) / BlockSize
     val blocks = new Array[Array[Byte]](numBlocks)
     val impacts = new Array[Array[Byte]](numBlocks + (numBlocks + BlocksPerLevel1 - 1) / BlocksPerLevel1)
-    val values = new Array[Int](BlockSize)
-    val out = new ByteSink(256)
+    val work = workspace.get
+    val values = work.values
+    val out = work.block
     var maxScore = 0f
     var b = 0
     while (b < numBlocks) {
@@ -81,7 +82,7 @@ object PostingEncoder {
   private[text] def impactEntry(docs: Array[Int], freqs: Array[Int], lengths: Array[Int], from: Int, until: Int): Array[Byte] = {
     // The best frequency at each norm (norms are bytes), then the frontier: norms ascending, each
     // frequency above all before it. No sort: one pass over the postings, one over the 256 norms.
-    val bestAt = scratch.get
+    val bestAt = workspace.get.bestAt
     java.util.Arrays.fill(bestAt, 0)
     var i = from
     while (i < until) {
@@ -114,7 +115,17 @@ object PostingEncoder {
   }
 
   // The best frequency at each norm, reused by a thread's impact entries.
-  private val scratch = ThreadLocal.withInitial[Array[Int]](() => new Array[Int](256))
+  /** A thread's arrays for encoding, reused by every posting list it encodes (a build encodes tens of thousands). */
+  private final class Workspace {
+    // The best frequency at each norm, for an impact entry.
+    val bestAt = new Array[Int](256)
+    // A block's values, then its bytes.
+    val values = new Array[Int](BlockSize)
+    val block = new ByteSink(256)
+    // The 32-bit words of a packed block.
+    val words = new Array[Int](4 * 32)
+  }
+  private val workspace = ThreadLocal.withInitial[Workspace](() => new Workspace)
 
   /**
    * A document length as the byte impacts hold: exact below 8, else 4 significant bits (the
@@ -143,7 +154,8 @@ object PostingEncoder {
     val width = 32 - Integer.numberOfLeadingZeros(max)
     out.write(width)
     if (width > 0) {
-      val words = new Array[Int](4 * width)
+      val words = workspace.get.words
+      java.util.Arrays.fill(words, 0, 4 * width, 0)
       var i = 0
       while (i < BlockSize) {
         val lane = i & 3
@@ -156,7 +168,7 @@ object PostingEncoder {
         i += 1
       }
       k = 0
-      while (k < words.length) { writeInt(out, words(k)); k += 1 }
+      while (k < 4 * width) { writeInt(out, words(k)); k += 1 }
     }
   }
 

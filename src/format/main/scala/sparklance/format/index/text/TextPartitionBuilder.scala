@@ -28,16 +28,16 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer, withPositions: Boolean 
   // The postings in the order they are added (document by document): token id, document,
   // frequency. One stream rather than a list per token: appending touches memory in order, where
   // lists spread over the vocabulary missed the cache at every token. The write sorts them by token.
-  private val entryTokens = new Ints(1 << 16)
-  private val entryDocs = new Ints(1 << 16)
-  private val entryFreqs = new Ints(1 << 16)
+  private val entryTokens = new IntChunks
+  private val entryDocs = new IntChunks
+  private val entryFreqs = new IntChunks
   // The last entry of each token id (-1: none yet): a token seen before in the document being
   // added has its entry at or after the document's first.
   private var lastEntry = new Array[Int](1024)
   // With positions: every token kept (token id, position), in the order added; grouped by token at
   // the write, each token's are its postings' positions, posting after posting.
-  private val occurrenceTokens = new Ints(if (withPositions) 1 << 16 else 0)
-  private val occurrencePositions = new Ints(if (withPositions) 1 << 16 else 0)
+  private val occurrenceTokens = new IntChunks
+  private val occurrencePositions = new IntChunks
 
   def numDocs: Int = lengths.size
 
@@ -156,7 +156,7 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer, withPositions: Boolean 
         val id = ids(k)
         // A token seen before in this document counts once more.
         val last = lastEntry(id)
-        if (last >= first) entryFreqs.values(last) += 1
+        if (last >= first) entryFreqs.increment(last)
         else { lastEntry(id) = entryTokens.size; entryTokens.add(id); entryDocs.add(doc); entryFreqs.add(1) }
         k += 1
       }
@@ -224,23 +224,23 @@ object TextPartitionBuilder {
   private val Dropped = -1
 
   /** Where each token's group starts when the items of tokens `tokenOf` are grouped by token, and the end (`numTokens + 1` entries). */
-  private def groupStarts(tokenOf: Ints, numTokens: Int): Array[Int] = {
+  private def groupStarts(tokenOf: IntChunks, numTokens: Int): Array[Int] = {
     val start = new Array[Int](numTokens + 1)
     var i = 0
-    while (i < tokenOf.size) { start(tokenOf.values(i) + 1) += 1; i += 1 }
+    while (i < tokenOf.size) { start(tokenOf(i) + 1) += 1; i += 1 }
     var t = 0
     while (t < numTokens) { start(t + 1) += start(t); t += 1 }
     start
   }
 
   /** `values` (one per item of `tokenOf`) grouped by token from `start` ([[groupStarts]]), in their order within a token. */
-  private def grouped(tokenOf: Ints, start: Array[Int], values: Ints): Array[Int] = {
+  private def grouped(tokenOf: IntChunks, start: Array[Int], values: IntChunks): Array[Int] = {
     val next = java.util.Arrays.copyOf(start, start.length - 1)
     val out = new Array[Int](tokenOf.size)
     var i = 0
     while (i < tokenOf.size) {
-      val t = tokenOf.values(i)
-      out(next(t)) = values.values(i)
+      val t = tokenOf(i)
+      out(next(t)) = values(i)
       next(t) += 1
       i += 1
     }
@@ -384,6 +384,31 @@ object TextPartitionBuilder {
       size += 1
     }
     def clear(): Unit = size = 0
+  }
+
+  /**
+   * A growable int sequence kept in chunks of [[IntChunks.Size]]: growing copies nothing (a
+   * doubling array of a build's tens of millions of postings copied most of them again and again,
+   * in arrays large enough to make the collector work at every copy).
+   */
+  private[text] final class IntChunks {
+    import IntChunks._
+    private var chunks = new Array[Array[Int]](16)
+    var size = 0
+    def add(v: Int): Unit = {
+      val c = size >>> Bits
+      if (c == chunks.length) chunks = java.util.Arrays.copyOf(chunks, 2 * c)
+      if (chunks(c) == null) chunks(c) = new Array[Int](Size)
+      chunks(c)(size & (Size - 1)) = v
+      size += 1
+    }
+    def apply(i: Int): Int = chunks(i >>> Bits)(i & (Size - 1))
+    def increment(i: Int): Unit = chunks(i >>> Bits)(i & (Size - 1)) += 1
+  }
+
+  private[text] object IntChunks {
+    private val Bits = 16
+    val Size: Int = 1 << Bits
   }
 
   /** A growable long array. */
