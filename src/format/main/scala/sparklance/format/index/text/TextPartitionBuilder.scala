@@ -86,14 +86,17 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer, withPositions: Boolean 
    * making them). A row with any other character takes the String path.
    */
   def add(rowId: Long, vector: FieldVector, index: Int): Unit = if (!vector.isNull(index)) {
-    val (data, start, length) = vector match {
-      case v: VarCharVector => (v.getDataBuffer, v.getStartOffset(index).toLong, v.getValueLength(index))
+    // No tuple of (buffer, start, length): it would box the numbers at every row.
+    var start = 0L
+    val length = vector match {
+      case v: VarCharVector => start = v.getStartOffset(index).toLong; v.getValueLength(index)
       case v: LargeVarCharVector =>
-        (v.getDataBuffer, v.getOffsetBuffer.getLong(index.toLong * org.apache.arrow.vector.BaseLargeVariableWidthVector.OFFSET_WIDTH), v.getValueLength(index))
+        start = v.getOffsetBuffer.getLong(index.toLong * org.apache.arrow.vector.BaseLargeVariableWidthVector.OFFSET_WIDTH)
+        v.getValueLength(index)
       case other => throw new IllegalArgumentException(s"${other.getField} is not a string column")
     }
     if (row.length < length) row = new Array[Byte](math.max(length, 2 * row.length))
-    data.getBytes(start, row, 0, length)
+    vector.getDataBuffer.getBytes(start, row, 0, length)
     addUtf8(rowId, row, length)
   }
 
