@@ -59,9 +59,11 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
    * CHECK constraints: Spark checks the rows of its writes against those a table reports; the
    * catalog keeps them and checks the existing rows when one is added (see [[CheckConstraints]]).
+   * Generated columns: Spark analyses their expressions at CREATE TABLE; see [[GeneratedColumns]].
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
-    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT)
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT,
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_GENERATED_COLUMNS)
 
   /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
