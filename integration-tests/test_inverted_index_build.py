@@ -9,6 +9,7 @@ import lance
 import pyarrow as pa
 import pytest
 from lance.file import LanceFileReader
+from lance.query import PhraseQuery
 from pyspark.errors import PySparkException
 
 from fts_oracle import OPTION_SETS, QUERIES, assert_same, by_location, compare, corpus, theirs, write
@@ -40,6 +41,56 @@ def index_dir(path):
     ds = lance.dataset(str(path))
     [index] = [i for i in ds.describe_indices() if i.name == "text_idx"]
     return index, [path / "_indices" / str(s.uuid) for s in index.segments]
+
+
+# Phrases over the corpus: its common words (stop words among them, leaving gaps), with slops.
+PHRASES = [("ran runner", 0), ("runner ran", 0), ("runner the ran", 0), ("ran of a runner", 0), ("the runner", 0),
+           ("hello world", 0), ("quick brown fox", 0), ("running lazy", 0), ("ran runner", 1), ("runner ran", 2),
+           ("hello lazy", 3), ("quick fox", 1), ("brown runner ran", 2), ("cafe creme", 0), ("resume runner", 5)]
+
+
+def phrase_corpus(n, seed):
+    """`corpus` plus rows of a few common words, so that phrases of them are found often."""
+    rnd = random.Random(seed)
+    words = ["ran", "runner", "the", "of", "a", "hello", "world", "lazy", "quick", "brown", "fox", "running"]
+    return [d if i % 3 else " ".join(rnd.choice(words) for _ in range(rnd.randint(2, 20)))
+            for i, d in enumerate(corpus(n, seed))]
+
+
+def pylance_phrase(path, text, slop, k=50, fast_search=False):
+    """(id, _score) of pylance's PhraseQuery; at slop 0 also checks the quoted query string gives the same."""
+    ds = lance.dataset(str(path))
+    t = ds.to_table(full_text_query=PhraseQuery(text, "text", slop=slop), columns=["id"], limit=k, fast_search=fast_search)
+    hits = list(zip(t["id"].to_pylist(), t["_score"].to_pylist()))
+    if slop == 0:
+        quoted = ds.to_table(full_text_query=f'"{text}"', columns=["id"], limit=k, fast_search=fast_search)
+        assert_same(list(zip(quoted["id"].to_pylist(), quoted["_score"].to_pylist())), hits, text)
+    return hits
+
+
+def spark_phrase(spark, path, text, slop, k=50):
+    rows = spark.sql(f"SELECT id, _score FROM text_search(table => '{by_location(path)}', column => 'text', "
+                     f"query => '\"{text}\"', slop => {slop}, k => {k})").collect()
+    return [(r.id, r._score) for r in rows]
+
+
+def same_phrases(spark, a, b, fast_search=False):
+    """pylance answers every phrase on `a` as on `b` (pylance-built), and so does our text_search on `a`; the rows matched."""
+    matched = 0
+    for text, slop in PHRASES:
+        want = pylance_phrase(b, text, slop, fast_search=fast_search)
+        matched += assert_same(pylance_phrase(a, text, slop, fast_search=fast_search), want, (text, slop))
+        if not fast_search:
+            assert_same(spark_phrase(spark, a, text, slop), want, (text, slop))
+    return matched
+
+
+def invert_rows(segment, partition=0):
+    """The rows of a partition's invert file, block scores cut off (f32 rounding may differ), as a sorted list."""
+    t = LanceFileReader(str(segment / f"part_{partition}_invert.lance")).read_all().to_table()
+    rows = [(tuple(b[4:] for b in r["_posting"]), r["_length"], r["_compressed_position"], tuple(r["_position_block_offset"]))
+            for r in t.to_pylist()]
+    return sorted(rows), t.schema
 
 
 def test_a_spark_built_index_answers_as_pylances(spark, tmp_path):
@@ -135,13 +186,14 @@ def test_a_column_without_tokens_gets_an_index_that_matches_nothing(spark, tmp_p
 def test_refusals_name_the_option(spark, tmp_path):
     ours, _ = twins(tmp_path, corpus(100, seed=7))
     for options, message in [({"base_tokenizer": "ngram"}, "base_tokenizer 'ngram'"),
-                             ({"with_position": True}, "with_position = true is not supported"),
+                             ({"with_position": "'maybe'"}, "with_position must be true or false"),
                              ({"language": "French"}, "language 'French' is not supported with stem"),
                              ({"lower_case": "'maybe'"}, "lower_case must be true or false"),
                              ({"zone_size": 10}, "zone_size applies to BTREE")]:
         with pytest.raises(Exception, match=message):
-            if options == {"lower_case": "'maybe'"}:
-                spark.sql(f"CREATE INDEX i ON {by_location(ours)} USING inverted (text) OPTIONS (lower_case = 'maybe')")
+            if options in ({"lower_case": "'maybe'"}, {"with_position": "'maybe'"}):
+                [(option, value)] = options.items()
+                spark.sql(f"CREATE INDEX i ON {by_location(ours)} USING inverted (text) OPTIONS ({option} = {value})")
             else:
                 build(spark, ours, **options)
     numbers = tmp_path / "numbers"
@@ -174,12 +226,50 @@ def test_optimize_index_adds_a_segment_over_new_fragments(spark, tmp_path, stabl
     assert len(index_dir(ours)[1]) == 2
 
 
-def test_optimize_index_leaves_an_index_with_positions_unless_named(spark, tmp_path):
-    path = tmp_path / "t"
-    write(path, corpus(500, seed=10)).create_scalar_index("text", "INVERTED", with_position=True)
-    write(path, corpus(200, seed=11), start=500, mode="append")
-    table = by_location(path)[6:]
-    spark.sql(f"CALL lance.system.optimize_index(table => '{table}')").collect()
-    assert len(lance.dataset(str(path)).describe_indices()[0].segments) == 1
-    with pytest.raises(PySparkException, match="with_position = true is not written by sparklance"):
-        spark.sql(f"CALL lance.system.optimize_index(table => '{table}', name => 'text_idx')").collect()
+def test_optimize_index_adds_a_segment_with_positions_to_an_index_with_positions(spark, tmp_path):
+    """A pylance-built index with positions gets a Spark-built delta with positions, as pylance's own delta."""
+    ours, theirs_path = twins(tmp_path, phrase_corpus(1500, seed=10))
+    for p in (ours, theirs_path):
+        lance.dataset(str(p)).create_scalar_index("text", "INVERTED", with_position=True)
+        write(p, phrase_corpus(600, seed=11), start=1500, mode="append")
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}', name => 'text_idx')").collect()
+    lance.dataset(str(theirs_path)).optimize.optimize_indices(num_indices_to_merge=0)
+    assert len(index_dir(ours)[1]) == 2
+    assert same_phrases(spark, ours, theirs_path, fast_search=True) > 50
+
+
+def test_positions_answer_phrase_queries_as_pylances(spark, tmp_path):
+    """with_position = true: the same bytes as pylance's in one partition, the same phrase answers in several."""
+    ours, theirs_path = twins(tmp_path, phrase_corpus(3000, seed=12))
+    spark.sql(f"CREATE INDEX text_idx ON {by_location(ours)} USING inverted (text) OPTIONS (with_position = true, num_workers = 1)")
+    lance.dataset(str(theirs_path)).create_scalar_index("text", "INVERTED", with_position=True)
+    (_, [segment]), (_, [pylance_segment]) = index_dir(ours), index_dir(theirs_path)
+    mine, schema = invert_rows(segment)
+    want, want_schema = invert_rows(pylance_segment)
+    assert schema == want_schema and schema.metadata == want_schema.metadata and mine == want
+    assert any(len(offsets) > 2 for *_, offsets in mine)  # positions of several posting blocks
+    meta = lambda s: LanceFileReader(str(s / "metadata.lance")).read_all().to_table().schema.metadata
+    assert meta(segment) == meta(pylance_segment)
+    assert lance.dataset(str(ours)).describe_indices()[0].details == lance.dataset(str(theirs_path)).describe_indices()[0].details
+    assert same_phrases(spark, ours, theirs_path) > 200
+    assert same_answers(ours, theirs_path) > 100
+    # Several partitions, through the procedure.
+    build(spark, ours, with_position=True, num_workers=3)
+    assert len(index_dir(ours)[1]) == 1 and meta(index_dir(ours)[1][0])[b"partitions"] == b"[0,1,2]"
+    assert same_phrases(spark, ours, theirs_path) > 200
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_positions_after_dml_and_compaction(spark, tmp_path, stable):
+    extra = {"enable_stable_row_ids": True} if stable else {}
+    ours, theirs_path = twins(tmp_path, phrase_corpus(2500, seed=13), rows_per_file=500, **extra)
+    build(spark, ours, with_position=True, num_workers=2)
+    lance.dataset(str(theirs_path)).create_scalar_index("text", "INVERTED", with_position=True)
+    for p in (ours, theirs_path):
+        ds = lance.dataset(str(p))
+        ds.delete("id % 4 = 1")
+        ds.update({"text": "'ran runner the ran hello world'"}, where="id >= 100 AND id < 120")
+    assert same_phrases(spark, ours, theirs_path) > 100
+    for p in (ours, theirs_path):
+        lance.dataset(str(p)).optimize.compact_files(target_rows_per_fragment=2000)
+    assert same_phrases(spark, ours, theirs_path) > 100

@@ -59,7 +59,7 @@ class IndexStatementsSuite extends AnyFunSuite with LocalSpark {
     val before = version
     val cases = Seq(
       s"CREATE INDEX b ON $table USING ngram (s)" -> "not 'ngram'",
-      s"CREATE INDEX b ON $table USING inverted (s) OPTIONS (with_position = true)" -> "with_position = true is not supported",
+      s"CREATE INDEX b ON $table USING inverted (s) OPTIONS (with_position = 'maybe')" -> "with_position must be true or false",
       s"CREATE INDEX b ON $table USING ivf_pq (emb) OPTIONS (num_partitions = 2)" -> "num_sub_vectors is required",
       s"CREATE INDEX b ON $table USING ivf_flat (emb) OPTIONS (num_partitions = 'two')" -> "num_partitions must be a whole number",
       s"CREATE INDEX b ON $table USING ivf_flat (emb) OPTIONS (nprobes = 2)" -> "unknown option nprobes",

@@ -119,8 +119,7 @@ object IndexRequest {
   /**
    * The tokenizer settings of an INVERTED index from pylance's option names (defaults: pylance
    * 14.0.2's). Refused by name: a base tokenizer other than simple, whitespace or raw; a language
-   * other than English while stemming or stop words are on; positions (with_position = true),
-   * which sparklance does not write.
+   * other than English while stemming or stop words are on.
    */
   private def inverted(supplied: Map[String, String], bad: String => Nothing): TextIndexParams = {
     val defaults = TextIndexParams()
@@ -135,8 +134,6 @@ object IndexRequest {
       BaseTokenizer.find(text.trim.toLowerCase(Locale.ROOT)).getOrElse(bad(s"base_tokenizer '$text' is not built by sparklance " +
         s"(it builds ${BaseTokenizer.all.map(_.name).mkString(", ")})"))
     }
-    if (bool("with_position", false)) bad("with_position = true is not supported: sparklance does not write token positions " +
-      "(phrase queries need them); build such an index with pylance")
     val maxTokenLength = supplied.get("max_token_length").fold(defaults.maxTokenLength) { text =>
       text.trim.toLowerCase(Locale.ROOT) match {
         case "none" | "null" => None
@@ -162,6 +159,6 @@ object IndexRequest {
       } else t.split(",").map(_.trim).filter(_.nonEmpty).toSeq
     }
     TextIndexParams(base, language, maxTokenLength, bool("lower_case", defaults.lowerCase), stem, removeStopWords,
-      customStopWords, bool("ascii_folding", defaults.asciiFolding))
+      customStopWords, bool("ascii_folding", defaults.asciiFolding), bool("with_position", defaults.withPosition))
   }
 }

@@ -46,7 +46,7 @@ object InvertedIndexJob {
     try {
       val written = try sc.parallelize(groups.zipWithIndex, math.max(1, groups.size)).map { case (pieces, p) =>
         val analyzer = params.analyzer
-        val builder = new TextPartitionBuilder(analyzer)
+        val builder = new TextPartitionBuilder(analyzer, params.withPosition)
         val storage = Storages.forPath(files.tablePath, storageConf)
         pieces.foreach { piece =>
           val fragment = DataFragment.parseFrom(piece.fragment)
@@ -74,7 +74,7 @@ object InvertedIndexJob {
       val fileSizes = Using.resource(Allocators.child(s"INVERTED index $name of $quotedName")) { allocator =>
         // No document at all: one empty partition, so the segment still names its files.
         val parts = if (nonEmpty.nonEmpty) nonEmpty
-          else Seq(0 -> new TextPartitionBuilder(params.analyzer).write(dataset.storage, dir, 0, allocator, evenIfEmpty = true))
+          else Seq(0 -> new TextPartitionBuilder(params.analyzer, params.withPosition).write(dataset.storage, dir, 0, allocator, evenIfEmpty = true))
         parts.flatMap(_._2) :+ TextIndexFiles.writeMetadata(dataset.storage, dir, parts.map(_._1), params, allocator)
       }
       IndexEntry(uuid, name, field.id, read.version, IndexEntry.fragments(fragments.map(_.getId)), InvertedTypeUrl,
@@ -87,7 +87,7 @@ object InvertedIndexJob {
    * `optimize_indices` does by default: the live fragments no segment covers get a segment of
    * their own (a delta), tokenized with the index's own settings; the segments stay. None when
    * every fragment is covered. Merging segments (num_indices_to_merge, retrain) is not done for
-   * INVERTED indices. Settings sparklance does not write (positions, other tokenizers) are
+   * INVERTED indices. Settings sparklance does not write (other tokenizers) are
    * refused by name when the index is `named`, else the index is left as it is.
    */
   def optimize(spark: SparkSession, quotedName: String, dataset: Dataset, read: Snapshot, storageConf: Map[String, String],

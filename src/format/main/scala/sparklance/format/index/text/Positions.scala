@@ -19,7 +19,47 @@ object Positions {
   }
 
   val Layout = "shared_stream_v2"
-  val Codecs: Set[String] = Set("packed_delta_v1", "varint_doc_delta_v2")
+  /** The codec pylance 14.0.2 writes, and so does [[encode]]. */
+  val PackedCodec = "packed_delta_v1"
+  val Codecs: Set[String] = Set(PackedCodec, "varint_doc_delta_v2")
+
+  /**
+   * The inverse of [[decode]] under codec `packed_delta_v1`: `positions` holds the absolute
+   * positions of the first `count` postings of `freqs`, posting after posting (`freqs(i)` of them
+   * each, ascending within a posting). Returns the token's stream and the byte offset where each
+   * posting block's part starts. As pylance, a block's deltas are packed 128 at a time and the
+   * rest written as varints.
+   */
+  def encode(freqs: Array[Int], count: Int, positions: Array[Int]): (Array[Byte], Array[Int]) = {
+    import PostingList.BlockSize
+    val blocks = (count + BlockSize - 1) / BlockSize
+    val offsets = new Array[Int](blocks)
+    val out = new PostingEncoder.ByteSink(64)
+    val group = new Array[Int](BlockSize)
+    var at = 0 // the next position of `positions`
+    var b = 0
+    while (b < blocks) {
+      offsets(b) = out.length
+      var pending = 0
+      var i = b * BlockSize
+      val until = math.min(count, i + BlockSize)
+      while (i < until) {
+        var j = 0
+        while (j < freqs(i)) {
+          group(pending) = if (j == 0) positions(at) else positions(at) - positions(at - 1)
+          pending += 1
+          if (pending == BlockSize) { PostingEncoder.pack(out, group); pending = 0 }
+          at += 1
+          j += 1
+        }
+        i += 1
+      }
+      var k = 0
+      while (k < pending) { PostingEncoder.writeVarint(out, Integer.toUnsignedLong(group(k))); k += 1 }
+      b += 1
+    }
+    (out.toByteArray, offsets)
+  }
 
   /** The positions of each posting of `list` (a token's postings in one partition), in posting order. */
   def decode(stream: Array[Byte], blockOffsets: Array[Long], list: PostingList, codec: String, path: String): Array[Array[Int]] = {
@@ -65,13 +105,14 @@ object Positions {
    * their offsets from the first (gaps of dropped query words kept), `at(t)` the document's sorted
    * positions of `t`; a position is read relative to its token's offset (position minus offset).
    * With slop 0 the phrase is held when every token stands at its offset from one start. With a
-   * slop, as pylance 14 decides it (Lance's `check_positions`; checked against pylance): each token
-   * has a cursor at its first relative position of at least 0; while some neighbours are out of
-   * line (the later one before the earlier, or more than `slop` past it), every cursor moves to
-   * the first relative position at least the furthest any pair up to the first one out of line
-   * asks (an earlier cursor ahead: its position; else one past the earlier's, or the later's
-   * less the slop); a cursor running out means no. This walk misses some placements an
-   * exhaustive search would find (a repeated token can be skipped past), as pylance does.
+   * slop, as pylance 14.0.2 decides it (Lance's `check_positions`; checked against pylance): each
+   * token has a cursor at its first position; while some neighbours are out of line (the later
+   * one before the earlier, or more than `slop` past it), every cursor moves forward to the first
+   * relative position at least the furthest any pair up to the first one out of line asks (an
+   * earlier cursor ahead: its position; else one past the earlier's, or the later's less the
+   * slop; pairs in line ask too); a cursor running out means no. This walk misses some placements
+   * an exhaustive search would find (`"brown runner ran"` at slop 1 is not found in `x ran brown
+   * runner ran`: the first `ran` sends every cursor past `brown`), as pylance does.
    */
   def holds(phrase: Seq[(String, Int)], at: String => Array[Int], slop: Int = 0): Boolean =
     if (slop == 0) exactly(phrase, at) else walk(phrase, at, slop)
@@ -89,15 +130,14 @@ object Positions {
     val offsets = phrase.map(_._2).toArray
     val cursor = new Array[Int](positions.length)
     def relative(i: Int): Option[Int] = if (cursor(i) < positions(i).length) Some(positions(i)(cursor(i)) - offsets(i)) else None
-    // The first position of token i whose relative position is at least `least`.
+    // Token i's cursor forward to its first position whose relative position is at least `least`.
     def seek(i: Int, least: Int): Unit = {
-      val want = least + offsets(i)
-      var lo = 0
+      val want = math.max(0, least + offsets(i))
+      var lo = cursor(i)
       var hi = positions(i).length
       while (lo < hi) { val mid = (lo + hi) >>> 1; if (positions(i)(mid) < want) lo = mid + 1 else hi = mid }
       cursor(i) = lo
     }
-    cursor.indices.foreach(seek(_, 0))
     if (positions.length == 1) return relative(0).nonEmpty
     while (true) {
       var target = Int.MinValue

@@ -130,7 +130,7 @@ object PostingEncoder {
    * i % 4 at slot i / 4, each lane packed least significant bit first into 32-bit words, word k
    * of lane j stored as little-endian u32 number 4k + j.
    */
-  private def pack(out: ByteSink, values: Array[Int]): Unit = {
+  private[text] def pack(out: ByteSink, values: Array[Int]): Unit = {
     var max = 0
     var k = 0
     while (k < BlockSize) { max |= values(k); k += 1 }
@@ -175,6 +175,7 @@ object PostingEncoder {
     }
     def write(other: ByteSink): Unit = { var i = 0; while (i < other.size) { write(other.bytes(i)); i += 1 } }
     def reset(): Unit = size = 0
+    def length: Int = size
     def toByteArray: Array[Byte] = java.util.Arrays.copyOf(bytes, size)
   }
 }

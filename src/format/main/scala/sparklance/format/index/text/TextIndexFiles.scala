@@ -23,6 +23,8 @@ object TextIndexFiles {
   // The layout this writer writes, as the schema metadata of metadata.lance and the invert files name it.
   private val Layout = Seq("format_version" -> "2", "posting_block_size" -> PostingList.BlockSize.toString,
     "posting_tail_codec" -> "varint_delta_v1")
+  // Added to the layout when the segment holds positions.
+  private val PositionsLayout = Seq("positions_layout" -> Positions.Layout, "positions_codec" -> Positions.PackedCodec)
 
   private def field(name: String, t: ArrowType, children: Field*): Field =
     new Field(name, new FieldType(false, t, null), children.asJava)
@@ -39,11 +41,12 @@ object TextIndexFiles {
   /**
    * Writes partition `p`'s files into segment directory `dir`: the token map (`fst` of `numTokens`
    * tokens of `tokenBytes` bytes in all), the documents (`rowIds`, `lengths`, `numDocs` of them,
-   * `totalTokens` tokens) and, for each token id, `posting(id)`: its encoding and posting count.
+   * `totalTokens` tokens) and, for each token id, `posting(id)`: its encoding, posting count and,
+   * when `withPositions`, its positions stream and block offsets ([[Positions.encode]]).
    */
-  def writePartition(storage: Storage, dir: String, p: Int, allocator: BufferAllocator)(fst: Array[Byte], numTokens: Int,
-      tokenBytes: Long, rowIds: Array[Long], lengths: Array[Int], numDocs: Int, totalTokens: Long, invertRows: Int,
-      posting: Int => (EncodedPosting, Int)): Seq[(String, Long)] = {
+  def writePartition(storage: Storage, dir: String, p: Int, allocator: BufferAllocator, withPositions: Boolean)(fst: Array[Byte],
+      numTokens: Int, tokenBytes: Long, rowIds: Array[Long], lengths: Array[Int], numDocs: Int, totalTokens: Long, invertRows: Int,
+      posting: Int => (EncodedPosting, Int, Option[(Array[Byte], Array[Int])])): Seq[(String, Long)] = {
     val tokensName = s"part_${p}_tokens.lance"
     val tokensArrow = new Schema(Seq(field("_token_fst_bytes", ArrowType.LargeBinary.INSTANCE),
       field("_token_next_id", u32), field("_token_total_length", u64)).asJava)
@@ -70,21 +73,28 @@ object TextIndexFiles {
     val docsSize = dw.finish().sizeBytes
 
     val invertName = s"part_${p}_invert.lance"
-    val invertArrow = new Schema(Seq(listOf("_posting"), field("_max_score", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
-      field("_length", u32), listOf("_impacts")).asJava)
-    val iw = writer(storage, dir, invertName, invertArrow, Layout)
+    val positionFields = if (!withPositions) Nil else Seq(field("_compressed_position", ArrowType.LargeBinary.INSTANCE),
+      field("_position_block_offset", ArrowType.List.INSTANCE, new Field("item", new FieldType(true, u32, null), null)))
+    val invertArrow = new Schema((Seq(listOf("_posting"), field("_max_score", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
+      field("_length", u32), listOf("_impacts")) ++ positionFields).asJava)
+    val iw = writer(storage, dir, invertName, invertArrow, layout(withPositions))
     from = 0
     while (from < invertRows) {
       val rows = math.min(RowsPerWrite, invertRows - from)
       val at = from
-      iw.writeRows(invertArrow, rows, allocator) { case Seq(postings: ListVector, max: Float4Vector, length: UInt4Vector, impacts: ListVector) =>
+      iw.writeRows(invertArrow, rows, allocator) { vectors =>
+        val Seq(postings: ListVector, max: Float4Vector, length: UInt4Vector, impacts: ListVector) = vectors.take(4)
         var i = 0
         while (i < rows) {
-          val (encoded, count) = posting(at + i)
+          val (encoded, count, positions) = posting(at + i)
           setList(postings, i, encoded.blocks)
           max.setSafe(i, encoded.maxScore)
           length.setSafe(i, count)
           setList(impacts, i, encoded.impacts)
+          positions.foreach { case (stream, offsets) =>
+            vectors(4).asInstanceOf[LargeVarBinaryVector].setSafe(i, stream)
+            setOffsets(vectors(5).asInstanceOf[ListVector], i, offsets)
+          }
           i += 1
         }
       }
@@ -94,13 +104,22 @@ object TextIndexFiles {
     Seq(invertName -> invertSize, tokensName -> tokensSize, docsName -> docsSize)
   }
 
-  private def setList(list: ListVector, row: Int, items: Array[Array[Byte]]): Unit = {
-    val data = list.getDataVector.asInstanceOf[LargeVarBinaryVector]
+  private def layout(withPositions: Boolean): Seq[(String, String)] = if (withPositions) Layout ++ PositionsLayout else Layout
+
+  private def setList(list: ListVector, row: Int, items: Array[Array[Byte]]): Unit =
+    setItems[LargeVarBinaryVector](list, row, items.length)((data, at, j) => data.setSafe(at, items(j)))
+
+  private def setOffsets(list: ListVector, row: Int, offsets: Array[Int]): Unit =
+    setItems[UInt4Vector](list, row, offsets.length)((data, at, j) => data.setSafe(at, offsets(j)))
+
+  /** Row `row` of `list`: `n` items, item j set by `set(data, its index in data, j)`. */
+  private def setItems[V <: org.apache.arrow.vector.ValueVector](list: ListVector, row: Int, n: Int)(set: (V, Int, Int) => Unit): Unit = {
+    val data = list.getDataVector.asInstanceOf[V]
     val start = list.startNewValue(row)
     var j = 0
-    while (j < items.length) { data.setSafe(start + j, items(j)); j += 1 }
-    data.setValueCount(start + items.length)
-    list.endValue(row, items.length)
+    while (j < n) { set(data, start + j, j); j += 1 }
+    data.setValueCount(start + n)
+    list.endValue(row, n)
   }
 
   /**
@@ -111,7 +130,7 @@ object TextIndexFiles {
       allocator: BufferAllocator): (String, Long) = {
     val arrow = new Schema(Seq(field("deleted_fragments", ArrowType.Binary.INSTANCE)).asJava)
     val metadata = Seq("partitions" -> partitions.mkString("[", ",", "]"), "params" -> params.json,
-      "token_set_format" -> "fst") ++ Layout
+      "token_set_format" -> "fst") ++ layout(params.withPosition)
     val w = writer(storage, dir, MetadataFile, arrow, metadata)
     w.writeRows(arrow, 1, allocator) { case Seq(deleted: VarBinaryVector) =>
       deleted.setSafe(0, sparklance.format.deletion.PortableBitmaps.toBytes(new org.roaringbitmap.RoaringBitmap()))

@@ -17,7 +17,8 @@ final case class TextIndexParams(
     stem: Boolean = true,
     removeStopWords: Boolean = true,
     customStopWords: Option[Seq[String]] = None,
-    asciiFolding: Boolean = true) {
+    asciiFolding: Boolean = true,
+    withPosition: Boolean = false) {
 
   /** The `params` JSON, keys in pylance's order. */
   def json: String = {
@@ -25,7 +26,7 @@ final case class TextIndexParams(
     def str(s: String) = m.writeValueAsString(s)
     val fields = Seq(
       "lance_tokenizer" -> str("text"), "base_tokenizer" -> str(baseTokenizer.name), "language" -> str(language),
-      "with_position" -> "false", "max_token_length" -> maxTokenLength.fold("null")(_.toString),
+      "with_position" -> withPosition.toString, "max_token_length" -> maxTokenLength.fold("null")(_.toString),
       "lower_case" -> lowerCase.toString, "stem" -> stem.toString, "remove_stop_words" -> removeStopWords.toString,
       "custom_stop_words" -> customStopWords.fold("null")(_.map(str).mkString("[", ",", "]")),
       "ascii_folding" -> asciiFolding.toString, "min_ngram_length" -> "3", "max_ngram_length" -> "3",
@@ -49,6 +50,7 @@ final case class TextIndexParams(
     val out = CodedOutputStream.newInstance(bytes)
     out.writeString(1, baseTokenizer.name)
     out.writeString(2, TextIndexParams.mapper.writeValueAsString(language))
+    if (withPosition) out.writeBool(3, true)
     maxTokenLength.foreach(n => out.writeUInt64(4, n.toLong))
     Seq(5 -> lowerCase, 6 -> stem, 7 -> removeStopWords, 8 -> asciiFolding).foreach { case (f, v) => if (v) out.writeBool(f, true) }
     out.writeUInt32(9, 3)
@@ -65,8 +67,8 @@ object TextIndexParams {
 
   /**
    * The settings of an existing index from its `params` (to add a segment tokenized alike);
-   * settings this writer does not write (positions, another tokenizer, the code analyzer's flags,
-   * a block size other than 128) are refused by name, `where` beginning the message.
+   * settings this writer does not write (another tokenizer, the code analyzer's flags, a block
+   * size other than 128) are refused by name, `where` beginning the message.
    */
   def fromJson(json: String, where: String): TextIndexParams = {
     TextAnalyzer.parse(json, where) // refuses what the analyzer cannot tokenize
@@ -75,7 +77,6 @@ object TextIndexParams {
       s"$where: $field = ${node.get(field)} is not written by sparklance")
     def get(field: String) = Option(node.get(field)).filterNot(_.isNull)
     def bool(field: String, default: Boolean) = get(field).map(_.asBoolean).getOrElse(default)
-    if (bool("with_position", false)) refuse("with_position")
     if (get("block_size").exists(_.asInt != PostingList.BlockSize)) refuse("block_size")
     if (get("prefix_only").exists(_.asBoolean)) refuse("prefix_only")
     val defaults = TextIndexParams()
@@ -91,6 +92,7 @@ object TextIndexParams {
       stem = bool("stem", defaults.stem),
       removeStopWords = bool("remove_stop_words", defaults.removeStopWords),
       customStopWords = get("custom_stop_words").map(v => (0 until v.size).map(i => v.get(i).asText)),
-      asciiFolding = bool("ascii_folding", defaults.asciiFolding))
+      asciiFolding = bool("ascii_folding", defaults.asciiFolding),
+      withPosition = bool("with_position", defaults.withPosition))
   }
 }

@@ -9,10 +9,12 @@ import org.tartarus.snowball.ext.EnglishStemmer
  * of its three files (docs/format-inverted-index.md). A document is a row whose text gives at
  * least one token; its id is its place among the partition's documents. Token ids are handed out
  * as tokens first appear and renumbered in byte order at the write, so the token map's order
- * and the invert file's rows agree. Primitive arrays throughout: a build adds millions of
- * postings. Not thread safe.
+ * and the invert file's rows agree. With `withPositions` each token also keeps the positions of
+ * its postings (a position is the index of the base tokenizer's piece, so dropped pieces leave
+ * gaps), written as pylance's `_compressed_position` for phrase queries. Primitive arrays
+ * throughout: a build adds millions of postings. Not thread safe.
  */
-final class TextPartitionBuilder(analyzer: TextAnalyzer) {
+final class TextPartitionBuilder(analyzer: TextAnalyzer, withPositions: Boolean = false) {
   import TextPartitionBuilder._
 
   private val stemmer = new EnglishStemmer
@@ -20,6 +22,8 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
   private val tokens = new scala.collection.mutable.ArrayBuffer[String]()
   private var postingDocs = new Array[Ints](1024)
   private var postingFreqs = new Array[Ints](1024)
+  // Each token's positions, posting after posting (only `withPositions`).
+  private var postingPositions = new Array[Ints](if (withPositions) 1024 else 0)
   private val rowIds = new Longs()
   private val lengths = new Ints()
   private var totalTokens = 0L
@@ -41,7 +45,9 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
         postingDocs = java.util.Arrays.copyOf(postingDocs, postingDocs.length * 2)
         postingFreqs = java.util.Arrays.copyOf(postingFreqs, postingFreqs.length * 2)
         lastDoc = java.util.Arrays.copyOf(lastDoc, lastDoc.length * 2)
+        if (withPositions) postingPositions = java.util.Arrays.copyOf(postingPositions, postingPositions.length * 2)
       }
+      if (withPositions) postingPositions(id) = new Ints(4)
       postingDocs(id) = new Ints(4)
       postingFreqs(id) = new Ints(4)
       lastDoc(id) = -1
@@ -53,6 +59,7 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
   def add(rowId: Long, text: String): Unit = {
     val doc = lengths.size
     var n = 0
+    var position = 0
     analyzer.foreachPiece(text) { (start, end) =>
       // A piece's token id (or Dropped) remembered: most pieces repeat, and the analyzer is the cost.
       var id = pieces.get(text, start, end)
@@ -66,7 +73,9 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
         // Postings grow in document order: a token seen before in this document counts once more.
         if (lastDoc(id) == doc) postingFreqs(id).values(postingFreqs(id).size - 1) += 1
         else { lastDoc(id) = doc; postingDocs(id).add(doc); postingFreqs(id).add(1) }
+        if (withPositions) postingPositions(id).add(position)
       }
+      position += 1
     }
     if (n > 0) {
       rowIds.add(rowId)
@@ -93,12 +102,14 @@ final class TextPartitionBuilder(analyzer: TextAnalyzer) {
     order.indices.foreach { id => fst.add(bytes(order(id)), id.toLong); totalLength += bytes(order(id)).length }
     val docLengths = java.util.Arrays.copyOf(lengths.values, numDocs)
     val avgdl = Bm25.avgdl(totalTokens, numDocs)
-    val files = TextIndexFiles.writePartition(storage, dir, partition, allocator)(
+    val files = TextIndexFiles.writePartition(storage, dir, partition, allocator, withPositions)(
       fst.finish(), n, totalLength, rowIds.values, docLengths, numDocs, totalTokens, n,
       id => {
         val docs = postingDocs(order(id))
-        PostingEncoder.encode(docs.values, postingFreqs(order(id)).values, docs.size, docLengths,
-          Bm25.idf(numDocs, docs.size), avgdl) -> docs.size
+        val freqs = postingFreqs(order(id)).values
+        val encoded = PostingEncoder.encode(docs.values, freqs, docs.size, docLengths, Bm25.idf(numDocs, docs.size), avgdl)
+        val positions = if (withPositions) Some(Positions.encode(freqs, docs.size, postingPositions(order(id)).values)) else None
+        (encoded, docs.size, positions)
       })
     files
   }

@@ -76,4 +76,41 @@ class TextIndexWriteSuite extends AnyFunSuite {
       "e8200200018f")
     assert(Seq(5, 7, 8, 15, 16, 100, 1000).map(PostingEncoder.quantizeLength) == Seq(5, 7, 8, 15, 16, 36, 63))
   }
+  test("positions decode to the positions encoded: packed groups across documents, varint tails, several blocks") {
+    val r = new scala.util.Random(5)
+    for (count <- Seq(1, 3, 127, 128, 129, 300, 1000)) {
+      val freqs = Array.fill(count)(if (r.nextInt(40) == 0) 1 + r.nextInt(400) else 1 + r.nextInt(3))
+      // Each posting's positions ascending, some far apart (wide deltas).
+      val perDoc = freqs.map(f => Iterator.iterate(r.nextInt(5))(_ + 1 + (if (r.nextInt(30) == 0) r.nextInt(1 << 18) else r.nextInt(6))).take(f).toArray)
+      val (stream, offsets) = Positions.encode(freqs, count, perDoc.flatten)
+      assert(offsets.length == (count + 127) / 128 && offsets.head == 0)
+      val back = Positions.decode(stream, offsets.map(_.toLong), PostingList(Array.range(0, count), freqs), Positions.PackedCodec, "test")
+      assert(back.map(_.toSeq).toSeq == perDoc.map(_.toSeq).toSeq, s"$count postings")
+    }
+  }
+
+  test("positions are the bytes pylance 14.0.2 wrote for the same postings") {
+    // Token `hello` of 302 documents: document 0 holds it at 0 and 2, the others once (at 0, then at 1).
+    val freqs = Array.tabulate(302)(i => if (i == 0) 2 else 1)
+    val positions = Array(0, 2, 0) ++ Array.fill(300)(1)
+    val (stream, offsets) = Positions.encode(freqs, 302, positions)
+    assert(hex(stream) == "02" + "545555555655555554555555" + "55" * 20 + "01" + "01" + "ff" * 16 + "01" * 46)
+    assert(offsets.toSeq == Seq(0, 34, 51))
+    assert(hex(Positions.encode(Array(1, 1), 2, Array(1, 2))._1) == "0102")
+  }
+  test("a phrase with a slop is found where pylance 14.0.2 finds it: cursors start at each token's first position") {
+    // Documents of the simple tokenizer's words (positions = word index), as pylance answered
+    // PhraseQuery("brown runner ran", slop=s) on them.
+    val docs = Seq("brown runner ran ran", "ran x brown runner ran", "x ran brown runner ran", "x x ran brown runner ran",
+      "brown runner ran x ran", "ran brown runner ran", "runner brown runner ran", "brown brown runner ran",
+      "brown runner ran brown", "x x x x ran brown runner ran", "brown runner x ran", "brown runner brown ran",
+      "ran a the a lazy lazy lazy running brown runner brown ran hello fox runner hello runner runner")
+    def found(slop: Int) = docs.indices.filter { d =>
+      val words = docs(d).split(" ")
+      val at = (t: String) => words.indices.filter(words(_) == t).toArray
+      Positions.holds(Seq("brown" -> 0, "runner" -> 1, "ran" -> 2), at, slop)
+    }
+    assert(found(0) == (0 to 9))
+    assert(found(1) == Seq(0, 4, 6, 7, 8, 10, 11) && found(2) == found(1))
+  }
 }
