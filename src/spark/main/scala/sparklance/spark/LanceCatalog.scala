@@ -60,9 +60,15 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
    * CHECK constraints: Spark checks the rows of its writes against those a table reports; the
    * catalog keeps them and checks the existing rows when one is added (see [[CheckConstraints]]).
+   * Generated columns: Spark analyses their expressions at CREATE TABLE; see [[GeneratedColumns]].
+   * Identity columns: the catalog keeps their declaration, sparklance's writers generate their
+   * values (see [[IdentityColumns]]).
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
-    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT)
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT,
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_GENERATED_COLUMNS,
+      // Identity columns: sparklance's writers generate their values (see IdentityColumns).
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS)
 
   /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
@@ -351,6 +357,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
     val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
+    IdentityColumns.checkNew(quoted(ident), schema)
     val validated = TableProperties.validate(quoted(ident), props)
     val stored = validated.copy(config = validated.config ++ Option(newConstraints.get()).toSeq.flatten.map(CheckConstraints.entry))
     val lance = SparkTypes.toLance(schema, quoted(ident))

@@ -213,7 +213,7 @@ object TableProperties {
       "provider" -> "lance",
       IsolationLevel.name -> isolation(snapshot, Map.empty).name) ++
       settings.flatMap(s => config.get(s.configKey.get).map(s.name -> _)) ++
-      config.filter(_._1.startsWith("lance.")) ++ snapshot.tableMetadata
+      config.filter(_._1.startsWith("lance.")) ++ snapshot.tableMetadata.filterNot(e => IdentityColumns.isHighWaterMarkKey(e._1))
   }
 
   /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */
