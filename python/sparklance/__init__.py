@@ -226,19 +226,23 @@ class _Sql:
 
 
 def compact(spark, table, target_rows_per_fragment=None, materialize_deletions=None,
-            materialize_deletions_threshold=None, max_source_fragments=None, where=None):
+            materialize_deletions_threshold=None, max_source_fragments=None, where=None,
+            sort_by=None, zorder_by=None, recluster=None):
     """Compacts `table` (e.g. ``"lance.db.t"``) as pylance's ``compact_files`` does, as a Spark job.
 
     Small fragments are merged and fragments with more than the threshold of deleted rows are
     rewritten; rows keep their ``_rowid`` and versions. `where` limits it to fragments matching a
-    predicate on ``_fragid``. Returns the procedure's row: read_version, version (None when there
+    predicate on ``_fragid``. `sort_by` / `zorder_by` (column names separated by commas) rewrite
+    every fragment with its rows sorted or Z-ordered across them; `recluster=True` does that by
+    the table's clustering columns (docs/clustering.md). Returns the procedure's row: read_version, version (None when there
     was nothing to do), fragments_removed, fragments_added, files_removed, files_added,
     rows_rewritten, groups_replanned, left_alone.
     """
     return _call(spark, "compact", table, target_rows_per_fragment=target_rows_per_fragment,
                  materialize_deletions=materialize_deletions,
                  materialize_deletions_threshold=materialize_deletions_threshold,
-                 max_source_fragments=max_source_fragments, where=where)
+                 max_source_fragments=max_source_fragments, where=where, sort_by=sort_by,
+                 zorder_by=zorder_by, recluster=recluster)
 
 
 def add_columns(spark, table, expressions=None, source=None, on=None):

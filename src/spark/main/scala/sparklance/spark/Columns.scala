@@ -16,7 +16,10 @@ object Columns {
   def toStruct(columns: Array[Column]): StructType = StructType(columns.map { c =>
     val metadata = Option(c.metadataInJSON()).map(Metadata.fromJson).getOrElse(Metadata.empty)
     val f = StructField(c.name(), c.dataType(), c.nullable(), metadata)
-    val commented = Option(c.comment()).fold(f)(f.withComment)
+    val commented = Option(c.identityColumnSpec()).fold(Option(c.comment()).fold(f)(f.withComment)) { spec =>
+      val g = Option(c.comment()).fold(f)(f.withComment)
+      g.copy(metadata = IdentityColumns.toMetadata(g.metadata, spec))
+    }
     Option(c.defaultValue()).fold(commented) { d =>
       // The value Spark evaluated when the default was declared (current_date(): that day).
       val exists = CatalystLiteral(d.getValue.value(), d.getValue.dataType()).sql
@@ -29,10 +32,14 @@ object Columns {
   def fromStruct(schema: StructType): Array[Column] = schema.fields.map { f =>
     val default = for (sql <- ColumnDefaults.current(f); _ <- ColumnDefaults.exists(f))
       yield new ColumnDefaultValue(sql, DefaultLiteral(ResolveDefaultColumns.getExistenceDefaultValue(f), f.dataType))
-    val rest = Seq(ResolveDefaultColumns.CURRENT_DEFAULT_COLUMN_METADATA_KEY, ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY)
-      .foldLeft(new MetadataBuilder().withMetadata(f.metadata))(_.remove(_)).build()
+    val rest = IdentityColumns.withoutSpec(Seq(ResolveDefaultColumns.CURRENT_DEFAULT_COLUMN_METADATA_KEY,
+        ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY)
+      .foldLeft(new MetadataBuilder().withMetadata(f.metadata))(_.remove(_)).build())
     val metadata = if (rest == Metadata.empty) null else rest.json
-    Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, default.orNull, metadata)
+    IdentityColumns.spec(f) match {
+      case Some(identity) => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, identity, metadata)
+      case None => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, default.orNull, metadata)
+    }
   }
 
   /** A default's value (Spark's internal representation of it) as a connector literal. */

@@ -16,3 +16,10 @@ class InvalidValueException(val column: String, message: String, cause: Throwabl
 /** A NULL written into a column the table declares NOT NULL. */
 class NotNullViolationException(val table: String, val column: String)
   extends LanceException(s"NULL value in non-nullable column '$column' of $table")
+
+/**
+ * A value a statement gave an identity column that takes none (GENERATED ALWAYS AS IDENTITY), or an
+ * UPDATE of such a column: refused, naming the column, and nothing of the statement is committed.
+ */
+class IdentityViolationException(val table: String, val column: String, detail: String)
+  extends LanceException(s"Identity column '$column' of $table: $detail")

@@ -15,6 +15,7 @@ import sparklance.format.io.Storage
 import sparklance.format.table.{Branches, Dataset, PendingSchema, Snapshot, Tags}
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import sparklance.spark.changes.{ChangelogRanges, LanceChangelog}
+import sparklance.spark.layout.Clustering
 import sparklance.spark.indexing.ZoneMapMaintenance
 import sparklance.spark.procedures.LanceProcedures
 
@@ -59,9 +60,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
    * CHECK constraints: Spark checks the rows of its writes against those a table reports; the
    * catalog keeps them and checks the existing rows when one is added (see [[CheckConstraints]]).
+   * Identity columns: the catalog keeps their declaration, sparklance's writers generate their
+   * values (see [[IdentityColumns]]).
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
-    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT)
+    util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT,
+      // Identity columns: sparklance's writers generate their values (see IdentityColumns).
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS)
 
   /**
    * Whether CREATE / REPLACE TABLE ... AS SELECT and `writeTo().create()` make every column
@@ -305,9 +310,22 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
         throw new UnsupportedFeatureException(s"Cannot create ${quoted(ident)} USING $provider: catalog $catalogName " +
           s"makes Lance tables only. Leave USING out (or write USING lance), or create the table in a catalog of $provider")
       }
-    if (partitions.nonEmpty)
-      throw new UnsupportedOperationException(s"Lance tables are not partitioned; remove PARTITIONED BY from ${quoted(ident)}")
+    Clustering.fromPartitioning(quoted(ident), partitions.toSeq)
   }
+
+  /**
+   * The properties of a CREATE with its CLUSTER BY columns as the clustering property; a
+   * clustering property given beside a CLUSTER BY of other columns is refused.
+   */
+  private def clustered(ident: Identifier, partitions: Array[Transform], properties: util.Map[String, String]): util.Map[String, String] =
+    Clustering.fromPartitioning(quoted(ident), partitions.toSeq).fold(properties) { columns =>
+      val listed = columns.mkString(",")
+      Option(properties.get(Clustering.Property)).map(Clustering.normalize).filter(_ != listed).foreach(other =>
+        throw new InvalidTablePropertyException(quoted(ident), Clustering.Property, s"lists '$other', but CLUSTER BY names $listed: give one of them"))
+      val all = new util.HashMap[String, String](properties)
+      all.put(Clustering.Property, listed)
+      all
+    }
 
   /** CREATE / REPLACE TABLE with constraints in their column list: those are CHECK constraints the table keeps. */
   override def createTable(ident: Identifier, info: TableInfo): Table = LanceErrors.converting {
@@ -337,6 +355,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     ReservedColumns.checkNew(quoted(ident), columns.map(_.name()).toSeq)
     // Vectors, blobs and NOT NULL columns declared by properties (see ColumnProperties) shape the schema.
     val (schema, props) = ColumnProperties(quoted(ident), Columns.toStruct(columns), properties.asScala.toMap)
+    IdentityColumns.checkNew(quoted(ident), schema)
     val validated = TableProperties.validate(quoted(ident), props)
     val stored = validated.copy(config = validated.config ++ Option(newConstraints.get()).toSeq.flatten.map(CheckConstraints.entry))
     val lance = SparkTypes.toLance(schema, quoted(ident))
@@ -352,7 +371,7 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
     checkCreate(ident, partitions, properties)
     if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
     checkNotDropped(ident)
-    val (schema, stored, stable) = newTable(ident, columns, properties)
+    val (schema, stored, stable) = newTable(ident, columns, clustered(ident, partitions, properties))
     new StagedLanceTable(quoted(ident), dataset(ident), None, schema, stored, stable, settings)
   }
 
@@ -360,14 +379,14 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
       properties: util.Map[String, String]): StagedTable = LanceErrors.converting {
     checkCreate(ident, partitions, properties)
     if (!tableExists(ident)) throw new CannotReplaceMissingTableException(ident)
-    val (schema, stored, stable) = newTable(ident, columns, properties)
+    val (schema, stored, stable) = newTable(ident, columns, clustered(ident, partitions, properties))
     new StagedLanceTable(quoted(ident), dataset(ident), Some(dataset(ident).snapshot(forWrite = true)), schema, stored, stable, settings)
   }
 
   override def stageCreateOrReplace(ident: Identifier, columns: Array[Column], partitions: Array[Transform],
       properties: util.Map[String, String]): StagedTable = LanceErrors.converting {
     checkCreate(ident, partitions, properties)
-    val (schema, stored, stable) = newTable(ident, columns, properties)
+    val (schema, stored, stable) = newTable(ident, columns, clustered(ident, partitions, properties))
     val current = dataset(ident).snapshotIfExists(forWrite = true)
     if (current.isEmpty) checkNotDropped(ident)
     new StagedLanceTable(quoted(ident), dataset(ident), current, schema, stored, stable, settings)

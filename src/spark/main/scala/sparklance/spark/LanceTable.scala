@@ -50,6 +50,13 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
 
   lazy val sparkSchema: StructType = SparkTypes.toSpark(snapshot.schema, tableName)
 
+  /** The identity columns, whose values sparklance's writers generate (see [[IdentityColumns]]). */
+  private[spark] lazy val identityColumns: Seq[IdentityColumn] = IdentityColumns.of(snapshot.schema)
+
+  /** The identity columns with the value each write's generated values go beyond (see [[IdentityColumns.highWaterMark]]). */
+  private[spark] def identityMarks: Seq[(IdentityColumn, Option[Long])] =
+    identityColumns.map(c => c -> LanceErrors.converting(IdentityColumns.highWaterMark(snapshot, dataset.storage, c)))
+
   override def columns(): Array[Column] = Columns.fromStruct(sparkSchema)
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(
@@ -130,7 +137,8 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
     val marker = LanceErrors.converting(TxnOptions.of(info.options().asScala.toMap))
     new LanceWriteBuilder(info, (inputSchema, mode) => {
       val target = WriteTarget.of(tableName, snapshot, settings)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), (fragments, zones) => {
+      val marks = identityMarks
+      new LanceBatchWrite(target, inputSchema, dataset.storage, pending.toSeq.flatMap(_.stagedFragments), (fragments, zones, reached) => {
         val overwrite = mode.replaces(hasRows = fragments.nonEmpty)
         // An append of no rows (or an insert-only MERGE that matched everything, or a dynamic
         // overwrite of no rows) changes nothing, so it commits nothing, like the row-level
@@ -155,13 +163,14 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
           val record = if (overwrite) CommitRecord(Statement.InsertOverwrite, Some(RowCounts(inserted, 0, snapshot.countRows(dataset.storage))))
             else CommitRecord(Statement.Insert, Some(RowCounts.inserted(inserted)))
           val committed = committer(info.options().asScala.toMap).commit(Some(read), op, reads = Some(StatementReads.readSet(this, scans)),
-            indexing = indexing, record = Some(record), appTxn = marker)
+            indexing = indexing, record = Some(record), appTxn = marker,
+            claim = IdentityColumns.claim(snapshot, marks, reached))
           PostCommit(tableName, committed.version)(
             AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.version, compact = !overwrite))
         }
-      })
+      }, marks)
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow),
-      Some(mode => new LanceStreamingWrite(this, info, mode)))
+      Some(mode => new LanceStreamingWrite(this, info, mode)), layout.Clustering.columns(snapshot.config))
   }
 
   // ---- CREATE INDEX and DROP INDEX ----

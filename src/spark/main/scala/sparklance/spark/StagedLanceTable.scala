@@ -25,6 +25,11 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   private var written = false
   // The zone map segments of the staged fragments, from the zones their tasks gathered.
   private var stagedZones: Option[NewFragmentIndices] = None
+  // The high-water marks of the identity columns, from the values the query wrote into them.
+  private var stagedMarks: Map[String, String] = Map.empty
+  // The rows of AS SELECT keep the values they bring (a copy of a table with an identity column
+  // keeps its ids, as BY DEFAULT would), NULLs are generated; the marks start above them.
+  private val identity = IdentityColumns.of(schema).map(c => c.copy(always = false) -> Option.empty[Long])
   private val uncommitted = new UncommittedFiles(dataset.storage, dataset.path)
 
   override def name(): String = tableName
@@ -38,13 +43,14 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
     new LanceWriteBuilder(info, (inputSchema, _) => {
       val target = WriteTarget(tableName, BasePaths.own(dataset.path), schema,
         StorageVersion.forWriting(dataset.path, config(Committer.StorageVersionKey)), config, settings, None)
-      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, (fragments, zones) => {
+      new LanceBatchWrite(target, inputSchema, dataset.storage, Nil, (fragments, zones, reached) => {
         staged = fragments
         written = true
         stagedZones = WriteTarget.zoneMaps(target, zones, fragments)
+        stagedMarks = identity.flatMap { case (c, _) => reached.get(c.name).map(IdentityColumns.highWaterMarkKey(c.fieldId) -> _.toString) }.toMap
         PostCommit.Nothing
-      })
-    }, optimizedWrite(info.schema(), info.options().asScala.toMap))
+      }, identity)
+    }, optimizedWrite(info.schema(), info.options().asScala.toMap), clustering = layout.Clustering.columns(config))
 
   /** The optimized write of `input` rows into the new table (which has no rows to tell their size). */
   private[spark] def optimizedWrite(input: org.apache.spark.sql.types.StructType, options: Map[String, String]): Option[OptimizedWrite] =
@@ -53,13 +59,14 @@ final class StagedLanceTable(tableName: String, dataset: Dataset, current: Optio
   override def commitStagedChanges(): Unit = LanceErrors.converting {
     uncommitted.commit(staged) {
       new Committer(dataset, settings.commitRetries)
-        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata), indexing = stagedZones,
+        .commit(current, Operation.Overwrite(staged, schema, config, Some(stableRowIds), stored.metadata ++ stagedMarks), indexing = stagedZones,
           record = Some(CommitRecord(if (current.isDefined) Statement.ReplaceTable else if (written) Statement.Ctas else Statement.CreateTable,
             Some(RowCounts(staged.map(_.getPhysicalRows).sum, 0, current.fold(0L)(_.countRows(dataset.storage)))))))
     }
     staged = Nil
     written = false
     stagedZones = None
+    stagedMarks = Map.empty
   }
 
   override def abortStagedChanges(): Unit = {

@@ -10,6 +10,7 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema, PendingSchema, SchemaChange, SchemaEvolution, Snapshot, UncommittedFiles}
 import sparklance.spark.evolution.{ColumnValues, ColumnWriteJob}
 import sparklance.spark.indexing.ZoneMapMaintenance
+import sparklance.spark.layout.Clustering
 
 /**
  * ALTER TABLE on a sparklance table, each statement one commit, as pylance records it: column
@@ -20,7 +21,12 @@ import sparklance.spark.indexing.ZoneMapMaintenance
  * the same whatever rows arrived), up to the catalog's commit retries.
  */
 final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSettings) {
-  def apply(changes: Seq[TableChange]): Unit = {
+  def apply(requested: Seq[TableChange]): Unit = {
+    // ALTER TABLE ... CLUSTER BY (a, b) / CLUSTER BY NONE sets the clustering property.
+    val changes = requested.map {
+      case c: ClusterBy => TableChange.setProperty(Clustering.Property, c.clusteringColumns().map(Clustering.names).mkString(","))
+      case c => c
+    }
     val (properties, columns) = changes.partition {
       case _: SetProperty | _: RemoveProperty => true
       case _ => false
@@ -42,7 +48,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
         (evolved.withFiles(files), files.values.map(f => DataFragment.newBuilder().addFiles(f).build()).toSeq)
       }
     }
-    if (columns.nonEmpty) followZoneMapColumns(columns)
+    if (columns.nonEmpty) followListedColumns(columns)
   }
 
   /**
@@ -108,21 +114,23 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
   }
 
   /**
-   * `zonemap_columns` follows a renamed or dropped top-level column: a rename keeps its zone maps
-   * maintained under the new name, a drop takes it off the list (the default columns follow the
-   * schema by themselves). Lance commits a configuration
-   * change apart from a schema change, so this is the version after the statement's.
+   * `zonemap_columns` and `clustering_columns` follow a renamed or dropped top-level column: a
+   * rename keeps the column listed under its new name, a drop takes it off the list (the default
+   * zone map columns follow the schema by themselves). Lance commits a configuration change apart
+   * from a schema change, so this is the version after the statement's.
    */
-  private def followZoneMapColumns(changes: Seq[TableChange]): Unit = {
-    val listed = ZoneMapMaintenance.columns(dataset.snapshot().config)
-    val followed = changes.foldLeft(listed) {
+  private def followListedColumns(changes: Seq[TableChange]): Unit = {
+    val config = dataset.snapshot().config
+    def follow(names: Seq[String]) = changes.foldLeft(names) {
       case (names, c: RenameColumn) if c.fieldNames().length == 1 => names.map(n => if (n == c.fieldNames()(0)) c.newName() else n)
       case (names, c: DeleteColumn) if c.fieldNames().length == 1 => names.filterNot(_ == c.fieldNames()(0))
       case (names, _) => names
     }
     // A list emptied by drops becomes '' (none), not unset, which would mean the default columns.
-    if (followed != listed) retrying(Statement.SetTblProperties) { snapshot =>
-      (TableProperties.change(table, snapshot, Map(ZoneMapMaintenance.Property -> followed.mkString(",")), Set.empty), Nil)
+    val followed = Seq(ZoneMapMaintenance.Property -> ZoneMapMaintenance.columns(config), Clustering.Property -> Clustering.columns(config))
+      .collect { case (property, listed) if follow(listed) != listed => property -> follow(listed).mkString(",") }.toMap
+    if (followed.nonEmpty) retrying(Statement.SetTblProperties) { snapshot =>
+      (TableProperties.change(table, snapshot, followed, Set.empty), Nil)
     }
   }
 

@@ -4,6 +4,7 @@ import sparklance.format.commit.{Committer, Isolation, Operation}
 import sparklance.format.maintenance.{CleanupPolicy, CompactionOptions}
 import sparklance.format.table.{FragmentWriter, LanceSchema, Snapshot, StorageVersion}
 import sparklance.spark.indexing.ZoneMapMaintenance
+import sparklance.spark.layout.Clustering
 import sparklance.spark.rowlevel.RewriteMode
 
 /**
@@ -50,10 +51,14 @@ object TableProperties {
     PropertyKind.Columns("top-level column names separated by commas, '*' (all) or '' (none)", ZoneMapMaintenance.validate),
     ZoneMapMaintenance.Default, Some(ZoneMapMaintenance.ConfigKey),
     "columns whose zone maps every write keeps up to date; unset: the first 32 top-level columns of types with zone maps")
+  val ClusteringColumns: TableProperty[String] = TableProperty(Clustering.Property,
+    PropertyKind.Columns("top-level column names separated by commas, or '' (none)", Clustering.normalize),
+    "", Some(Clustering.ConfigKey),
+    "columns appends sort rows by and compaction lays rows out by (CLUSTER BY sets it); Z-order for several")
 
   /** Every property sparklance understands, in the order the docs list them. */
   val all: Seq[TableProperty[_]] = Seq(DataStorageVersion, EnableStableRowIds, MaxRowsPerFile, IsolationLevel,
-    RewriteModeProperty, OptimizeWrite, AutoCompact, AutoCompactMinFragments, ZoneMapColumns)
+    RewriteModeProperty, OptimizeWrite, AutoCompact, AutoCompactMinFragments, ZoneMapColumns, ClusteringColumns)
   private val byName: Map[String, TableProperty[_]] = all.map(p => p.name -> p).toMap
   private val settings = all.filterNot(_.fixedAtCreation)
 
@@ -84,10 +89,14 @@ object TableProperties {
   }
 
   /** Refuses, as a property error, `zonemap_columns` naming columns `schema` lacks or that have no zone map. */
-  def checkAgainst(table: String, schema: LanceSchema, config: Map[String, String]): Unit =
+  def checkAgainst(table: String, schema: LanceSchema, config: Map[String, String]): Unit = {
     try ZoneMapMaintenance.check(table, schema, config) catch {
       case e: IllegalArgumentException => throw new InvalidTablePropertyException(table, ZoneMapColumns.name, e.getMessage)
     }
+    try Clustering.check(table, SparkTypes.toSpark(schema, table), config) catch {
+      case e: IllegalArgumentException => throw new InvalidTablePropertyException(table, ClusteringColumns.name, e.getMessage)
+    }
+  }
 
   /** Whether CREATE / REPLACE asks for stable row ids (a choice Lance only allows at creation). */
   def stableRowIds(table: String, props: Map[String, String]): Boolean =
@@ -204,7 +213,7 @@ object TableProperties {
       "provider" -> "lance",
       IsolationLevel.name -> isolation(snapshot, Map.empty).name) ++
       settings.flatMap(s => config.get(s.configKey.get).map(s.name -> _)) ++
-      config.filter(_._1.startsWith("lance.")) ++ snapshot.tableMetadata
+      config.filter(_._1.startsWith("lance.")) ++ snapshot.tableMetadata.filterNot(e => IdentityColumns.isHighWaterMarkKey(e._1))
   }
 
   /** A statement's isolation: its `isolation_level` option, else the table's property, else serializable. */

@@ -43,9 +43,9 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
    */
   def commit(read: Option[Snapshot], op: Operation, properties: Map[String, String] = Map.empty,
       reads: Option[ReadSet] = None, indexing: Option[NewFragmentIndices] = None,
-      record: Option[CommitRecord] = None, appTxn: Option[TxnMarker] = None): CommitResult = commitRecorded(read, op,
+      record: Option[CommitRecord] = None, appTxn: Option[TxnMarker] = None, claim: Option[MetadataClaim] = None): CommitResult = commitRecorded(read, op,
     properties ++ record.fold(Map.empty[String, String])(_.properties) ++ appTxn.fold(Map.empty[String, String])(_.properties),
-    reads, indexing, appTxn)
+    reads, indexing, appTxn, claim)
 
   /**
    * [[commit]] with the statement's record already among the transaction's `properties`. With an
@@ -55,7 +55,8 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
    * attempt, a restarted query or a zombie of it, must not land twice.
    */
   private def commitRecorded(read: Option[Snapshot], op: Operation, properties: Map[String, String],
-      reads: Option[ReadSet], indexing: Option[NewFragmentIndices], appTxn: Option[TxnMarker]): CommitResult = {
+      reads: Option[ReadSet], indexing: Option[NewFragmentIndices], appTxn: Option[TxnMarker],
+      claim: Option[MetadataClaim]): CommitResult = {
     read.foreach(s => FeatureFlags.check(s.tablePath, s.version, s.manifest.getReaderFeatureFlags,
       s.manifest.getWriterFeatureFlags, forWrite = true))
     // A legacy (V1) dictionary column's items live in the manifest file itself (its dictionary's
@@ -109,7 +110,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     try while (true) {
       val naming = base.map(_.naming).getOrElse(VersionNaming.V2)
       if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
-      val manifest = nextManifest(base, current, txnName, appTxn)
+      val manifest = nextManifest(base, current, txnName, appTxn, claim)
       val version = manifest.getVersion
       // The attempt before was refused for certain (or none failed): nothing names its segments.
       if (!keepWritten) indexing.foreach(_.discard(attemptSegments))
@@ -202,6 +203,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
         }
         FeatureFlags.check(latest.tablePath, latest.version, latest.manifest.getReaderFeatureFlags,
           latest.manifest.getWriterFeatureFlags, forWrite = true)
+        // A claimed table metadata value someone else changed after the version it was read in:
+        // what the statement wrote depends on it (identity values), so it must not land.
+        for (c <- claim; (v, VersionLookup.Committed(s, t)) <- newer if v > c.since; why <- c.movedIn(s.manifest))
+          conflict(v, t, why, true)
         // Lance lets new data land after a concurrent type change, where its old field id no longer
         // names the column and the values read as NULL; we retry instead.
         read.foreach { r =>
@@ -339,7 +344,8 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     Thread.sleep(ThreadLocalRandom.current().nextLong(1L, ceiling + 1))
   }
 
-  private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String, appTxn: Option[TxnMarker]): Manifest = {
+  private def nextManifest(base: Option[Snapshot], op: Operation, txnName: String, appTxn: Option[TxnMarker],
+      claim: Option[MetadataClaim] = None): Manifest = {
     val prev = base.map(_.manifest).getOrElse(Manifest.getDefaultInstance)
     val b = prev.toBuilder
       .setVersion(prev.getVersion + 1)
@@ -423,6 +429,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       val (key, value) = m.watermark(prev.getVersion + 1, Instant.now().toEpochMilli)
       b.putTableMetadata(key, value)
     }
+    claim.foreach(c => b.putAllTableMetadata(c.updated.asJava))
     b.clearFragments().addAllFragments(fragments.asJava)
     if (nextId > 0 && (!prev.hasMaxFragmentId || nextId - 1 > Integer.toUnsignedLong(prev.getMaxFragmentId)))
       b.setMaxFragmentId((nextId - 1).toInt)

@@ -58,7 +58,8 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
    */
   def commit(kind: RowLevelCommit.Kind, isolation: Isolation = Isolation.Serializable, reads: Option[ReadSet] = None,
       retries: CommitRetries = CommitRetries(), predicate: String = "", indexing: Option[NewFragmentIndices] = None,
-      record: Option[CommitRecord] = None, appTxn: Option[TxnMarker] = None): Option[RowLevelCommit.Result] =
+      record: Option[CommitRecord] = None, appTxn: Option[TxnMarker] = None,
+      claim: Option[MetadataClaim] = None): Option[RowLevelCommit.Result] =
     if (isEmpty) None
     else {
       val rows = added.nonEmpty || deleted.values.exists(!_.isEmpty) || inPlace.nonEmpty
@@ -67,7 +68,7 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
           inPlace.toMap, inPlaceFields)
       val op = pending.fold(change)(Operation.Evolving(change, _))
       val result = new Committer(dataset, retries, isolation).commit(Some(read), op, reads = reads, indexing = indexing, record = record,
-        appTxn = appTxn)
+        appTxn = appTxn, claim = claim)
       val deletionFiles = change match {
         case d: Operation.Delete => d.updated.size
         case u: Operation.Update => u.updated.count(f => u.deletedOffsets.contains(f.getId))

@@ -16,7 +16,12 @@ final case class CompactionOptions(
     maxSourceFragments: Option[Long] = None,
     maxSourceRows: Option[Long] = None,
     maxSourceBytes: Option[Long] = None,
-    excludedFragmentIds: Set[Long] = Set.empty) {
+    excludedFragmentIds: Set[Long] = Set.empty,
+    wholeBins: Boolean = false) {
+
+  // `wholeBins`: every fragment the indices let a rewrite touch is rewritten, each run of fragments
+  // under the same indices as one task, so that the task can lay out all their rows anew (sorted
+  // or Z-ordered across them) instead of only merging small fragments. Not one of pylance's options.
 
   /** A threshold of 1.0 or more can never be exceeded: Lance then treats materialization as off. */
   def materializes: Boolean = materializeDeletions && materializeDeletionsThreshold < 1.0

@@ -12,7 +12,8 @@ import sparklance.format.table.Snapshot
  * whichever library runs it: walk the fragments in manifest order; a fragment with more than the
  * threshold of its rows deleted is rewritten even alone, a fragment smaller than the target only
  * with neighbours; runs of candidates covered by the same indices form bins; bins are cut into
- * tasks of at least the target's rows; budgets keep a prefix of the tasks.
+ * tasks of at least the target's rows; budgets keep a prefix of the tasks. With
+ * [[CompactionOptions.wholeBins]] every fragment is a candidate and each bin is one task.
  */
 object CompactionPlanner {
   /** What the planner knows of a fragment. */
@@ -54,7 +55,8 @@ object CompactionPlanner {
     for (f <- fragments) {
       val blockers = coverage.collect { case (i, kind, c) if RewriteIndexRules.blocksRewrite(kind, stableRowIds) && covers(c, f.id) => i }
       val candidacy =
-        if (options.materializes && f.physicalRows > 0 &&
+        if (options.wholeBins) Some(CompactItself)
+        else if (options.materializes && f.physicalRows > 0 &&
             f.deletedRows.toFloat / f.physicalRows.toFloat > options.materializeDeletionsThreshold.toFloat) Some(CompactItself)
         else if (f.physicalRows < options.targetRowsPerFragment) Some(CompactWithNeighbours)
         else None
@@ -78,7 +80,8 @@ object CompactionPlanner {
     close()
 
     val target = options.targetRowsPerFragment
-    val tasks = bins.filterNot(_.isNoop).flatMap(b => splitForSize(b.members.map(_._1).toSeq, target))
+    val tasks = bins.filterNot(b => if (options.wholeBins) b.members.isEmpty else b.isNoop)
+      .flatMap(b => if (options.wholeBins) Seq(b.members.map(_._1).toSeq) else splitForSize(b.members.map(_._1).toSeq, target))
       .map(fs => CompactionTask(fs.map(_.fragment), fs.map(_.liveRows).sum, target))
     CompactionPlan(readVersion, withinBudgets(tasks.toSeq, options), leftAlone.toSeq)
   }

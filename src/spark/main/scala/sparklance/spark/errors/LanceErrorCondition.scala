@@ -68,6 +68,8 @@ object LanceErrorCondition {
     "NULL value in non-nullable column '<column>' of <table>. Nothing of the statement was written.")
   case object InvalidValue extends LanceErrorCondition("LANCE_INVALID_VALUE", "22000", Execution,
     "<message>. Nothing of the statement was written.")
+  case object IdentityColumnViolation extends LanceErrorCondition("LANCE_IDENTITY_COLUMN_VIOLATION", "428C9", Execution,
+    "<message>. Nothing of the statement was written.")
   case object CheckConstraintViolated extends LanceErrorCondition("LANCE_CHECK_CONSTRAINT_VIOLATED", "23512", Execution,
     "<message>.")
   case object CorruptFile extends LanceErrorCondition("LANCE_CORRUPT_FILE", "XX001", Execution, "<message>.")
@@ -84,7 +86,7 @@ object LanceErrorCondition {
     TagNotFound, TagAlreadyExists, BranchNotFound, BranchAlreadyExists, UnfinishedBranch, ColumnNotFound, IndexNotFound, ReservedColumn,
     InvalidTableProperty, InvalidName, InvalidOption, UnsupportedType, UnsupportedFeature, SchemaChangeRefused, DroppedTableKept,
     ProcedureNotFound, ChangeDataAcrossSchemaChange, InvalidArgument, ConcurrentCommitConflict, ConcurrentTableReplaced, CommitStateUnknown, FileGone,
-    NotNullViolation, InvalidValue, CheckConstraintViolated, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,
+    NotNullViolation, InvalidValue, IdentityColumnViolation, CheckConstraintViolated, CorruptFile, StreamChangeCommit, StreamSchemaChange, StreamUntrackedVersion,
     StreamSinkSchemaMismatch)
 
   /** The conditions where re-running the statement as it is can succeed. */

@@ -3,7 +3,7 @@ package sparklance.spark.errors
 import org.apache.spark.SparkThrowable
 import sparklance.format._
 import sparklance.spark.{streaming, write}
-import sparklance.spark.{CheckConstraintViolatedException, InvalidNameException, InvalidValueException, NotNullViolationException, ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
+import sparklance.spark.{CheckConstraintViolatedException, IdentityViolationException, InvalidNameException, InvalidValueException, NotNullViolationException, ReservedColumnException, UnsupportedColumnException, UnsupportedTypeException}
 import sparklance.spark.errors.{LanceErrorCondition => C}
 
 /**
@@ -60,6 +60,7 @@ object LanceErrors {
     case f: FileGoneException => of(C.FileGone, e, "path" -> f.tablePath, "file" -> f.file)
     case n: NotNullViolationException => of(C.NotNullViolation, e, "table" -> n.table, "column" -> n.column)
     case v: InvalidValueException => of(C.InvalidValue, e, "column" -> v.column)
+    case i: IdentityViolationException => of(C.IdentityColumnViolation, e, "table" -> i.table, "column" -> i.column)
     case c: CheckConstraintViolatedException => of(C.CheckConstraintViolated, e, "table" -> c.table,
       "constraint" -> c.constraint, "rows" -> c.rows.toString, "version" -> c.version.toString)
     case f: CorruptFileException => of(C.CorruptFile, e, "file" -> f.path)

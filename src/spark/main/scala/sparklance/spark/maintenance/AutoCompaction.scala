@@ -5,6 +5,7 @@ import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
 import sparklance.format.maintenance.{Compaction, CompactionOptions, CompactionResult}
 import sparklance.format.table.{Dataset, Snapshot}
+import sparklance.spark.layout.Clustering
 import sparklance.spark.{CatalogSettings, TableProperties}
 import sparklance.spark.indexing.ZoneMapMaintenance
 
@@ -32,7 +33,7 @@ object AutoCompaction {
       else {
         val options = CompactionOptions.resolve(Map.empty, latest.config)
         val spark = SparkSession.active
-        val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings),
+        val compaction = new Compaction(dataset, DistributedCompaction.runner(spark, tableName, settings, Clustering.layout(latest.config)),
           indexing = ZoneMapMaintenance.forCompaction(tableName, dataset))
         val rewritten = compaction.plan(options).tasks.map(_.fragments.size).sum
         val threshold = TableProperties.AutoCompactMinFragments.of(latest.config)

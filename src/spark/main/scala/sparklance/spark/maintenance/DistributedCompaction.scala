@@ -9,6 +9,7 @@ import sparklance.format.skipping.{WrittenZones, ZoneColumn}
 import sparklance.format.table.Dataset
 import sparklance.hadoop.Storages
 import sparklance.spark.{Allocators, CatalogSettings}
+import sparklance.spark.layout.{LayoutRewrite, RowLayout}
 
 /**
  * Runs the tasks of a compaction plan as one Spark job, a task per rewrite group, so a large
@@ -17,7 +18,11 @@ import sparklance.spark.{Allocators, CatalogSettings}
  * and commits.
  */
 object DistributedCompaction {
-  def runner(spark: SparkSession, tableName: String, settings: CatalogSettings): Compaction.TaskRunner =
+  /** Tasks that keep their rows' order, or with a `layout`, tasks that order them by it (see [[LayoutRewrite]]). */
+  def runner(spark: SparkSession, tableName: String, settings: CatalogSettings, layout: Option[RowLayout] = None): Compaction.TaskRunner =
+    layout.fold(inOrder(spark, tableName, settings))(LayoutRewrite.runner(spark, tableName, _, settings))
+
+  private def inOrder(spark: SparkSession, tableName: String, settings: CatalogSettings): Compaction.TaskRunner =
     (dataset, snapshot, tasks, zoneColumns) => {
       val work = tasks.zipWithIndex.map { case (t, i) => (i, t.fragments.map(_.toByteArray).toArray, t.liveRows, t.targetRows) }
       val written = run(spark, tableName, dataset.path, snapshot.version, settings.storageConf, zoneColumns, work).toMap

@@ -9,7 +9,8 @@ import sparklance.format.skipping.WrittenZones
 /**
  * A row-level write task's report: per fragment the offsets it deleted (portable Roaring bytes),
  * the fragments holding the rows it inserted or rewrote, per fragment updated in place its new
- * column file and the offsets updated, counts for the metrics, and the zones of the new fragments.
+ * column file and the offsets updated, counts for the metrics, the zones of the new fragments,
+ * and the furthest value its inserted rows hold in each identity column (see [[sparklance.spark.write.IdentityValues]]).
  */
 final case class DeltaMessage(
     deletes: Map[Long, Array[Byte]],
@@ -18,7 +19,8 @@ final case class DeltaMessage(
     updatedRows: Long,
     insertedRows: Long,
     inPlace: Map[Long, (Array[Byte], Array[Byte])] = Map.empty,
-    zones: WrittenZones = WrittenZones.Empty) extends WriterCommitMessage {
+    zones: WrittenZones = WrittenZones.Empty,
+    identity: Map[String, Long] = Map.empty) extends WriterCommitMessage {
   def deletedOffsets: Map[Long, RoaringBitmap] = deletes.map { case (id, bytes) => id -> PortableBitmaps.fromBytes(bytes) }
   def newFragments: Seq[DataFragment] = fragments.toSeq.map(DataFragment.parseFrom)
   def columnFiles: Map[Long, (DataFile, RoaringBitmap)] =

@@ -6,11 +6,11 @@ import sparklance.format.TxnAlreadyAppliedException
 import sparklance.format.commit.{CommitRecord, ReadSet, RowCounts, RowLevelCommit, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.UncommittedFiles
-import sparklance.spark.{LanceTable, TableProperties}
+import sparklance.spark.{IdentityColumns, IdentityViolationException, LanceTable, TableProperties}
 import sparklance.format.skipping.WrittenZones
 import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
 import sparklance.spark.scan.StatementReads
-import sparklance.spark.write.{TxnOptions, WriteTarget}
+import sparklance.spark.write.{IdentityPlan, TxnOptions, WriteTarget}
 import sparklance.spark.errors.LanceErrors
 
 /**
@@ -28,9 +28,19 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
   // An idempotent statement (the session's spark.sparklance.txnAppId / txnVersion, read when planned).
   private val marker = LanceErrors.converting(TxnOptions.ofSession)
 
+  // An UPDATE (or a MERGE's update) may not assign a GENERATED ALWAYS identity column; the
+  // assignments are known with sparklance's session extension (see AssignedColumnsRule).
+  for (assigned <- table.assignments; c <- table.identityColumns if c.always && assigned.changed.exists(_.equalsIgnoreCase(c.name)))
+    throw LanceErrors.convert(new IdentityViolationException(table.tableName, c.name,
+      "the column is GENERATED ALWAYS AS IDENTITY, and the statement updates it; its values cannot change"))
+
+  // What inserted rows' identity values go beyond; a DELETE inserts none.
+  private lazy val marks = if (command == RowLevelOperation.Command.DELETE) Nil else table.identityMarks
+
   override def createBatchWriterFactory(physical: PhysicalWriteInfo): DeltaWriterFactory =
     new LanceDeltaWriterFactory(target, info.schema(),
-      if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None, inPlace)
+      if (snapshot.stableRowIds) LanceDeltaWriterFactory.lineagePositions(info.metadataSchema().get()) else None, inPlace,
+      IdentityPlan(table.tableName, marks, physical.numPartitions().max(1)))
 
   // Retried or speculative tasks must not both report deletions: Spark's coordinator admits one.
   override def useCommitCoordinator(): Boolean = true
@@ -58,7 +68,10 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
       val counts = deltas.map(d => RowCounts(d.insertedRows, d.updatedRows, d.deletedRows)).foldLeft(RowCounts.None)(_ + _)
       change.commit(kind, TableProperties.isolation(snapshot, info.options().asScala.toMap), Some(reads),
         table.settings.commitRetries, indexing = indexing,
-        record = Some(CommitRecord(LanceDeltaBatchWrite.statement(command), Some(counts))), appTxn = marker)
+        record = Some(CommitRecord(LanceDeltaBatchWrite.statement(command), Some(counts))), appTxn = marker,
+        claim = IdentityColumns.claim(snapshot, marks, table.identityColumns.flatMap { c =>
+          deltas.flatMap(_.identity.get(c.name)).reduceOption(c.furthest).map(c.name -> _)
+        }.toMap))
     } catch {
       // The table already holds this transaction of the application: skipped, its files deleted.
       case e: TxnAlreadyAppliedException => LanceDeltaBatchWrite.log.info(e.getMessage); None

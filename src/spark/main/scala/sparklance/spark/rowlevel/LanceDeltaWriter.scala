@@ -14,7 +14,7 @@ import sparklance.format.skipping.WrittenZones
 import sparklance.format.table.RowAddress
 import sparklance.spark.Allocators
 import sparklance.spark.errors.LanceErrors
-import sparklance.spark.write.{FragmentSink, WriteTarget}
+import sparklance.spark.write.{FragmentSink, IdentityValues, WriteTarget}
 
 /**
  * Executes one task's share of a DELETE / UPDATE / MERGE: deleted row addresses go into one
@@ -26,7 +26,7 @@ import sparklance.spark.write.{FragmentSink, WriteTarget}
  * may instead stay where they are, their assigned columns written anew (see [[InPlaceFragment]]).
  */
 final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)], name: String,
-    inPlace: Option[InPlaceUpdates] = None) extends DeltaWriter[InternalRow] {
+    inPlace: Option[InPlaceUpdates] = None, identity: Option[IdentityValues] = None) extends DeltaWriter[InternalRow] {
 
   private val deleted = mutable.HashMap.empty[Long, RoaringBitmap]
   private var deletes, updates, inserts = 0L
@@ -96,8 +96,9 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
     }
   }
 
+  // Inserted rows get their identity values here; updated rows keep the ones they have.
   override def insert(row: InternalRow): Unit = {
-    try insertRow(row) catch { case e: Exception => throw LanceErrors.convert(e) }
+    try insertRow(identity.fold(row)(_.fill(row))) catch { case e: Exception => throw LanceErrors.convert(e) }
     inserts += 1
   }
 
@@ -113,7 +114,8 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
     DeltaMessage(deleted.map { case (id, b) => id -> PortableBitmaps.toBytes(b) }.toMap,
       (rewritten ++ added).map(_.toByteArray).toArray, deletes, updates, inserts,
       columnFiles.map { case (id, (file, rows)) => id -> (file.toByteArray, PortableBitmaps.toBytes(rows)) }.toMap,
-      Seq(kept, fresh).filter(_ != null).map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _))
+      Seq(kept, fresh).filter(_ != null).map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _),
+      identity.fold(Map.empty[String, Long])(_.furthest))
   }
 
   override def abort(): Unit = {

@@ -4,16 +4,17 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DeltaWriter, DeltaWriterFactory}
 import org.apache.spark.sql.types.StructType
 import sparklance.spark.LanceTable
-import sparklance.spark.write.WriteTarget
+import sparklance.spark.write.{IdentityPlan, WriteTarget}
 
 /**
  * `lineage` holds, on a table with stable row ids, where `_rowid` and `_row_created_at_version`
  * sit in the metadata row Spark hands to `update`; `inPlace` how updated rows may stay where they are.
  */
 final class LanceDeltaWriterFactory(target: WriteTarget, rowSchema: StructType, lineage: Option[(Int, Int)],
-    inPlace: Option[InPlaceUpdates]) extends DeltaWriterFactory {
+    inPlace: Option[InPlaceUpdates], identity: IdentityPlan = IdentityPlan.None) extends DeltaWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DeltaWriter[InternalRow] =
-    new LanceDeltaWriter(target, rowSchema, lineage, s"delta-$partitionId-$taskId", inPlace)
+    new LanceDeltaWriter(target, rowSchema, lineage, s"delta-$partitionId-$taskId", inPlace,
+      if (identity.isEmpty) None else Some(identity.forTask(rowSchema, partitionId)))
 }
 
 object LanceDeltaWriterFactory {

@@ -16,15 +16,18 @@ import sparklance.spark.errors.LanceErrors
  * the fragments become: an Append, an Overwrite, or the content of a staged CREATE / REPLACE,
  * given the zones the tasks gathered, and returns the work due once that commit landed, run after the files count as published.
  * `staged` are files written before the job for the same commit (a pending schema change's
- * column files), deleted with the job's if it fails.
+ * column files), deleted with the job's if it fails. `identity`: the table's identity columns with
+ * their high-water marks, which the tasks fill (see [[IdentityValues]]); `commitFragments` also gets
+ * the furthest value the tasks wrote into each.
  */
 final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storage: Storage,
-    staged: Seq[DataFragment], commitFragments: (Seq[DataFragment], WrittenZones) => PostCommit) extends BatchWrite {
+    staged: Seq[DataFragment], commitFragments: (Seq[DataFragment], WrittenZones, Map[String, Long]) => PostCommit,
+    identity: Seq[(sparklance.spark.IdentityColumn, Option[Long])] = Nil) extends BatchWrite {
 
   private val uncommitted = new UncommittedFiles(storage, target.tablePath)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new LanceDataWriterFactory(target, inputSchema)
+    new LanceDataWriterFactory(target, inputSchema, IdentityPlan(target.tableName, identity, info.numPartitions().max(1)))
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = LanceErrors.converting {
     val reports = messages.toSeq.flatMap {
@@ -35,7 +38,10 @@ final class LanceBatchWrite(target: WriteTarget, inputSchema: StructType, storag
     val fragments = reports.flatMap(_.decoded)
     val zones = reports.map(_.zones).foldLeft(WrittenZones.Empty)(_ ++ _)
     // An idempotent write (txnAppId / txnVersion) the table already holds: skipped, its files deleted.
-    try uncommitted.commit(fragments ++ staged)(commitFragments(fragments, zones)).run()
+    val identityReached = identity.flatMap { case (c, _) =>
+      reports.flatMap(_.identity.get(c.name)).reduceOption(c.furthest).map(c.name -> _)
+    }.toMap
+    try uncommitted.commit(fragments ++ staged)(commitFragments(fragments, zones, identityReached)).run()
     catch { case e: TxnAlreadyAppliedException => LanceBatchWrite.log.info(e.getMessage) }
   }
 

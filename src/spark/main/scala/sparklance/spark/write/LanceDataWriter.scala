@@ -7,17 +7,19 @@ import sparklance.format.Resources
 import sparklance.spark.Allocators
 import sparklance.spark.errors.LanceErrors
 
-/** One task's rows, written into new data files. */
-final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: String) extends DataWriter[InternalRow] {
+/** One task's rows, written into new data files, their identity columns filled by `identity`. */
+final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: String, identity: Option[IdentityValues] = None)
+    extends DataWriter[InternalRow] {
   private val allocator = Allocators.child(name)
   private val sink = Resources.closeOnFailure(Seq(allocator))(new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator))
 
   // Without LanceErrors.converting's closure, which a call per row would allocate.
-  override def write(row: InternalRow): Unit = try sink.append(row) catch { case e: Exception => throw LanceErrors.convert(e) }
+  override def write(row: InternalRow): Unit =
+    try sink.append(identity.fold(row)(_.fill(row))) catch { case e: Exception => throw LanceErrors.convert(e) }
 
   override def commit(): WriterCommitMessage = LanceErrors.converting {
     val written = sink.finish()
-    FragmentsMessage.of(written, sink.zones)
+    FragmentsMessage.of(written, sink.zones, identity.fold(Map.empty[String, Long])(_.furthest))
   }
 
   override def abort(): Unit = sink.abort()

@@ -27,6 +27,11 @@ import sparklance.spark.maintenance.{AutoMaintenance, PostCommit}
  */
 final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode: WriteMode) extends StreamingWrite {
   private val target = WriteTarget.of(table.tableName, table.snapshot, table.settings)
+  // Each batch would need the high-water mark of the version it commits on, which its tasks do not know.
+  table.identityColumns.headOption.foreach { c =>
+    throw LanceErrors.convert(new sparklance.format.UnsupportedFeatureException(s"${table.tableName} has the identity column " +
+      s"'${c.name}', whose values a streaming write does not generate; write the stream's batches with foreachBatch instead"))
+  }
   private val inputSchema = info.schema()
   private val appId = info.queryId()
   private val options = info.options().asScala.toMap
