@@ -14,7 +14,7 @@ taking turns query by query (3 warm-up + 5 timed rounds), the median per query a
 the median of those and the ratio. Every query runs once, its answers checked equal (scores),
 before any is timed.
 
-Run: .venv/bin/python bench/text.py [--rows 1000000] [--runs 3] [--skip-build]"""
+Run: .venv/bin/python bench/text.py [--rows 1000000] [--runs 3] [--skip-build | --skip-queries]"""
 import argparse
 import statistics
 import time
@@ -46,6 +46,7 @@ def main():
     parser.add_argument("--fragments", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-build", action="store_true", help="only the query latency (pylance builds the index)")
+    parser.add_argument("--skip-queries", action="store_true", help="only the build times")
     args = parser.parse_args()
     warehouse = scratch_dir("sparklance-text-bench-")
     spark = spark_session(warehouse)
@@ -82,7 +83,8 @@ def main():
         lance.dataset(path).create_scalar_index("text", "INVERTED", name="text_idx")
     else:
         build_times(args, sparklance_build, pylance_build, answers)
-    query_latency(spark, path, args.vocab)
+    if not args.skip_queries:
+        query_latency(spark, path, args.vocab)
 
 
 def word(rank):

@@ -56,10 +56,14 @@ object CheckConstraints {
    * The constraints of `config` whose predicate names `path`, a column or a field inside it, or a
    * struct holding it (names compared case-insensitively, as Spark resolves them).
    */
-  def naming(config: Map[String, String], path: Seq[String]): Seq[Check] = {
+  def naming(checks: Seq[Check], path: Seq[String]): Seq[Check] = {
     def prefix(a: Seq[String], b: Seq[String]) = a.size <= b.size && a.zip(b).forall { case (x, y) => x.equalsIgnoreCase(y) }
-    of(config).filter(c => columns(c).exists(p => prefix(p, path) || prefix(path, p)))
+    checks.filter(c => columns(c).exists(p => prefix(p, path) || prefix(path, p)))
   }
+
+  /** Every constraint Spark checks the writes of a table at `snapshot` against: its own and its generated columns'. */
+  def all(table: String, snapshot: Snapshot): Seq[Check] =
+    of(snapshot.config) ++ GeneratedColumns.checks(SparkTypes.toSpark(snapshot.schema, table))
 
   /**
    * How many rows of `snapshot` (of its fragments `fragments` only, when given) violate `check`:

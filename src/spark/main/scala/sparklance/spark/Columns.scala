@@ -1,7 +1,7 @@
 package sparklance.spark
 
 import org.apache.spark.sql.catalyst.expressions.{Literal => CatalystLiteral}
-import org.apache.spark.sql.catalyst.util.ResolveDefaultColumns
+import org.apache.spark.sql.catalyst.util.{GeneratedColumn, ResolveDefaultColumns}
 import org.apache.spark.sql.connector.catalog.{Column, ColumnDefaultValue}
 import org.apache.spark.sql.connector.expressions.Literal
 import org.apache.spark.sql.types.{DataType, Metadata, MetadataBuilder, StructField, StructType}
@@ -15,7 +15,10 @@ import org.apache.spark.sql.types.{DataType, Metadata, MetadataBuilder, StructFi
 object Columns {
   def toStruct(columns: Array[Column]): StructType = StructType(columns.map { c =>
     val metadata = Option(c.metadataInJSON()).map(Metadata.fromJson).getOrElse(Metadata.empty)
-    val f = StructField(c.name(), c.dataType(), c.nullable(), metadata)
+    // A generated column's expression travels in the metadata, under Spark's key (see GeneratedColumns).
+    val generated = Option(c.generationExpression()).fold(metadata)(e =>
+      new MetadataBuilder().withMetadata(metadata).putString(GeneratedColumn.GENERATION_EXPRESSION_METADATA_KEY, e).build())
+    val f = StructField(c.name(), c.dataType(), c.nullable(), generated)
     val commented = Option(c.identityColumnSpec()).fold(Option(c.comment()).fold(f)(f.withComment)) { spec =>
       val g = Option(c.comment()).fold(f)(f.withComment)
       g.copy(metadata = IdentityColumns.toMetadata(g.metadata, spec))
@@ -33,12 +36,13 @@ object Columns {
     val default = for (sql <- ColumnDefaults.current(f); _ <- ColumnDefaults.exists(f))
       yield new ColumnDefaultValue(sql, DefaultLiteral(ResolveDefaultColumns.getExistenceDefaultValue(f), f.dataType))
     val rest = IdentityColumns.withoutSpec(Seq(ResolveDefaultColumns.CURRENT_DEFAULT_COLUMN_METADATA_KEY,
-        ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY)
+        ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY, GeneratedColumn.GENERATION_EXPRESSION_METADATA_KEY)
       .foldLeft(new MetadataBuilder().withMetadata(f.metadata))(_.remove(_)).build())
     val metadata = if (rest == Metadata.empty) null else rest.json
-    IdentityColumns.spec(f) match {
-      case Some(identity) => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, identity, metadata)
-      case None => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, default.orNull, metadata)
+    (IdentityColumns.spec(f), GeneratedColumns.expression(f)) match {
+      case (Some(identity), _) => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, identity, metadata)
+      case (_, Some(e)) => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, e, metadata)
+      case _ => Column.create(f.name, f.dataType, f.nullable, f.getComment().orNull, default.orNull, metadata)
     }
   }
 

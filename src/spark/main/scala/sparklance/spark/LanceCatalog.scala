@@ -60,11 +60,13 @@ class LanceCatalog extends StagingTableCatalog with SupportsNamespaces with Proc
    * INSERT, UPDATE SET c = DEFAULT and MERGE; the catalog keeps them (see [[ColumnDefaults]]).
    * CHECK constraints: Spark checks the rows of its writes against those a table reports; the
    * catalog keeps them and checks the existing rows when one is added (see [[CheckConstraints]]).
+   * Generated columns: Spark analyses their expressions at CREATE TABLE; see [[GeneratedColumns]].
    * Identity columns: the catalog keeps their declaration, sparklance's writers generate their
    * values (see [[IdentityColumns]]).
    */
   override def capabilities(): util.Set[TableCatalogCapability] =
     util.EnumSet.of(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE, TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT,
+      TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_GENERATED_COLUMNS,
       // Identity columns: sparklance's writers generate their values (see IdentityColumns).
       TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS)
 

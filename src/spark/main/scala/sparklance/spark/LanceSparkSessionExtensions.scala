@@ -22,11 +22,14 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * ([[search.TextMatchFunction]], [[search.TextMatchIndexRule]]);
  * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]);
+ * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]);
  * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectHintResolutionRule(new changes.ReadChangeFeedRule(_))
+    // Before AssignedColumnsRule, which must see the generated columns an UPDATE assigns.
+    extensions.injectResolutionRule(_ => GeneratedColumnsRule)
     extensions.injectResolutionRule(_ => AssignedColumnsRule)
     extensions.injectResolutionRule(_ => SetNotNullRule)
     extensions.injectPostHocResolutionRule(new search.NearestJoinRule(_))

@@ -79,8 +79,12 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
   override def properties(): util.Map[String, String] =
     (TableProperties.describe(snapshot) ++ ColumnProperties.describe(sparkSchema)).asJava
 
-  /** Its CHECK constraints, which Spark checks the rows of its writes against (see [[CheckConstraints]]). */
-  override def constraints(): Array[org.apache.spark.sql.connector.catalog.constraints.Constraint] = CheckConstraints.of(snapshot.config).toArray
+  /**
+   * Its CHECK constraints, which Spark checks the rows of its writes against (see [[CheckConstraints]]),
+   * and one per generated column holding it to its expression (see [[GeneratedColumns]]).
+   */
+  override def constraints(): Array[org.apache.spark.sql.connector.catalog.constraints.Constraint] =
+    (CheckConstraints.of(snapshot.config) ++ GeneratedColumns.checks(sparkSchema)).toArray
 
   override def metadataColumns(): Array[MetadataColumn] = LanceTable.MetadataColumns
 

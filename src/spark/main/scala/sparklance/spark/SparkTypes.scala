@@ -32,9 +32,9 @@ object SparkTypes {
 
   private def toArrowField(name: String, dataType: DataType, nullable: Boolean, metadata: Metadata,
       table: String, path: String): Field = {
-    // The comment and a DEFAULT (see ColumnDefaults) are kept in the Lance field's metadata.
+    // The comment, a DEFAULT (see ColumnDefaults) and a generation expression (GeneratedColumns) are kept in the Lance field's metadata.
     val keptKeys = (if (metadata.contains(CommentKey)) Map(CommentKey -> metadata.getString(CommentKey)) else Map.empty[String, String]) ++
-      ColumnDefaults.toLance(metadata) ++ IdentityColumns.toLance(metadata)
+      ColumnDefaults.toLance(metadata) ++ GeneratedColumns.toLance(metadata) ++ IdentityColumns.toLance(metadata)
     val kept = if (keptKeys.isEmpty) null else keptKeys.asJava
     def fieldType(t: ArrowType) = new FieldType(nullable, t, null, kept)
     def leaf(t: ArrowType) = new Field(name, fieldType(t), java.util.List.of[Field]())
@@ -120,7 +120,8 @@ object SparkTypes {
 
   private def sparkField(f: LanceField, table: String): StructField = {
     val plain = StructField(f.name, readType(f, table), f.nullable)
-    val field = IdentityColumns.toSpark(ColumnDefaults.toSpark(f.metadata.get(CommentKey).fold(plain)(plain.withComment), f.metadata), f.metadata)
+    val field = IdentityColumns.toSpark(GeneratedColumns.toSpark(
+      ColumnDefaults.toSpark(f.metadata.get(CommentKey).fold(plain)(plain.withComment), f.metadata), f.metadata), f.metadata)
     f.arrowType match {
       case fsl: ArrowType.FixedSizeList =>
         field.copy(metadata = new MetadataBuilder().withMetadata(field.metadata).putLong(VectorDimension, fsl.getListSize).build())

@@ -241,7 +241,7 @@ final class TableAlteration(table: String, dataset: Dataset, settings: CatalogSe
 
   /** A column a CHECK constraint names keeps its name: the constraint's predicate would name nothing. */
   private def unconstrained(snapshot: Snapshot, path: Seq[String], what: String): Unit = {
-    val naming = CheckConstraints.naming(snapshot.config, path)
+    val naming = CheckConstraints.naming(CheckConstraints.all(table, snapshot), path)
     if (naming.nonEmpty) throw new SchemaChangeException(table, path.mkString("."), s"CHECK constraint(s) " +
       s"${naming.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")} name it, so it cannot be $what; drop them first")
   }

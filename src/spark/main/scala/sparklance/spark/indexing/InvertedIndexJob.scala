@@ -2,7 +2,6 @@ package sparklance.spark.indexing
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
-import org.apache.arrow.vector.{LargeVarCharVector, VarCharVector}
 import org.apache.spark.sql.SparkSession
 import scala.util.Using
 import sparklance.format.index.IndexEntry
@@ -60,14 +59,7 @@ object InvertedIndexJob {
             throw new IllegalStateException(s"Fragment ${fragment.getId} of ${files.tablePath} has no row ids")))
           val base = fragment.getId << 32
           ColumnScan.foreach(files, storageConf, fragment, fieldBytes, piece.start, piece.end) { (vector, i, offset) =>
-            if (!vector.isNull(i)) {
-              val text = vector match {
-                case v: VarCharVector => new String(v.get(i), UTF_8)
-                case v: LargeVarCharVector => new String(v.get(i), UTF_8)
-                case other => throw new IllegalArgumentException(s"${other.getField} is not a string column")
-              }
-              builder.add(rowIds.fold(base | Integer.toUnsignedLong(offset))(_(offset)), text)
-            }
+            builder.add(rowIds.fold(base | Integer.toUnsignedLong(offset))(_(offset)), vector, i)
           }
         }
         val out = Using.resource(Allocators.child(s"INVERTED index partition $p of ${files.tablePath}")) { allocator =>

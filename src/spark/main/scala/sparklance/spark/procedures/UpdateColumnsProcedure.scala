@@ -30,7 +30,7 @@ final class UpdateColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesPr
     val fields = names.map(n => snapshot.schema.field(n).getOrElse(throw new SchemaChangeException(target.quotedName, n,
       "there is no such column to update (add new columns with add_columns)")))
     // Its values are not checked against CHECK constraints: one naming an updated column refuses it.
-    val checked = names.flatMap(n => CheckConstraints.naming(snapshot.config, Seq(n))).distinct
+    val checked = names.flatMap(n => CheckConstraints.naming(CheckConstraints.all(target.quotedName, snapshot), Seq(n))).distinct
     if (checked.nonEmpty) throw new SchemaChangeException(target.quotedName, names.mkString(", "), s"CHECK constraint(s) " +
       s"${checked.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")} name it, and update_columns does not check " +
       "them; use UPDATE, which does")

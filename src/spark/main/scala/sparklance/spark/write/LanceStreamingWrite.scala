@@ -44,7 +44,7 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
 
   // Spark checks CHECK constraints in batch writes only; a stream's rows would land unchecked.
   LanceErrors.converting {
-    val checks = sparklance.spark.CheckConstraints.of(table.snapshot.config)
+    val checks = sparklance.spark.CheckConstraints.all(table.tableName, table.snapshot)
     if (checks.nonEmpty) throw new sparklance.format.UnsupportedFeatureException(s"Streaming writes into ${table.tableName} " +
       s"are refused: it has CHECK constraint(s) ${checks.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")}, which " +
       "Spark does not check in streaming writes. Write each micro-batch with foreachBatch and writeTo(...).append(), which checks them")

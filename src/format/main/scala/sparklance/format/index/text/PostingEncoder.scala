@@ -19,7 +19,13 @@ object PostingEncoder {
    * `docs` (ascending partition document ids) with `freqs`, `lengths(doc)` the documents' token
    * counts; `idf` and `avgdl` are the partition's own statistics, which the block scores use.
    */
-  def encode(docs: Array[Int], freqs: Array[Int], count: Int, lengths: Array[Int], idf: Float, avgdl: Float): EncodedPosting = {
+  def encode(docs: Array[Int], freqs: Array[Int], count: Int, lengths: Array[Int], idf: Float, avgdl: Float): EncodedPosting =
+    encode(docs, freqs, 0, count, lengths, idf, avgdl)
+
+  /** [[encode]] of the `count` postings of `docs` and `freqs` from `offset`. */
+  def encode(docs: Array[Int], freqs: Array[Int], offset: Int, count: Int, lengths: Array[Int], idf: Float,
+      avgdl: Float): EncodedPosting = {
+    val end = offset + count
     val numBlocks = (count + BlockSize - 1) / BlockSize
     val blocks = new Array[Array[Byte]](numBlocks)
     val impacts = new Array[Array[Byte]](numBlocks + (numBlocks + BlocksPerLevel1 - 1) / BlocksPerLevel1)
@@ -28,8 +34,8 @@ object PostingEncoder {
     var maxScore = 0f
     var b = 0
     while (b < numBlocks) {
-      val from = b * BlockSize
-      val until = math.min(count, from + BlockSize)
+      val from = offset + b * BlockSize
+      val until = math.min(end, from + BlockSize)
       var best = 0f
       var i = from
       while (i < until) { best = math.max(best, Bm25.weight(freqs(i), lengths(docs(i)), avgdl)); i += 1 }
@@ -56,10 +62,10 @@ object PostingEncoder {
     }
     var g = 0
     while (numBlocks + g < impacts.length) {
-      val from = g * BlocksPerLevel1 * BlockSize
+      val from = offset + g * BlocksPerLevel1 * BlockSize
       // A group of one block has that block's entry.
       impacts(numBlocks + g) = if (numBlocks - g * BlocksPerLevel1 == 1) impacts(g * BlocksPerLevel1)
-        else impactEntry(docs, freqs, lengths, from, math.min(count, from + BlocksPerLevel1 * BlockSize))
+        else impactEntry(docs, freqs, lengths, from, math.min(end, from + BlocksPerLevel1 * BlockSize))
       g += 1
     }
     EncodedPosting(blocks, maxScore, impacts)

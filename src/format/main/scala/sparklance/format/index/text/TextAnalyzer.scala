@@ -149,6 +149,20 @@ object TextAnalyzer {
 
   private def isAsciiWhitespace(cp: Int): Boolean = cp == ' ' || cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r'
 
+  private val simpleAscii = Array.tabulate(128)(c => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+  private val whitespaceAscii = Array.tabulate(128)(c => !isAsciiWhitespace(c))
+
+  /**
+   * For each ASCII character, whether the base tokenizer keeps it in a piece (else it ends one):
+   * one table for the String splitter and the byte splitter of a build, so they cut ASCII text
+   * alike. Null for the raw tokenizer, which does not split.
+   */
+  private[text] def asciiKept(base: BaseTokenizer): Array[Boolean] = base match {
+    case BaseTokenizer.Simple => simpleAscii
+    case BaseTokenizer.Whitespace => whitespaceAscii
+    case BaseTokenizer.Raw => null
+  }
+
   private[text] def split(base: BaseTokenizer, text: String): Seq[String] = {
     val out = ArrayBuffer.empty[String]
     splitEach(base, text)(out += _)
@@ -164,6 +178,7 @@ object TextAnalyzer {
     case BaseTokenizer.Raw => each(0, text.length)
     case _ =>
       val simple = base == BaseTokenizer.Simple
+      val ascii = asciiKept(base)
       var start = -1
       var i = 0
       while (i < text.length) {
@@ -171,7 +186,7 @@ object TextAnalyzer {
         // ASCII decided without a code point look-up: most text is ASCII.
         var keep = true
         var width = 1
-        if (c < 0x80) keep = if (simple) (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') else !isAsciiWhitespace(c)
+        if (c < 0x80) keep = ascii(c)
         else { val cp = text.codePointAt(i); width = Character.charCount(cp); keep = !simple || isAlphanumeric(cp) }
         if (keep) { if (start < 0) start = i }
         else if (start >= 0) { each(start, i); start = -1 }
