@@ -30,7 +30,7 @@ import sparklance.spark.write.{FragmentSink, WriteTarget}
  * id and versions (read with it, written into the new fragments' lineage).
  */
 object LayoutRewrite {
-  /** Rows sampled per task to place the Z-order ranks (Delta samples in the same order of magnitude). */
+  /** Rows sampled per task to place the curve's ranks (Delta samples in the same order of magnitude). */
   private val SampleRows = 200000L
 
   def runner(spark: SparkSession, tableName: String, layout: RowLayout, settings: CatalogSettings): Compaction.TaskRunner =
@@ -69,8 +69,8 @@ object LayoutRewrite {
       case RowLayout.Linear(columns) =>
         val keys = columns.map(c => col(quote(c)))
         selected.repartitionByRange(partitions, keys: _*).sortWithinPartitions(keys: _*).queryExecution.toRdd
-      case RowLayout.ZOrder(columns) =>
-        val key = ZOrderKey(columns.map(data.indexOf), columns.map(c => selected.schema(c).dataType), boundaries(selected, columns, task.liveRows))
+      case RowLayout.Curved(curve, columns) =>
+        val key = CurveKey(curve, columns.map(data.indexOf), columns.map(c => selected.schema(c).dataType), boundaries(selected, columns, task.liveRows))
         val keyed = selected.queryExecution.toRdd.map(row => (key.of(row), row.copy()))
         keyed.repartitionAndSortWithinPartitions(new RangePartitioner(partitions, keyed)).values
     }
@@ -113,19 +113,19 @@ object LayoutRewrite {
   }
 
   /**
-   * Each Z-order column's rank boundaries: quantiles of a sample of the task's rows (Spark's
+   * Each curve column's rank boundaries: quantiles of a sample of the task's rows (Spark's
    * internal values, in Spark's order for the type), so that ranks split the rows evenly.
    */
   private def boundaries(rows: DataFrame, columns: Seq[String], liveRows: Long): Seq[Array[Any]] = {
     val projected = rows.select(columns.map(c => col(quote(c))): _*)
     val fraction = if (liveRows <= SampleRows) 1.0 else SampleRows.toDouble / liveRows
     val sample = projected.sample(withReplacement = false, fraction, seed = 17L).queryExecution.toRdd.map(_.copy()).collect()
-    val count = ZOrderKey.boundaryCount(columns.size)
+    val count = Curve.boundaryCount(columns.size)
     columns.indices.map { i =>
       val dataType = projected.schema(i).dataType
       val ordering = TypeUtils.getInterpretedOrdering(dataType)
       val values = sample.iterator.filterNot(_.isNullAt(i)).map(_.get(i, dataType)).toIndexedSeq.sorted(ordering)
-      ZOrderKey.quantiles(values, count, ordering)
+      RowLayout.quantiles(values, count, ordering)
     }
   }
 

@@ -12,7 +12,7 @@ import sparklance.format.maintenance.{Compaction, CompactionOptions}
 import sparklance.format.table.Snapshot
 import sparklance.spark.{LanceCatalog, LanceTable, SparkTypes}
 import sparklance.spark.indexing.ZoneMapMaintenance
-import sparklance.spark.layout.{Clustering, LayoutRewrite, RowLayout}
+import sparklance.spark.layout.{Clustering, Curve, LayoutRewrite, RowLayout}
 import sparklance.spark.maintenance.{AutoCleanup, DistributedCompaction, PostCommit}
 
 /**
@@ -72,7 +72,7 @@ final class CompactProcedure(catalog: LanceCatalog) extends LanceProcedure(catal
     val at = options.size + 2
     def columns(position: Int) = optional(args, position)(args.getUTF8String(_).toString).map(RowLayout.names)
     val requested = Seq(columns(at).map(c => CompactProcedure.SortBy -> RowLayout.Linear(c)),
-      columns(at + 1).map(c => CompactProcedure.ZOrderBy -> RowLayout.ZOrder(c))).flatten
+      columns(at + 1).map(c => CompactProcedure.ZOrderBy -> RowLayout.Curved(Curve.ZOrder, c))).flatten
     val recluster = optional(args, at + 2)(args.getBoolean).getOrElse(false)
     if (requested.size > 1) throw new InvalidOptionException(CompactProcedure.ZOrderBy, s"give ${CompactProcedure.SortBy} or ${CompactProcedure.ZOrderBy}, not both")
     val clustered = Clustering.layout(snapshot.config)
