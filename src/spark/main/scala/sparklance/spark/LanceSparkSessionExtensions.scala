@@ -22,7 +22,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * ([[search.TextMatchFunction]], [[search.TextMatchIndexRule]]);
  * and a LABEL_LIST index skips rows for `array_contains` ([[scan.ArrayContainsSkippingRule]]);
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]);
- * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]);
+ * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]), and a filter on the column a
+ * generated DATE column casts adds the filter on it it implies ([[scan.GeneratedColumnSkippingRule]]);
  * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -43,6 +44,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
     extensions.injectOptimizerRule(_ => search.TextMatchIndexRule)
     extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)
+    extensions.injectOptimizerRule(_ => scan.GeneratedColumnSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     extensions.injectPlannerStrategy(_ => AddConstraintStrategy)
     search.VectorSearchFunction.register(extensions)

@@ -57,4 +57,32 @@ class GeneratedColumnsSuite extends AnyFunSuite with LocalSpark {
     assert(Pylance.run(script, dataset("events").path).trim.linesIterator.toSeq.last ==
       "['2027-01-01', '2026-03-02', '2026-03-03', '2026-03-04'] CAST(ts AS DATE)")
   }
+
+  private def splitsRead(df: org.apache.spark.sql.DataFrame): Long = {
+    df.collect()
+    df.queryExecution.executedPlan.collect {
+      case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s.metrics("splitsRead").value
+    }.sum
+  }
+
+  test("a filter on the timestamp a generated DATE column casts skips fragments by the zone maps of the date") {
+    val t = "lance.gen.days"
+    sql(s"CREATE TABLE $t (id BIGINT, ts TIMESTAMP, d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), " +
+      "n TIMESTAMP_NTZ, nd DATE GENERATED ALWAYS AS (CAST(n AS DATE))) " +
+      // Zone maps on the dates only: the timestamps' own zone maps cannot skip anything here.
+      "TBLPROPERTIES ('zonemap_columns' = 'd, nd')")
+    // One fragment per day.
+    for (day <- 1 to 6) sql(s"INSERT INTO $t (id, ts, n) SELECT id, TIMESTAMP'2026-03-0$day 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id), " +
+      s"TIMESTAMP_NTZ'2026-03-0$day 12:00:00' FROM range(100)")
+    val all = splitsRead(sql(s"SELECT * FROM $t"))
+    assert(all == 6)
+    for ((filter, expected, most) <- Seq(("ts >= TIMESTAMP'2026-03-05 00:00:30'", 170L, 3L),
+        ("TIMESTAMP'2026-03-02 00:00:00' > ts", 100L, 3L), ("n = TIMESTAMP_NTZ'2026-03-04 12:00:00'", 100L, 1L),
+        ("n < TIMESTAMP_NTZ'2026-03-03 00:00:00'", 200L, 3L))) {
+      val df = sql(s"SELECT * FROM $t WHERE $filter")
+      assert(df.count() == expected, filter)
+      val read = splitsRead(sql(s"SELECT * FROM $t WHERE $filter"))
+      assert(read <= most, s"$filter read $read of $all fragments")
+    }
+  }
 }
