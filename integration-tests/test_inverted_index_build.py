@@ -211,7 +211,7 @@ def test_optimize_index_adds_a_segment_over_new_fragments(spark, tmp_path, stabl
     more = pa.table({"id": pa.array(range(2000, 2900), pa.int64()), "text": pa.array(corpus(900, seed=9), pa.string())})
     for p in (ours, theirs_path):
         lance.write_dataset(more, str(p), mode="append", max_rows_per_file=400)
-    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}')").collect()
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}', num_indices_to_merge => 0)").collect()
     lance.dataset(str(theirs_path)).optimize.optimize_indices(num_indices_to_merge=0)
     index, segments = index_dir(ours)
     assert len(segments) == 2 and index.num_rows_indexed == 2900
@@ -232,10 +232,12 @@ def test_optimize_index_adds_a_segment_with_positions_to_an_index_with_positions
     for p in (ours, theirs_path):
         lance.dataset(str(p)).create_scalar_index("text", "INVERTED", with_position=True)
         write(p, phrase_corpus(600, seed=11), start=1500, mode="append")
-    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}', name => 'text_idx')").collect()
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}', name => 'text_idx', "
+              "num_indices_to_merge => 0)").collect()
     lance.dataset(str(theirs_path)).optimize.optimize_indices(num_indices_to_merge=0)
     assert len(index_dir(ours)[1]) == 2
     assert same_phrases(spark, ours, theirs_path, fast_search=True) > 50
+    assert same_phrases(spark, ours, theirs_path) > 50  # our text_search too, over both segments
 
 
 def test_positions_answer_phrase_queries_as_pylances(spark, tmp_path):
@@ -272,4 +274,53 @@ def test_positions_after_dml_and_compaction(spark, tmp_path, stable):
     assert same_phrases(spark, ours, theirs_path) > 100
     for p in (ours, theirs_path):
         lance.dataset(str(p)).optimize.compact_files(target_rows_per_fragment=2000)
+    assert same_phrases(spark, ours, theirs_path) > 100
+
+
+def segment_fragments(path):
+    return sorted(sorted(s.fragment_ids) for s in index_dir(path)[0].segments)
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["addresses", "stable_row_ids"])
+def test_optimize_index_merges_the_newest_segments_as_pylance(spark, tmp_path, stable):
+    """num_indices_to_merge n > 0: one segment replaces the newest n and covers the new fragments
+    too; deleted rows keep counting, as in pylance's merge; positions are kept."""
+    extra = {"enable_stable_row_ids": True} if stable else {}
+    ours, theirs_path = twins(tmp_path, phrase_corpus(1200, seed=14), rows_per_file=600, **extra)
+    build(spark, ours, with_position=True)
+    lance.dataset(str(theirs_path)).create_scalar_index("text", "INVERTED", with_position=True)
+
+    def optimize(merge):
+        spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}', num_indices_to_merge => {merge})").collect()
+        lance.dataset(str(theirs_path)).optimize.optimize_indices(num_indices_to_merge=merge)
+
+    for k in range(2):
+        for p in (ours, theirs_path):
+            write(p, phrase_corpus(300, seed=15 + k), start=1200 + 300 * k, mode="append")
+        optimize(0)
+    for p in (ours, theirs_path):
+        lance.dataset(str(p)).delete("id % 5 = 1")
+        write(p, phrase_corpus(200, seed=17), start=1800, mode="append")
+    assert segment_fragments(ours) == segment_fragments(theirs_path) == [[0, 1], [2], [3]]
+    optimize(2)  # the newest two and the new fragment; with stable row ids also the first (its fragments have deletions)
+    assert segment_fragments(ours) == segment_fragments(theirs_path) == ([[0, 1, 2, 3, 4]] if stable else [[0, 1], [2, 3, 4]])
+    assert same_answers(ours, theirs_path, QUERIES + ["ran runner"], k=50) > 100
+    assert same_phrases(spark, ours, theirs_path) > 100
+    assert compare(spark, ours) > 100
+    optimize(2)  # no new fragment: the two left merged
+    assert segment_fragments(ours) == segment_fragments(theirs_path) == [[0, 1, 2, 3, 4]]
+    [segment] = index_dir(ours)[1]
+    parts = sorted(int(f.name.split("_")[1]) for f in segment.glob("part_*_docs.lance"))
+    assert LanceFileReader(str(segment / "metadata.lance")).read_all().to_table().schema.metadata[b"partitions"].decode() == \
+        "[" + ",".join(map(str, parts)) + "]" and parts == list(range(len(parts))) and (stable or len(parts) > 2)
+    assert same_answers(ours, theirs_path, QUERIES + ["ran runner"], k=50) > 100
+    assert same_phrases(spark, ours, theirs_path) > 100
+    optimize(1)  # one segment and nothing new: nothing to do
+    assert len(index_dir(ours)[1]) == 1
+    # Without num_indices_to_merge new fragments join the newest segment, as pylance's default does.
+    for p in (ours, theirs_path):
+        write(p, phrase_corpus(100, seed=18), start=2000, mode="append")
+    spark.sql(f"CALL lance.system.optimize_index(table => '{by_location(ours)[6:]}')").collect()
+    lance.dataset(str(theirs_path)).optimize.optimize_indices()
+    assert segment_fragments(ours) == segment_fragments(theirs_path) == [[0, 1, 2, 3, 4, 5]]
     assert same_phrases(spark, ours, theirs_path) > 100

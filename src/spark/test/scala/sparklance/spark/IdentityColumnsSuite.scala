@@ -72,8 +72,12 @@ class IdentityColumnsSuite extends AnyFunSuite with LocalSpark {
     val explicit = intercept[Exception](sql("INSERT INTO lance.ident.refuse VALUES (10, 'b')"))
     assert(condition(explicit) == "LANCE_IDENTITY_COLUMN_VIOLATION", explicit)
     assert(explicit.getMessage.contains("Identity column 'id' of lance.ident.refuse") && explicit.getMessage.contains("the value 10"))
-    val updated = intercept[Exception](sql("UPDATE lance.ident.refuse SET id = id + 100"))
-    assert(condition(updated) == "LANCE_IDENTITY_COLUMN_VIOLATION", updated)
+    for (update <- Seq("UPDATE lance.ident.refuse SET id = id + 100", "UPDATE lance.ident.refuse SET id = 5 WHERE v = 'a'",
+        "UPDATE lance.ident.refuse SET v = 'b', id = 5",
+        "MERGE INTO lance.ident.refuse t USING (SELECT 'a' AS v) s ON t.v = s.v WHEN MATCHED THEN UPDATE SET id = 7")) {
+      val updated = intercept[Exception](sql(update))
+      assert(condition(updated) == "LANCE_IDENTITY_COLUMN_VIOLATION", updated)
+    }
     assert(dataset("refuse").snapshot().version == version)
     sql("UPDATE lance.ident.refuse SET v = 'z'")
     assert(sql("SELECT id, v FROM lance.ident.refuse").collect().toSeq == Seq(Row(1L, "z")))

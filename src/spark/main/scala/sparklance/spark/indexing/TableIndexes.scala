@@ -82,7 +82,7 @@ final class TableIndexes(quotedName: String, dataset: Dataset, settings: Catalog
       build.optimize(spark, read, scalars.filter(_.getName == n), numIndicesToMerge.getOrElse(0), retrain, where)
     } ++ invertedNames.filter(n => names.isEmpty || names.contains(n)).flatMap { n =>
       InvertedIndexJob.optimize(spark, quotedName, dataset, read, settings.storageConf, inverted.filter(_.getName == n),
-        named = names.contains(n), where)
+        numIndicesToMerge, named = names.contains(n), where)
     }
     if (steps.isEmpty && scalarSteps.isEmpty) TableIndexes.Optimized(Nil, 0, 0, 0, read.version)
     else {

@@ -18,11 +18,13 @@ import sparklance.spark.indexing.TableIndexes
  * `name` names one index; without names every vector index of the table is optimized.
  * BTREE, BITMAP and LABEL_LIST indices are extended the same way, their segments written from the
  * rows as CREATE INDEX writes them (`retrain` rebuilds every segment into one); see
- * [[sparklance.spark.indexing.ScalarIndexBuild.optimize]].
+ * [[sparklance.spark.indexing.ScalarIndexBuild.optimize]]. INVERTED indices get a delta or a merge
+ * as pylance 14.0.2 gives them (num_indices_to_merge absent: 1); see
+ * [[sparklance.spark.indexing.InvertedIndexJob.optimize]].
  */
 final class OptimizeIndexProcedure(catalog: LanceCatalog) extends LanceProcedure(catalog) {
   override def name(): String = OptimizeIndexProcedure.Name
-  override def description(): String = "Adds the fragments a vector, BTREE, BITMAP or LABEL_LIST index does not cover to it (a delta or a merge), or retrains it"
+  override def description(): String = "Adds the fragments a vector, BTREE, BITMAP, LABEL_LIST or INVERTED index does not cover to it (a delta or a merge), or retrains it"
 
   override def parameters(): Array[ProcedureParameter] =
     Array(param("table", StringType, required = true), param("name", StringType), param("index_names", ArrayType(StringType)),

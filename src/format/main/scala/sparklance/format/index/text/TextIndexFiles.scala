@@ -104,6 +104,30 @@ object TextIndexFiles {
     Seq(invertName -> invertSize, tokensName -> tokensSize, docsName -> docsSize)
   }
 
+  /** The three files of a partition, as named in segment directories. */
+  def partitionFiles(p: Int): Seq[String] = Seq(s"part_${p}_invert.lance", s"part_${p}_tokens.lance", s"part_${p}_docs.lance")
+
+  /**
+   * Copies partition `from` of the segment directory `fromDir` into `toDir` as partition `to`
+   * (a partition's files name nothing outside themselves, and its token ids are its own);
+   * returns the files written with their sizes.
+   */
+  def copyPartition(storage: Storage, fromDir: String, from: Int, toDir: String, to: Int): Seq[(String, Long)] =
+    partitionFiles(from).zip(partitionFiles(to)).map { case (source, target) =>
+      val in = storage.openInput(Storage.join(fromDir, source))
+      val out = storage.create(Storage.join(toDir, target))
+      try {
+        var at = 0L
+        while (at < in.length) {
+          val n = math.min(CopyChunk.toLong, in.length - at).toInt
+          out.write(in.read(at, n))
+          at += n
+        }
+        target -> in.length
+      } finally { out.close(); in.close() }
+    }
+  private val CopyChunk = 8 << 20
+
   private def layout(withPositions: Boolean): Seq[(String, String)] = if (withPositions) Layout ++ PositionsLayout else Layout
 
   private def setList(list: ListVector, row: Int, items: Array[Array[Byte]]): Unit =

@@ -107,6 +107,10 @@ object TextIndexSegment {
   def params(storage: Storage, files: BasePaths, tablePath: String, entry: IndexMetadata, allocator: BufferAllocator): String =
     header(storage, files, describe(entry, tablePath), entry, allocator)._1
 
+  /** The partition ids of segment `entry`, from its metadata file alone (its layout checked as [[open]] checks it). */
+  def partitionIds(storage: Storage, files: BasePaths, tablePath: String, entry: IndexMetadata, allocator: BufferAllocator): Seq[Int] =
+    header(storage, files, describe(entry, tablePath), entry, allocator)._2
+
   private def describe(entry: IndexMetadata, tablePath: String): String =
     s"${Indices.describe(entry)} (${Indices.directory(entry)}) of $tablePath"
 

@@ -187,10 +187,11 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   private def phraseRows(pattern: Positions.Pattern, postings: Map[String, Seq[(TextPartition, PostingList)]],
       holding: Long => Boolean): Set[Long] = {
     val distinct = pattern.words.map(_._1).distinct
-    val byPartition = distinct.map(t => t -> postings(t).map { case (p, list) => p.id -> (p, list) }.toMap).toMap
+    // By partition object: partition ids repeat across segments (each numbers its own from 0).
+    val byPartition = distinct.map(t => t -> postings(t).toMap).toMap
     val found = mutable.Set.empty[Long]
-    byPartition(distinct.head).values.foreach { case (p, _) =>
-      val lists = distinct.flatMap(t => byPartition(t).get(p.id).map(t -> _._2)).toMap
+    byPartition(distinct.head).keys.foreach { p =>
+      val lists = distinct.flatMap(t => byPartition(t).get(p).map(t -> _)).toMap
       if (lists.size == distinct.size) {
         // Each token's postings: document -> its index in the list; positions decoded once a token.
         val index = lists.map { case (t, list) => t -> list.docs.zipWithIndex.toMap }
