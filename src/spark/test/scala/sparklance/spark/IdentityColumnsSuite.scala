@@ -78,6 +78,8 @@ class IdentityColumnsSuite extends AnyFunSuite with LocalSpark {
       val updated = intercept[Exception](sql(update))
       assert(condition(updated) == "LANCE_IDENTITY_COLUMN_VIOLATION", updated)
     }
+    val call = intercept[Exception](sql("CALL lance.system.update_columns(table => 'ident.refuse', expressions => map('id', 'id + 1'))"))
+    assert(condition(call) == "LANCE_IDENTITY_COLUMN_VIOLATION", call)
     assert(dataset("refuse").snapshot().version == version)
     sql("UPDATE lance.ident.refuse SET v = 'z'")
     assert(sql("SELECT id, v FROM lance.ident.refuse").collect().toSeq == Seq(Row(1L, "z")))

@@ -7,7 +7,7 @@ import sparklance.format.SchemaChangeException
 import sparklance.format.commit.{CommitRecord, Committer, Operation, Statement}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnFiles, LanceSchema, UncommittedFiles}
-import sparklance.spark.{CheckConstraints, LanceCatalog, LanceTable, SparkTypes}
+import sparklance.spark.{CheckConstraints, IdentityColumns, IdentityViolationException, LanceCatalog, LanceTable, SparkTypes}
 import sparklance.spark.evolution.ColumnWriteJob
 
 /**
@@ -34,6 +34,11 @@ final class UpdateColumnsProcedure(catalog: LanceCatalog) extends ColumnValuesPr
     if (checked.nonEmpty) throw new SchemaChangeException(target.quotedName, names.mkString(", "), s"CHECK constraint(s) " +
       s"${checked.map(c => s"${c.name()} (${c.predicateSql()})").mkString(", ")} name it, and update_columns does not check " +
       "them; use UPDATE, which does")
+    // A GENERATED ALWAYS identity column's values never change, as UPDATE refuses to change them.
+    IdentityColumns.of(snapshot.schema).find(c => c.always && names.contains(c.name)).foreach { c =>
+      throw new IdentityViolationException(target.quotedName, c.name,
+        "the column is GENERATED ALWAYS AS IDENTITY, and update_columns would rewrite it; its values cannot change")
+    }
     // Values are cast to the column's type, as UPDATE ... SET assigns them.
     val typed = supplied.select(col(LanceTable.FragmentId) +: col(LanceTable.RowAddress) +: fields.map(f =>
       col(s"`${f.name}`").cast(SparkTypes.toSparkField(f, target.quotedName).dataType).as(f.name)): _*)
