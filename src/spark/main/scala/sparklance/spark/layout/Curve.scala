@@ -6,6 +6,7 @@ package sparklance.spark.layout
  * close in every coordinate, so a run of rows in curve order spans a narrow range of each column.
  */
 sealed trait Curve {
+  /** The position of `coordinates`, which it may overwrite (callers pass a scratch array). */
   def index(coordinates: Array[Long], bits: Int): Long
 }
 
@@ -29,7 +30,7 @@ object Curve {
    */
   case object Hilbert extends Curve {
     def index(coordinates: Array[Long], bits: Int): Long = {
-      val x = coordinates.clone()
+      val x = coordinates
       val n = x.length
       if (n == 1) return x(0)
       // Undo excess work: walk the bits from the top, reflecting and exchanging lower bits.

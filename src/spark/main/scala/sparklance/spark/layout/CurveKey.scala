@@ -17,8 +17,11 @@ final case class CurveKey(curve: Curve, ordinals: Seq[Int], types: Seq[DataType]
   private val bits = Curve.bitsPerColumn(ordinals.size)
   @transient private lazy val orderings = types.map(TypeUtils.getInterpretedOrdering)
 
+  // Reused row after row (a task uses its own deserialized instance); the curve may overwrite it.
+  @transient private lazy val ranks = new Array[Long](ordinals.size)
+
   def of(row: InternalRow): Long = {
-    val ranks = new Array[Long](ordinals.size)
+    val ranks = this.ranks
     var c = 0
     while (c < ranks.length) {
       ranks(c) = if (row.isNullAt(ordinals(c))) 0L else 1L + upperBound(boundaries(c), row.get(ordinals(c), types(c)), orderings(c))

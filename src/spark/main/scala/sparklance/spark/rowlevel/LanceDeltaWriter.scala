@@ -97,8 +97,10 @@ final class LanceDeltaWriter(target: WriteTarget, rowSchema: StructType, lineage
   }
 
   // Inserted rows get their identity values here; updated rows keep the ones they have.
+  private val identityValues = identity.orNull
+
   override def insert(row: InternalRow): Unit = {
-    try insertRow(identity.fold(row)(_.fill(row))) catch { case e: Exception => throw LanceErrors.convert(e) }
+    try insertRow(if (identityValues == null) row else identityValues.fill(row)) catch { case e: Exception => throw LanceErrors.convert(e) }
     inserts += 1
   }
 

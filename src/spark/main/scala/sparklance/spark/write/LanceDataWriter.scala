@@ -14,8 +14,10 @@ final class LanceDataWriter(target: WriteTarget, inputSchema: StructType, name: 
   private val sink = Resources.closeOnFailure(Seq(allocator))(new FragmentSink(target, inputSchema.fields.map(_.dataType).toSeq, allocator))
 
   // Without LanceErrors.converting's closure, which a call per row would allocate.
+  private val identityValues = identity.orNull
+
   override def write(row: InternalRow): Unit =
-    try sink.append(identity.fold(row)(_.fill(row))) catch { case e: Exception => throw LanceErrors.convert(e) }
+    try sink.append(if (identityValues == null) row else identityValues.fill(row)) catch { case e: Exception => throw LanceErrors.convert(e) }
 
   override def commit(): WriterCommitMessage = LanceErrors.converting {
     val written = sink.finish()

@@ -10,13 +10,13 @@ class CurveSuite extends AnyFunSuite {
   for ((dims, bits) <- Seq((1, 4), (2, 1), (2, 3), (2, 5), (3, 2), (3, 3), (4, 2), (6, 10))) {
     val grid = if (dims * bits > 16) Nil else cells(dims, bits)
     if (grid.nonEmpty) test(s"Hilbert on $dims dimensions of $bits bits: a bijection whose consecutive positions are neighbouring cells") {
-      val byPosition = grid.map(c => Curve.Hilbert.index(c, bits) -> c).sortBy(_._1)
+      val byPosition = grid.map(c => Curve.Hilbert.index(c.clone(), bits) -> c).sortBy(_._1)
       assert(byPosition.map(_._1) == (0L until grid.size.toLong))
       for (Seq((_, a), (_, b)) <- byPosition.sliding(2))
         assert(a.zip(b).map { case (x, y) => math.abs(x - y) }.sum == 1, s"${a.mkString(",")} -> ${b.mkString(",")}")
     }
     if (grid.nonEmpty) test(s"Z-order on $dims dimensions of $bits bits: a bijection, monotone in each coordinate") {
-      val positions = grid.map(c => c.toSeq -> Curve.ZOrder.index(c, bits)).toMap
+      val positions = grid.map(c => c.toSeq -> Curve.ZOrder.index(c.clone(), bits)).toMap
       assert(positions.values.toSeq.sorted == (0L until grid.size.toLong))
       for ((c, p) <- positions; d <- 0 until dims if c(d) + 1 < (1L << bits))
         assert(positions(c.updated(d, c(d) + 1)) > p)
