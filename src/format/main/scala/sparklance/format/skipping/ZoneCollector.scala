@@ -157,6 +157,13 @@ object ZoneCollector {
   private def compare(buf: ArrowBuf, aStart: Long, aEnd: Long, bStart: Long, bEnd: Long): Int = {
     val n = math.min(aEnd - aStart, bEnd - bStart)
     var k = 0L
+    // Eight bytes at a time first: as big-endian longs they order as their bytes do, unsigned.
+    while (k + 8 <= n) {
+      val a = buf.getLong(aStart + k)
+      val b = buf.getLong(bStart + k)
+      if (a != b) return java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(a), java.lang.Long.reverseBytes(b))
+      k += 8
+    }
     while (k < n) {
       val c = (buf.getByte(aStart + k) & 0xff) - (buf.getByte(bStart + k) & 0xff)
       if (c != 0) return c
