@@ -5,7 +5,8 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
-import sparklance.format.index.{FragmentReuse, IndexCache, Indices}
+import sparklance.format.index.{FragmentReuse, Indices}
+import sparklance.format.io.DecodedFileCache
 import sparklance.format.index.scalar.ScalarIndexType
 import sparklance.format.index.text.TextIndexSegment
 import sparklance.format.io.Storage
@@ -29,6 +30,21 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     fragments: Seq[DataFragment], stableRowIds: Boolean, allocator: BufferAllocator) {
 
   private val physicalRows: Map[Long, Long] = fragments.map(f => f.getId -> f.getPhysicalRows).toMap
+  private val existing: RoaringBitmap = {
+    val ids = new RoaringBitmap()
+    fragments.foreach(f => if (f.getId >= 0 && f.getId <= 0xFFFFFFFFL) ids.add(f.getId.toInt))
+    ids
+  }
+
+  /**
+   * The existing fragments a segment is used for, as a bitmap (fragment ids are unsigned 32-bit
+   * in an index's fragment bitmap): asked for every fragment of every planned scan.
+   */
+  private final class Covered(ids: RoaringBitmap) extends (Long => Boolean) {
+    def apply(fragment: Long): Boolean = fragment >= 0 && fragment <= 0xFFFFFFFFL && ids.contains(fragment.toInt)
+    def nonEmpty: Boolean = !ids.isEmpty
+    def foreach(f: Long => Unit): Unit = ids.forEach((id: Int) => f(Integer.toUnsignedLong(id)))
+  }
 
   /** Rows an index holds under the addresses of fragments a deferred compaction replaced are not looked up. */
   private lazy val reuse = FragmentReuse.of(storage, files, indices)
@@ -55,17 +71,26 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap
   }
 
-  private final class ZoneMapIndex(zones: Map[Long, Seq[Zone]]) extends FieldIndex {
-    def covers(fragment: Long): Boolean = zones.contains(fragment)
+  /** `zones`: a segment's zones by fragment (all it holds, shared through the cache); `coverage`: the fragments it is used for. */
+  private final class ZoneMapIndex(parts: Seq[(Covered, Map[Long, Array[Zone]])]) extends FieldIndex {
+    def covers(fragment: Long): Boolean = parts.exists(_._1(fragment))
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
       val kept = new RoaringBitmap()
-      zones(fragment).filter(ZoneTest.mightMatch(_, leaf)).foreach(z => kept.add(z.start, math.min(z.end, physicalRows(fragment))))
+      // A covered fragment without zones holds no rows the index saw: none are kept.
+      val zones = parts.find(_._1(fragment)).flatMap(_._2.get(fragment)).getOrElse(Array.empty[Zone])
+      val end = physicalRows(fragment)
+      var i = 0
+      while (i < zones.length) {
+        val z = zones(i)
+        if (ZoneTest.mightMatch(z, leaf)) kept.add(z.start, math.min(z.end, end))
+        i += 1
+      }
       kept
     }
   }
 
   /** An index that names the rows holding each value (BTREE, BITMAP): found once per filter. */
-  private abstract class RowsIndex(coverages: Seq[Set[Long]]) extends FieldIndex {
+  private abstract class RowsIndex(coverages: Seq[Covered]) extends FieldIndex {
     private val matched = mutable.Map.empty[ColumnFilter, Map[Long, RoaringBitmap]]
     def covers(fragment: Long): Boolean = coverages.exists(_(fragment))
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap =
@@ -75,7 +100,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   }
 
   /** Reads the pages whose bounds do not rule `leaf` out, then tests each value. */
-  private final class BTreeIndex(segments: Seq[(Set[Long], BTreeSegment)]) extends RowsIndex(segments.map(_._1)) {
+  private final class BTreeIndex(segments: Seq[(Covered, BTreeSegment)]) extends RowsIndex(segments.map(_._1)) {
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
       for ((coverage, segment) <- segments;
@@ -87,7 +112,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   }
 
   /** Tests each distinct value and gathers the rows of those that pass. */
-  private final class BitmapIndex(segments: Seq[(Set[Long], BitmapSegment)]) extends RowsIndex(segments.map(_._1)) {
+  private final class BitmapIndex(segments: Seq[(Covered, BitmapSegment)]) extends RowsIndex(segments.map(_._1)) {
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = {
       val found = mutable.Map.empty[Long, RoaringBitmap]
       for ((coverage, segment) <- segments; (key, rows) <- segment.keys if ColumnFilter.keeps(leaf, key);
@@ -102,7 +127,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
    * analyzer is the match's; a segment of another analyzer rules nothing out. Deleted rows are
    * left to the reader.
    */
-  private final class InvertedIndex(segments: Seq[(Set[Long], IndexMetadata)]) extends RowsIndex(segments.map(_._1)) {
+  private final class InvertedIndex(segments: Seq[(Covered, IndexMetadata)]) extends RowsIndex(segments.map(_._1)) {
     override def answers(leaf: ColumnFilter): Boolean = leaf.isInstanceOf[TextMatch]
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap] = leaf match {
       case TextMatch(_, query, analyzer, _) =>
@@ -135,18 +160,19 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
    * The indices of a kind on the field, one a name, each as its segments with the existing
    * fragments they cover.
    */
-  private def indicesOn(fieldId: Int, kind: IndexMetadata => Boolean): Seq[Seq[(Set[Long], IndexMetadata)]] =
+  private def indicesOn(fieldId: Int, kind: IndexMetadata => Boolean): Seq[Seq[(Covered, IndexMetadata)]] =
     indices.filter(i => kind(i) && i.getFieldsList.asScala.map(_.intValue) == Seq(fieldId))
       .groupBy(_.getName).toSeq.sortBy(_._1).map { case (_, segments) =>
         segments.map { segment =>
-          Indices.coverage(segment).map(_.toArray.map(Integer.toUnsignedLong).filter(physicalRows.contains).toSet)
-            .getOrElse(Set.empty[Long]).diff(reuse.unmapped(segment)) -> segment
+          val covered = Indices.coverage(segment).fold(new RoaringBitmap())(RoaringBitmap.and(_, existing))
+          reuse.unmapped(segment).foreach(id => covered.remove(id.toInt))
+          new Covered(covered) -> segment
         }.filter(_._1.nonEmpty)
       }.filter(_.nonEmpty)
 
-  private def load[T](kind: String, segments: Seq[(Set[Long], IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]) =
+  private def load[T](kind: String, segments: Seq[(Covered, IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]) =
     segments.flatMap { case (coverage, segment) =>
-      IndexCache.get(s"${files.indexDir(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
+      DecodedFileCache.get(s"${files.indexDir(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
     }
 
   private def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
@@ -163,19 +189,17 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
 
   /** The zone maps, BTREE, BITMAP and INVERTED indices of a column of comparable values. */
   private def valueIndicesOf(field: LanceField): Seq[FieldIndex] = {
-    val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map { segments =>
-      load("zonemap", segments, field.arrowType)(ZoneMapSegment.read(storage, files, _, field.arrowType, allocator)).flatMap {
-        case (coverage, zones) =>
-          val byFragment = zones.filter(z => coverage(z.fragmentId)).groupBy(_.fragmentId)
-          coverage.toSeq.map(id => id -> byFragment.getOrElse(id, Nil))
-      }
-    }
+    // Grouped by fragment once per segment and kept with it: planning over 10,000 fragments regrouped them per query.
+    val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map(segments =>
+      load("zonemap-by-fragment", segments, field.arrowType)(segment =>
+        ZoneMapSegment.read(storage, files, segment, field.arrowType, allocator)
+          .map(_.groupBy(_.fragmentId).map { case (id, zones) => id -> zones.toArray })))
     val btrees = indicesOn(field.id, usable(BTreeSegment.isBTree))
       .map(load("btree", _, field.arrowType)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
     val bitmaps = indicesOn(field.id, usable(BitmapSegment.isBitmap))
       .map(load("bitmap", _, field.arrowType)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
     val inverted = indicesOn(field.id, usable(DataSkipping.isInverted))
-    zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z.toMap): FieldIndex) ++
+    zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z): FieldIndex) ++
       btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
       bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex) ++
       inverted.map(i => new InvertedIndex(i): FieldIndex)
@@ -189,24 +213,46 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     val plain = withoutImpliedNotNull(negationFree(filter))
     val byField = ColumnFilter.fieldIds(plain).toSeq.map(id => id -> indicesOf(id)).filter(_._2.nonEmpty).toMap
     if (byField.isEmpty) Map.empty
-    else physicalRows.keys.flatMap(id => rows(plain, id, byField).map(id -> _)).toMap
+    else {
+      val test = bound(plain, byField)
+      val found = Map.newBuilder[Long, RoaringBitmap]
+      physicalRows.keysIterator.foreach(id => test(id).foreach(rows => found += id -> rows))
+      found.result()
+    }
   }
 
-  /** The offsets of fragment `id` that may match; None for all of them. */
-  private def rows(filter: ColumnFilter, id: Long, byField: Map[Int, Seq[FieldIndex]]): Option[RoaringBitmap] =
-    filter match {
-      case And(l, r) => (rows(l, id, byField), rows(r, id, byField)) match {
-        case (Some(a), Some(b)) => Some(RoaringBitmap.and(a, b))
-        case (a, b) => a.orElse(b)
+  /** A filter with the indices of each of its tests looked up once, to be asked of every fragment. */
+  // Given a fragment id, the offsets of it that may match; None for all of them.
+  private type BoundFilter = Long => Option[RoaringBitmap]
+
+  private def bound(filter: ColumnFilter, byField: Map[Int, Seq[FieldIndex]]): BoundFilter = filter match {
+    case And(l, r) =>
+      val (a, b) = (bound(l, byField), bound(r, byField))
+      id => (a(id), b(id)) match {
+        case (Some(x), Some(y)) => Some(RoaringBitmap.and(x, y))
+        case (x, y) => x.orElse(y)
       }
-      case Or(l, r) => for (a <- rows(l, id, byField); b <- rows(r, id, byField)) yield RoaringBitmap.or(a, b)
-      case IsNull(field) if belowNullable(field) => None
-      case IsNotNull(field) if belowNullable(field) => None
-      case leaf =>
-        // Every index covering the fragment bounds the rows; together, by their intersection.
-        ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(i => i.covers(id) && i.answers(leaf))
-          .map(_.candidates(leaf, id)).reduceOption(RoaringBitmap.and)
-    }
+    case Or(l, r) =>
+      val (a, b) = (bound(l, byField), bound(r, byField))
+      id => for (x <- a(id); y <- b(id)) yield RoaringBitmap.or(x, y)
+    case IsNull(field) if belowNullable(field) => _ => None: Option[RoaringBitmap]
+    case IsNotNull(field) if belowNullable(field) => _ => None: Option[RoaringBitmap]
+    case leaf =>
+      // Every index covering the fragment bounds the rows; together, by their intersection.
+      val judges = ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(_.answers(leaf)).toArray
+      id => {
+        var kept: RoaringBitmap = null
+        var i = 0
+        while (i < judges.length) {
+          if (judges(i).covers(id)) {
+            val rows = judges(i).candidates(leaf, id)
+            kept = if (kept == null) rows else RoaringBitmap.and(kept, rows)
+          }
+          i += 1
+        }
+        Option(kept)
+      }
+  }
 }
 
 object DataSkipping {

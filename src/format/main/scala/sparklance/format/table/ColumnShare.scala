@@ -11,14 +11,21 @@ import scala.jdk.CollectionConverters._
  * less than writing the changed rows whole (see `RewriteMode` in the Spark module).
  */
 object ColumnShare {
-  def of(schema: LanceSchema, columns: Set[String], bytesPerRow: Double): Double = {
-    val widths = schema.fields.map(f => f.name -> width(f.toArrow))
-    val fixed = widths.flatMap(_._2).sum
-    val variable = widths.count(_._2.isEmpty)
-    val perVariable = if (variable == 0) 0.0 else math.max(bytesPerRow - fixed, 8.0 * variable) / variable
-    val bytes = widths.map { case (name, w) => name -> w.getOrElse(perVariable) }
-    val total = bytes.map(_._2).sum
-    if (total <= 0) 1.0 else bytes.filter(b => columns(b._1)).map(_._2).sum / total
+  def of(schema: LanceSchema, columns: Set[String], bytesPerRow: Double): Double = new Estimate(schema, columns)(bytesPerRow)
+
+  /** The share of `columns` for any bytes per row: the schema's widths taken once, for scans planning many fragments. */
+  final class Estimate(schema: LanceSchema, columns: Set[String]) extends (Double => Double) {
+    private val widths = schema.fields.map(f => columns(f.name) -> width(f.toArrow))
+    private val fixed = widths.flatMap(_._2).sum
+    private val fixedRead = widths.collect { case (true, Some(w)) => w }.sum
+    private val variable = widths.count(_._2.isEmpty)
+    private val variableRead = widths.count { case (read, w) => read && w.isEmpty }
+
+    def apply(bytesPerRow: Double): Double = {
+      val perVariable = if (variable == 0) 0.0 else math.max(bytesPerRow - fixed, 8.0 * variable) / variable
+      val total = fixed + variable * perVariable
+      if (total <= 0) 1.0 else (fixedRead + variableRead * perVariable) / total
+    }
   }
 
   /** Bytes per value of a fixed-width field; None for variable-width ones (strings, binary, lists, maps). */

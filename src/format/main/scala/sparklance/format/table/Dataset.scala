@@ -4,7 +4,7 @@ import org.apache.arrow.memory.BufferAllocator
 import scala.util.control.NonFatal
 import sparklance.format.{CorruptFileException, TableNotFoundException, VersionNotFoundException, VersionRemovedException}
 import sparklance.format.commit.{CommitRecord, CommitResult, Committer, Operation, Statement}
-import sparklance.format.io.Storage
+import sparklance.format.io.{DecodedFileCache, Storage}
 
 /**
  * A Lance table at a path: lists its versions and opens snapshots of them. `branch` names the
@@ -123,7 +123,11 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
     val bytes = try length.fold(storage.readAll(file))(storage.readAll(file, _)) catch {
       case NonFatal(e) => throw new CorruptFileException(file, s"cannot read manifest: ${e.getMessage}", e)
     }
-    val decoded = ManifestFile.decode(file, bytes)
+    // Decoding a manifest of 10,000 fragments took a quarter of a point query's planning.
+    val checksum = new java.util.zip.CRC32C()
+    checksum.update(bytes)
+    val decoded = DecodedFileCache.get(s"$file|manifest|${bytes.length}|${checksum.getValue}", (_: ManifestFile) => 4L * bytes.length)(
+      ManifestFile.decode(file, bytes))
     if (decoded.manifest.getVersion != version)
       throw new CorruptFileException(file, s"names version $version but holds version ${decoded.manifest.getVersion}")
     Snapshot(path, scheme, decoded)

@@ -3,9 +3,8 @@ package sparklance.spark.scan
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
-import org.apache.arrow.vector.DecimalVector
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
-import org.apache.spark.sql.types.{DataType, DecimalType, IntegerType, LongType, NullType, StringType, TimestampType}
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, NullType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
@@ -16,14 +15,13 @@ import sparklance.spark.LanceTable
 import sparklance.spark.changes.LanceChangelog
 
 /**
- * Decodes one split (a fragment's row range) into ColumnarBatches: fixed-width columns as Spark's
- * off-heap vectors (`primitives`, which the partition's splits share), the others as Arrow
- * vectors; metadata columns (_rowaddr, _fragid) are filled from the physical offsets of the live
+ * Decodes one split (a fragment's row range) into ColumnarBatches: columns Spark reads straight
+ * from the decoded Arrow vectors' memory where it can ([[ArrowColumns]]), else through Spark's
+ * ArrowColumnVector; metadata columns (_rowaddr, _fragid) are filled from the physical offsets of the live
  * rows; lineage columns from the fragment's row id and version sequences. A batch stays valid
  * until the next call of `next`.
  */
-final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, allocator: BufferAllocator,
-    primitives: PrimitiveColumns) extends AutoCloseable {
+final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, allocator: BufferAllocator) extends AutoCloseable {
   private val fragment = DataFragment.parseFrom(split.fragment)
   private val change = split.change
   private val fields = change.flatMap(_.fields).fold(target.fields)(ReadTarget.decode)
@@ -42,7 +40,7 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
     current = scanner.next()
     val byName = fields.map(_.name).zip(current.vectors).toMap
     val n = current.numRows
-    val columns: Array[ColumnVector] = target.readSchema.fields.zipWithIndex.map { case (f, ordinal) =>
+    val columns: Array[ColumnVector] = target.readSchema.fields.map { f =>
       f.name match {
         case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
         case LanceTable.FragmentId =>
@@ -66,13 +64,14 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
           val v = new ConstantColumnVector(n, NullType)
           v.setNull()
           adapted :+= v; v
+        // Read in place where Spark's values are the vector's (see ArrowColumns), else converted first.
         case name =>
-          val vec = SparkVectors.adapt(byName(name), f.dataType, allocator)
-          if (vec ne byName(name)) adapted :+= vec
-          primitives.load(ordinal, vec, f.dataType).getOrElse((vec, f.dataType) match {
-            case (d: DecimalVector, t: DecimalType) => new DecimalColumn(d, t)
-            case _ => new ArrowColumnVector(vec)
-          })
+          val raw = byName(name)
+          ArrowColumns.of(raw, f.dataType).getOrElse {
+            val vec = SparkVectors.adapt(raw, f.dataType, allocator)
+            if (vec ne raw) adapted :+= vec
+            ArrowColumns.of(vec, f.dataType).getOrElse(new ArrowColumnVector(vec))
+          }
       }
     }
     batch = new ColumnarBatch(columns, n)

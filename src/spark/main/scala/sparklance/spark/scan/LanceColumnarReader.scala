@@ -11,14 +11,13 @@ import sparklance.spark.errors.LanceErrors
 /**
  * Reads an input partition's splits one after the other, in order, each with a
  * [[FragmentSplitReader]] opened when the one before it is done; stops after the partition's
- * `limit` rows. Spark's off-heap vectors for fixed-width columns are reused across the splits.
+ * `limit` rows.
  */
 final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartition) extends PartitionReader[ColumnarBatch] {
   private val allocator = {
     val first = partition.splits.head
     Allocators.child(s"scan-${DataFragment.parseFrom(first.fragment).getId}-${first.start}")
   }
-  private val primitives = new PrimitiveColumns
   private val splits = partition.splits.iterator
   private var reader: FragmentSplitReader = _
   private var bytesOfDoneSplits = 0L
@@ -32,7 +31,7 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
     while (remaining > 0) {
       if (reader == null) {
         if (!splits.hasNext) return false
-        reader = new FragmentSplitReader(target, splits.next(), allocator, primitives)
+        reader = new FragmentSplitReader(target, splits.next(), allocator)
         splitsOpened += 1
       }
       if (reader.next()) {
@@ -57,5 +56,5 @@ final class LanceColumnarReader(target: ReadTarget, partition: LanceInputPartiti
   }
 
   override def close(): Unit =
-    Resources.closeAll(Seq[AutoCloseable](() => if (reader != null) closeSplit(), primitives, allocator))
+    Resources.closeAll(Seq[AutoCloseable](() => if (reader != null) closeSplit(), allocator))
 }

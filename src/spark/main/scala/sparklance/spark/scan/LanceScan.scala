@@ -14,7 +14,7 @@ import sparklance.format.index.Indices
 import sparklance.format.skipping.{ColumnFilter, DataSkipping}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{LanceField, RowAddress, Snapshot}
+import sparklance.format.table.{ColumnShare, LanceField, RowAddress, Snapshot}
 import sparklance.spark.{Allocators, LanceTable}
 import sparklance.spark.errors.LanceErrors
 
@@ -125,12 +125,13 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
           // (rewritten by an UPDATE or MERGE, say), by the manifest's count, the deletion file is
           // read here so that a fragment left with none is not planned. Otherwise the reader skips
           // deleted rows itself, and the driver reads no deletion file.
-          val byId = snapshot.fragments.map(f => f.getId -> f).toMap
-          kept.map { case (id, rows) =>
-            val fragment = byId(id)
-            if (rows.isEmpty || fragment.getDeletionFile.getNumDeletedRows < rows.getLongCardinality) id -> rows
-            else id -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, snapshot.files, fragment))
-          }
+          snapshot.fragments.iterator.flatMap { fragment =>
+            kept.get(fragment.getId).map { rows =>
+              val deleted = fragment.getDeletionFile.getNumDeletedRows
+              if (deleted == 0 || rows.isEmpty || deleted < rows.getLongCardinality) fragment.getId -> rows
+              else fragment.getId -> RoaringBitmap.andNot(rows, DeletionFiles.read(table.dataset.storage, snapshot.files, fragment))
+            }
+          }.toMap
         case _ => Map.empty[Long, RoaringBitmap]
       }
       lastCandidates = Some(filter -> found)
@@ -169,7 +170,9 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   /** Bytes per row of the columns read in fragment `f`, blob sidecars included. */
   private def rowBytes(f: DataFragment): Double =
-    SplitPacking.rowBytes(f, snapshot.schema, readColumns) + readBlobBytesPerRow
+    SplitPacking.rowBytes(f, readShare) + readBlobBytesPerRow
+
+  private lazy val readShare = new ColumnShare.Estimate(snapshot.schema, readColumns)
 
   /** Sidecar bytes per row of the blob columns read (the data files' sizes do not hold them). */
   private lazy val readBlobBytesPerRow: Double =

@@ -4,7 +4,6 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.internal.SQLConf
 import scala.collection.mutable.ArrayBuffer
-import scala.jdk.CollectionConverters._
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{ColumnShare, LanceSchema}
 
@@ -83,9 +82,16 @@ object SplitPacking {
 
   /** The stored bytes per row of `columns` in fragment `f`: its files' bytes per row, by the columns' share. */
   def rowBytes(f: DataFragment, schema: LanceSchema, columns: Set[String]): Double =
+    rowBytes(f, new ColumnShare.Estimate(schema, columns))
+
+  /** [[rowBytes]] by an estimate of the columns' share made once for all the fragments of a scan. */
+  def rowBytes(f: DataFragment, share: ColumnShare.Estimate): Double =
     if (f.getPhysicalRows <= 0) 0.0
     else {
-      val perRow = f.getFilesList.asScala.map(_.getFileSizeBytes).sum.toDouble / f.getPhysicalRows
-      perRow * ColumnShare.of(schema, columns, perRow)
+      var bytes = 0L
+      var i = 0
+      while (i < f.getFilesCount) { bytes += f.getFiles(i).getFileSizeBytes; i += 1 }
+      val perRow = bytes.toDouble / f.getPhysicalRows
+      perRow * share(perRow)
     }
 }

@@ -86,6 +86,12 @@ private[v2_1] final class PageData(val rows: Int, val rep: Array[Int], val defs:
    */
   def rowsWithin(from: Int, until: Int, maxBytes: Long, atLeastOne: Boolean): (Int, Long) = {
     if (maxBytes == Long.MaxValue) return (until - from, 0L)
+    // Where a range's bytes are the sum of its rows' (all but bit-packed slots), a range that fits
+    // whole is the answer without the walk row by row, which a scan of small values spent a tenth of its time in.
+    if (Slots.additive(slots)) {
+      val all = slotBytes(slotOfRow(from), slotOfRow(until))
+      if (all <= maxBytes) return (until - from, all)
+    }
     var used = 0L
     var r = from
     var slot = slotOfRow(from)

@@ -111,6 +111,13 @@ private[v2_1] object Slots {
     case _: Empty => 0L
   }
 
+  /** Whether [[bytes]] of a range of `s` is the sum of its slots' bytes (whole bytes per slot: not bit-packed). */
+  def additive(s: Slots): Boolean = s match {
+    case f: Fixed => f.bits % 8 == 0
+    case l: FixedSizeList => l.dim.toLong * l.items.bits % 8 == 0
+    case _: Variable | _: Indexed | _: Empty => true
+  }
+
   /**
    * How many of slots `[from, until)` of `s` fit `maxBytes` (see [[bytes]]), taken in order and the
    * first one always when `atLeastOne`; and their bytes.

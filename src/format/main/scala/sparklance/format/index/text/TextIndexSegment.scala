@@ -6,7 +6,8 @@ import org.apache.arrow.vector.{BigIntVector, UInt4Vector, UInt8Vector, VarBinar
 import org.apache.arrow.vector.complex.ListVector
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, Resources, UnsupportedFeatureException}
-import sparklance.format.index.{IndexCache, Indices}
+import sparklance.format.index.Indices
+import sparklance.format.io.DecodedFileCache
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.skipping.IndexFile
@@ -25,7 +26,7 @@ final class TextPartition(val id: Int, val tokens: TokenMap, val rowIds: Array[L
 
   /** The posting blocks of token id `token`, kept across queries (index files never change). */
   def blocks(token: Long, allocator: BufferAllocator): PostingBlocks =
-    IndexCache.get(s"$invertPath|$token", (b: PostingBlocks) => b.weight) {
+    DecodedFileCache.get(s"$invertPath|$token", (b: PostingBlocks) => b.weight) {
       if (token < 0 || token >= invert.numRows)
         throw new CorruptFileException(invert.path, s"token id $token of ${invert.numRows} posting lists")
       invert.columns(Seq("_posting", "_length"), allocator, token, 1) { vs =>
@@ -116,7 +117,7 @@ object TextIndexSegment {
 
   /** The analyzer params and partition ids of a segment, its layout checked. */
   private def header(storage: Storage, files: BasePaths, what: String, entry: IndexMetadata,
-      allocator: BufferAllocator): (String, Seq[Int]) = IndexCache.get(s"${files.indexDir(entry)}/metadata.lance") {
+      allocator: BufferAllocator): (String, Seq[Int]) = DecodedFileCache.get(s"${files.indexDir(entry)}/metadata.lance") {
     val md = IndexFile.open(storage, files, entry, "metadata.lance")
     try {
       val meta = md.schema.metadata.map { case (k, v) => k -> new String(v, UTF_8) }
@@ -141,7 +142,7 @@ object TextIndexSegment {
   private def partition(storage: Storage, files: BasePaths, entry: IndexMetadata, p: Int, allocator: BufferAllocator): TextPartition = {
     val dir = files.indexDir(entry)
     // Token maps and document tables are the bulk of opening a segment; kept across queries.
-    val tokens = IndexCache.get(s"$dir/part_${p}_tokens.lance", (m: TokenMap) => m.weight) {
+    val tokens = DecodedFileCache.get(s"$dir/part_${p}_tokens.lance", (m: TokenMap) => m.weight) {
       val f = IndexFile.open(storage, files, entry, s"part_${p}_tokens.lance")
       try f.all(Seq("_token_fst_bytes"), allocator) { vs =>
         val v = vs.head.asInstanceOf[LargeVarBinaryVector]
@@ -149,7 +150,7 @@ object TextIndexSegment {
         new TokenMap(v.getObject(0), f.path)
       } finally f.close()
     }
-    val (rowIds, numTokens, total) = IndexCache.get(s"$dir/part_${p}_docs.lance",
+    val (rowIds, numTokens, total) = DecodedFileCache.get(s"$dir/part_${p}_docs.lance",
         (d: (Array[Long], Array[Int], Long)) => 12L * d._1.length) {
       val f = IndexFile.open(storage, files, entry, s"part_${p}_docs.lance")
       try {

@@ -6,7 +6,8 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import sparklance.format.{IndexNotFoundException, LanceException, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
-import sparklance.format.index.{IndexCache, Indices}
+import sparklance.format.index.Indices
+import sparklance.format.io.DecodedFileCache
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.rowids.RowLineage
@@ -83,7 +84,7 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
   /** The deleted offsets of fragment `f`: a deletion file never changes, so kept across queries (read only). */
   private def deletions(f: DataFragment): RoaringBitmap =
     if (!f.hasDeletionFile) new RoaringBitmap()
-    else IndexCache.get(snapshot.files.deletionFile(f), (b: RoaringBitmap) => b.getLongSizeInBytes)(
+    else DecodedFileCache.get(snapshot.files.deletionFile(f), (b: RoaringBitmap) => b.getLongSizeInBytes)(
       DeletionFiles.read(storage, snapshot.files, f))
 
   /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */

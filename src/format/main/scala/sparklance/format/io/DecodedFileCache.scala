@@ -1,8 +1,9 @@
-package sparklance.format.index
+package sparklance.format.io
 
 /**
- * What the process has read of index files, kept for the next query: index files never change
- * once written (a new index or segment gets a new directory), so what was decoded from one may be
+ * What the process has decoded of files that never change, kept for the next query: index files
+ * (a new index or segment gets a new directory) and manifests (a version's manifest is written
+ * once; its key holds a checksum of its bytes, since a dropped table's path may be used again),
  * kept as long as memory allows. Keys name the file or directory read and what was read of it
  * (`<index dir>|btree|<key type>`); values are immutable. Least recently used entries are dropped
  * once the entries weigh more than [[MaxBytes]] or number more than [[MaxEntries]].
@@ -10,7 +11,7 @@ package sparklance.format.index
  * Thread-safe. Two threads missing the same key may both read it; the later value replaces the
  * earlier, which is equal.
  */
-object IndexCache {
+object DecodedFileCache {
   /** What the entries may weigh in all (their estimates, see [[get]]). */
   val MaxBytes: Long = 256L << 20
   val MaxEntries = 1024
