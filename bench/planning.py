@@ -10,12 +10,9 @@ beside pylance's `to_table` with the same filter (and `count_rows`) on the same 
 
 Run: .venv/bin/python bench/planning.py [--fragments 10000] [--runs 15]"""
 import argparse
-import statistics
-import time
-
 import lance
 
-from common import print_table, scratch_dir, spark_session
+from common import print_table, scratch_dir, spark_session, timed
 
 QUERIES = {
     "point": ("SELECT * FROM {t} WHERE id = 123457", "id = 123457"),
@@ -41,15 +38,8 @@ def planned(spark, sql):
     return partitions(spark.sql(sql)._jdf.queryExecution().executedPlan())
 
 
-def median_ms(fn, runs, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+def median_ms(fn, runs):
+    return timed(fn, runs=runs, warmup=5)[0] * 1000
 
 
 def main():
