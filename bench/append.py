@@ -2,18 +2,33 @@
 day DATE, v DOUBLE, s STRING, payload STRING) into a new sparklance table, 1 warm-up + RUNS timed
 runs (each into a table of its own), median, for three tables: the default (zone maps on the first
 32 columns, here all five, gathered by the write tasks), `zonemap_columns` = '*' and = '' (none), to
-show what gathering zones costs. The kinds take turns run by run, so a busy machine slows them alike;
-the ratio to `none` is printed.
-`--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change).
+show what gathering zones costs, and two baselines in the same process: Spark writing the same
+DataFrame as Parquet (`parquet`), and pylance's `write_dataset` of the same rows as one Arrow table
+(`pylance`, collected once before the runs, untimed; same `data_storage_version`, its default
+`max_rows_per_file`, which is sparklance's too). The kinds take turns run by run, so a busy machine
+slows them alike; the ratios to `none`, `parquet` and `pylance` are printed.
+`--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change);
+`--storage-version` picks the tables' `data_storage_version` (2.2 by default, e.g. 2.0).
 
-Run: .venv/bin/python bench/append.py [--rows 10000000] [--runs 3] [--jar path/to/sparklance.jar]"""
+Run: .venv/bin/python bench/append.py [--rows 10000000] [--runs 3] [--storage-version 2.0]
+     [--only default parquet pylance] [--jar path/to/sparklance.jar]"""
 import argparse
 import itertools
+import shutil
 import statistics
 import time
 
+import lance
+import pyarrow as pa
 import sparklance
 from common import print_table, scratch_dir, spark_session
+
+
+def aligned(table):
+    """`table` in buffers of its own: `toArrow`'s point into the IPC stream Spark sent, not aligned
+    to the values' width, which pylance refuses (a panic: memory pointer not aligned)."""
+    return pa.table({name: pa.concat_arrays(column.chunks + [pa.array([], type=column.type)])
+                     for name, column in zip(table.column_names, table.columns)})
 
 
 def main():
@@ -21,7 +36,9 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
-    ap.add_argument("--only", choices=["default", "all", "none"], help="measure one of the tables only")
+    ap.add_argument("--only", nargs="+", choices=["default", "all", "none", "parquet", "pylance"],
+                    help="measure these kinds only")
+    ap.add_argument("--storage-version", default="2.2", help="the tables' data_storage_version")
     args = ap.parse_args()
     if args.jar:
         sparklance.jar_path = lambda: args.jar
@@ -32,27 +49,49 @@ def main():
         "id AS k", "date_add(DATE'2020-01-01', CAST(id DIV 100000 AS INT)) AS day", "id * 0.5 AS v",
         "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
     counter = itertools.count()
-    kinds = {"default": "", "all": "TBLPROPERTIES ('zonemap_columns' = '*')",
-             "none": "TBLPROPERTIES ('zonemap_columns' = '')"}
+    version = f"'data_storage_version' = '{args.storage_version}'"
+    kinds = {"default": f"TBLPROPERTIES ({version})", "all": f"TBLPROPERTIES ('zonemap_columns' = '*', {version})",
+             "none": f"TBLPROPERTIES ('zonemap_columns' = '', {version})", "parquet": None, "pylance": None}
     if args.only:
-        kinds = {args.only: kinds[args.only]}
-    samples = {kind: [] for kind in kinds}
-    for run in range(1 + args.runs):
-        for kind, props in kinds.items():
-            name = f"lance.bench.t{next(counter)}"
+        kinds = {k: kinds[k] for k in args.only}
+    arrow = aligned(df.toArrow()) if "pylance" in kinds else None
+
+    def append(kind, props):
+        n = next(counter)
+        if kind == "parquet":
+            start = time.perf_counter()
+            df.write.parquet(str(root / f"p{n}"))
+            elapsed = time.perf_counter() - start
+            shutil.rmtree(root / f"p{n}")
+        elif kind == "pylance":
+            start = time.perf_counter()
+            lance.write_dataset(arrow, str(root / f"l{n}"), data_storage_version=args.storage_version)
+            elapsed = time.perf_counter() - start
+            shutil.rmtree(root / f"l{n}")
+        else:
+            name = f"lance.bench.t{n}"
             spark.sql(f"CREATE TABLE {name} (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) {props}")
             start = time.perf_counter()
             df.writeTo(name).append()
             elapsed = time.perf_counter() - start
             spark.sql(f"DROP TABLE {name} PURGE")
+        return elapsed
+
+    samples = {kind: [] for kind in kinds}
+    for run in range(1 + args.runs):
+        for kind, props in kinds.items():
+            elapsed = append(kind, props)
             if run:  # the first round warms up
                 samples[kind].append(elapsed)
                 print(kind, round(elapsed, 3), flush=True)
     medians = {kind: statistics.median(xs) for kind, xs in samples.items()}
-    rows = [[k, f"{m:.3f}", f"{m / medians['none']:.3f}" if "none" in medians else "-", " ".join(f"{x:.2f}" for x in samples[k])]
+
+    def ratio(m, base):
+        return f"{m / medians[base]:.3f}" if base in medians else "-"
+    rows = [[k, f"{m:.3f}", ratio(m, "none"), ratio(m, "parquet"), ratio(m, "pylance"), " ".join(f"{x:.2f}" for x in samples[k])]
             for k, m in medians.items()]
-    print_table(f"Append of {args.rows:,} rows (median of {args.runs}, kinds interleaved)",
-                ["zone maps", "seconds", "vs none", "runs"], rows)
+    print_table(f"Append of {args.rows:,} rows, data_storage_version {args.storage_version} (median of {args.runs}, kinds interleaved)",
+                ["kind", "seconds", "vs none", "vs parquet", "vs pylance", "runs"], rows)
     spark.stop()
 
 

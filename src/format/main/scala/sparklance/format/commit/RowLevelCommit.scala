@@ -2,7 +2,7 @@ package sparklance.format.commit
 
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
-import sparklance.format.LanceException
+import sparklance.format.{LanceException, Parallel}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{ColumnFiles, Dataset, PendingSchema, RowAddress, Snapshot}
@@ -88,6 +88,9 @@ object RowLevelCommit {
     case object Update extends Kind
   }
 
+  /** Deletion files read and written at once by a commit (see [[operation]]). */
+  val FileParallelism = 16
+
   /** The version the statement created and the files it wrote. */
   final case class Result(version: Long, deletionFilesWritten: Long, dataFilesWritten: Long)
 
@@ -105,7 +108,9 @@ object RowLevelCommit {
     val byId = read.fragments.map(f => f.getId -> f).toMap
     val none = new RoaringBitmap()
     val ids = (deleted.collect { case (id, offsets) if !offsets.isEmpty => id } ++ inPlace.keys).toSeq.distinct.sorted
-    val touched = ids.map { id =>
+    // Each touched fragment's old deletion file is read and its new one written on a thread of
+    // its own: on an object store a spread statement otherwise waits two round trips a fragment.
+    val touched = Parallel.map(ids, RowLevelCommit.FileParallelism) { id =>
       val offsets = deleted.getOrElse(id, none)
       val fragment = byId.getOrElse(id, throw new LanceException(
         s"Rows of fragment $id were deleted or updated, but version ${read.version} of ${dataset.path} has no such fragment"))
@@ -116,7 +121,7 @@ object RowLevelCommit {
       (fragment, RoaringBitmap.or(before, offsets), RoaringBitmap.andNot(offsets, before))
     }
     val (emptied, partial) = touched.partition { case (f, all, _) => all.getLongCardinality == f.getPhysicalRows }
-    val updated = partial.map { case (f, all, ours) =>
+    val updated = Parallel.map(partial, RowLevelCommit.FileParallelism) { case (f, all, ours) =>
       val columns = inPlace.get(f.getId).fold(f)(c => ColumnFiles.replaced(f, c._1))
       if (ours.isEmpty) columns
       else columns.toBuilder.setDeletionFile(DeletionFiles.write(dataset.storage, dataset.path, f.getId, read.version, all)).build()

@@ -1,10 +1,9 @@
 package sparklance.format.maintenance
 
 import java.time.Instant
-import java.util.concurrent.{Callable, Executors, TimeUnit}
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
-import sparklance.format.LanceException
+import sparklance.format.{LanceException, Parallel}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
 import sparklance.format.io.{FileEntry, Storage}
@@ -197,17 +196,7 @@ final class Cleanup(dataset: Dataset, parallelism: Int = Cleanup.DefaultParallel
     Some(snapshot)
   }
 
-  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
-    if (items.size <= 1 || parallelism <= 1) items.map(f)
-    else {
-      val pool = Executors.newFixedThreadPool(math.min(parallelism, items.size))
-      try {
-        val futures = pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava)
-        futures.asScala.toSeq.map { fut =>
-          try fut.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause }
-        }
-      } finally { pool.shutdownNow(); pool.awaitTermination(1, TimeUnit.MINUTES) }
-    }
+  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] = Parallel.map(items, parallelism)(f)
 }
 
 object Cleanup {

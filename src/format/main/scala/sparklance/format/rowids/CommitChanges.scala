@@ -1,6 +1,6 @@
 package sparklance.format.rowids
 
-import org.roaringbitmap.RoaringBitmap
+import org.roaringbitmap.{RoaringBitmap, RoaringBitmapWriter}
 import scala.jdk.CollectionConverters._
 import sparklance.format.UnsupportedFeatureException
 import sparklance.format.deletion.DeletionFiles
@@ -34,8 +34,10 @@ object CommitChanges {
     requireLineage(after)
     before.foreach(requireLineage)
 
-    // New side: fragments holding rows the commit wrote.
-    val updatedIds = new org.roaringbitmap.longlong.Roaring64Bitmap()
+    // New side: fragments holding rows the commit wrote. The ids of updated rows are collected
+    // into an array, sorted once and searched by the old side (a Roaring64Bitmap's per-id adds and
+    // lookups were most of the planning time of a commit updating rows all over the table).
+    val updatedIds = new scala.collection.mutable.ArrayBuilder.ofLong
     // Rows whose columns were rewritten in place (same fragment, new files): their old image is at
     // the same offset of the fragment as it was.
     val inPlace = scala.collection.mutable.Map.empty[Long, RoaringBitmap]
@@ -45,23 +47,26 @@ object CommitChanges {
         val ids = RowLineage.rowIds(storage, path, f).getOrElse(missing(path, f))
         val created = RowLineage.createdAt(storage, path, f).getOrElse(missing(path, f))
         val deleted = DeletionFiles.read(storage, after.files, f)
-        val rows = new RoaringBitmap()
-        val updated = new RoaringBitmap()
+        val rewritten = beforeById.get(f.getId).exists(_.getFilesList != f.getFilesList)
+        // Offsets come in ascending order: writers append them without searching.
+        val rows = RoaringBitmapWriter.writer().get()
+        val updated = RoaringBitmapWriter.writer().get()
         var i = 0
         while (i < lastUpdated.length) {
           if (lastUpdated(i) == version && !deleted.contains(i)) {
             rows.add(i)
-            if (created(i) < version) {
-              updated.add(i); updatedIds.addLong(ids(i))
-              if (beforeById.get(f.getId).exists(_.getFilesList != f.getFilesList))
-                inPlace.getOrElseUpdate(f.getId, new RoaringBitmap()).add(i)
-            }
+            if (created(i) < version) { updated.add(i); updatedIds += ids(i) }
           }
           i += 1
         }
-        ChangedRows(f, version, newSide = true, rows, updated)
+        val (changed, images) = (rows.get(), updated.get())
+        if (rewritten && !images.isEmpty) inPlace(f.getId) = images.clone()
+        ChangedRows(f, version, newSide = true, changed, images)
       }
     }.filter(!_.rows.isEmpty)
+    val updatedSorted = updatedIds.result()
+    java.util.Arrays.sort(updatedSorted)
+    def wasUpdated(id: Long): Boolean = java.util.Arrays.binarySearch(updatedSorted, id) >= 0
 
     // Old side: rows live before that this commit tombstoned or dropped with their fragment.
     val oldSide = before.toSeq.flatMap { prev =>
@@ -84,15 +89,16 @@ object CommitChanges {
         else {
           val offsets = gone.toArray
           val ids = RowLineage.rowIdLookup(storage, path, f).getOrElse(missing(path, f)).idsAt(offsets)
-          val rows = new RoaringBitmap()
-          val updated = new RoaringBitmap()
+          val rows = RoaringBitmapWriter.writer().get()
+          val updated = RoaringBitmapWriter.writer().get()
           var k = 0
           while (k < offsets.length) {
-            if (updatedIds.contains(ids(k))) { rows.add(offsets(k)); updated.add(offsets(k)) }
+            if (wasUpdated(ids(k))) { rows.add(offsets(k)); updated.add(offsets(k)) }
             else if (!movedHere.contains(ids(k))) rows.add(offsets(k))
             k += 1
           }
-          if (rows.isEmpty) None else Some(ChangedRows(f, prev.version, newSide = false, rows, updated))
+          val changed = rows.get()
+          if (changed.isEmpty) None else Some(ChangedRows(f, prev.version, newSide = false, changed, updated.get()))
         }
       }
     }

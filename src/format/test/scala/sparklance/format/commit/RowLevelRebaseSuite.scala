@@ -87,6 +87,31 @@ class RowLevelRebaseSuite extends AnyFunSuite {
     prev.version + 1
   }
 
+  for (seed <- 1 to 3) test(s"deletions spread over many fragments, some already holding deletions, land per fragment (seed $seed)") {
+    // The commit reads and writes the fragments' deletion files on several threads: each fragment
+    // must get the union of its own old and new offsets, whatever order the threads run in.
+    val rnd = new Random(seed)
+    val sizes = Seq.fill(40)(1 + rnd.nextInt(60))
+    val ds = newTable(sizes: _*)()
+    val expected = sizes.indices.map(i => i.toLong -> scala.collection.mutable.SortedSet((0L until sizes(i).toLong): _*)).toMap
+    def randomDeletes(): Map[Long, RoaringBitmap] = sizes.indices.filter(_ => rnd.nextInt(4) != 0).map { i =>
+      val live = expected(i.toLong).toSeq
+      i.toLong -> bitmap(rnd.shuffle(live).take(if (rnd.nextInt(8) == 0) live.size else rnd.nextInt(live.size + 1)).map(_.toInt): _*)
+    }.filter(!_._2.isEmpty).toMap
+    for (_ <- 0 until 3) {
+      val deletes = randomDeletes()
+      delete(ds, ds.snapshot(), deletes)
+      for ((id, offsets) <- deletes) expected(id) --= offsets.toArray.map(_.toLong)
+      val snap = ds.snapshot()
+      val live = liveValues(ds, snap)
+      // A fragment whose rows are all deleted is dropped.
+      assert(live.keySet == expected.collect { case (id, left) if left.nonEmpty => id }.toSet)
+      for ((id, values) <- live) assert(values == expected(id).toSeq, s"fragment $id")
+      for (f <- snap.fragments if f.hasDeletionFile)
+        assert(f.getDeletionFile.getNumDeletedRows == sizes(f.getId.toInt) - expected(f.getId).size, s"fragment ${f.getId}")
+    }
+  }
+
   test("two concurrent deletes of different rows in one fragment both land; the deletion vector is the union") {
     val ds = newTable(100, 50)()
     val read = ds.snapshot()

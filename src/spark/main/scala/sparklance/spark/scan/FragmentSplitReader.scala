@@ -6,6 +6,7 @@ import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, NullType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import org.apache.spark.unsafe.types.UTF8String
 import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
@@ -25,10 +26,15 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   private val fragment = DataFragment.parseFrom(split.fragment)
   private val change = split.change
   private val fields = change.flatMap(_.fields).fold(target.fields)(ReadTarget.decode)
+  private val changedRows = change.map(c => PortableBitmaps.fromBytes(c.rows))
   private val scanner = new FragmentScanner(target.storage, target.files,
-    fragment, fields, allocator, split.start, split.end, only = split.change.map(c => PortableBitmaps.fromBytes(c.rows)),
+    fragment, fields, allocator, split.start, split.end, only = changedRows,
     batchBytes = target.batchBytes, within = split.within.map(PortableBitmaps.fromBytes))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
+  /** Whether every changed row is an update image (Some(true)) or none is (Some(false)): one change type for the split. */
+  private lazy val uniformImages: Option[Boolean] = updateImages.flatMap { images =>
+    if (images.isEmpty) Some(false) else Option.when(images.getLongCardinality == changedRows.get.getLongCardinality)(true)
+  }
   private var current: ScanBatch = _
   private var adapted: Seq[AutoCloseable] = Nil
   private var batch: ColumnarBatch = _
@@ -51,12 +57,19 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
         case LanceTable.CreatedAtVersion => perRow(createdAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
         case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
         case LanceChangelog.ChangeType if change.isDefined =>
-          val v = new OnHeapColumnVector(n, StringType)
           val slice = change.get
-          val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
-          var i = 0
-          while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
-          adapted :+= v; v
+          uniformImages match {
+            case Some(image) =>
+              val v = new ConstantColumnVector(n, StringType)
+              v.setUtf8String(UTF8String.fromString(slice.changeType(image)))
+              adapted :+= v; v
+            case None =>
+              val v = new OnHeapColumnVector(n, StringType)
+              val (updateType, otherType) = (slice.changeType(true).getBytes(UTF_8), slice.changeType(false).getBytes(UTF_8))
+              var i = 0
+              while (i < n) { v.putByteArray(i, if (updateImages.get.contains(current.offsets(i))) updateType else otherType); i += 1 }
+              adapted :+= v; v
+          }
         case LanceChangelog.CommitVersion if change.isDefined => constant(change.get.commitVersion, LongType)
         case LanceChangelog.CommitTimestamp if change.isDefined => constant(change.get.commitMicros, TimestampType)
         // A column of an unmappable type that a row-level statement carries along unread (see LanceScan).

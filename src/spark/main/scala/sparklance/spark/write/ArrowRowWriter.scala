@@ -22,8 +22,12 @@ import sparklance.spark.{InvalidValueException, NotNullViolationException, Spark
  */
 final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: Seq[DataType], allocator: BufferAllocator)
     extends AutoCloseable {
-  /** Writes the value at `ordinal` of `source` (known non-null) at index `index` of the vector. */
-  private type Setter = (SpecializedGetters, Int, Int) => Unit
+  /**
+   * Writes the value at `ordinal` of `source` (known non-null) at index `index` of the vector. A
+   * class of its own rather than a Function3, which Scala does not specialize: its two Ints were
+   * boxed for every value written.
+   */
+  private abstract class Setter { def apply(source: SpecializedGetters, ordinal: Int, index: Int): Unit }
 
   // A column of a type sparklance cannot map is never written (not even as NULLs): its encoding is unknown.
   fields.foreach(f => SparkTypes.unsupported(f, table).foreach(t => throw new UnsupportedColumnException(table, f.name, t, "writes")))

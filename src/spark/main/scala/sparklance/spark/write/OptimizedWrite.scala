@@ -14,7 +14,8 @@ import sparklance.spark.TableProperties
  * no ordering or grouping is promised. Off with the table property or write option
  * `optimize_write` = false, and when adaptive execution is off (a plain shuffle would make
  * `spark.sql.shuffle.partitions` fragments). An ordered input keeps its order instead (see
- * [[OrderedInputRule]]).
+ * [[OrderedInputRule]]). With sparklance's session extension, [[FragmentSizedShuffle]] then cuts the
+ * shuffle into tasks of at most one fragment's rows.
  */
 final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long)
 
@@ -36,7 +37,10 @@ object OptimizedWrite {
       // took on disk if that is larger (long strings, vectors).
       val rowBytes = math.max(input.defaultSize.toDouble, bytesPerRow.getOrElse(0.0))
       val rows = FragmentWriter.maxRowsPerFile(config)
-      Some(OptimizedWrite(spreading, math.min(MaxBytes, math.max(MinBytes, (rows * rowBytes).toLong))))
+      val advisory = math.min(MaxBytes, math.max(MinBytes, (rows * rowBytes).toLong))
+      // For the session extension's FragmentSizedShuffle, which sizes the write's tasks by rows.
+      FragmentSizedShuffle.register(advisory, rows)
+      Some(OptimizedWrite(spreading, advisory))
     }
   }
 

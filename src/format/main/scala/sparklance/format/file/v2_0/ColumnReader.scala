@@ -3,7 +3,8 @@ package sparklance.format.file.v2_0
 import com.google.protobuf.InvalidProtocolBufferException
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 import sparklance.format.file.{ContainerReader, TypedAny}
-import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, ColumnEncoding}
+import org.apache.arrow.memory.ArrowBuf
+import sparklance.format.proto.Encodings20Protos.{ArrayEncoding, Buffer, ColumnEncoding}
 
 /** Rows `[from, from + count)` of one decoded page. */
 private[v2_0] final case class Segment(page: Int, data: Decoded, from: Int, count: Int)
@@ -130,6 +131,48 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
       p += 1
     }
     out.result()
+  }
+
+  /**
+   * The file offset of page p's first value when the page stores fixed-size lists of `dimension`
+   * items of `itemBits` (whole bytes) plainly: flat, uncompressed, without nulls (possibly under
+   * `nullable.no_nulls`), in one page buffer. None for any other page.
+   */
+  private[v2_0] def plainLists(p: Int, dimension: Int, itemBits: Int): Option[Long] = {
+    def unwrap(e: ArrayEncoding): ArrayEncoding =
+      if (e.hasNullable && e.getNullable.hasNoNulls) unwrap(e.getNullable.getNoNulls.getValues) else e
+    val lists = unwrap(encoding(p))
+    if (!lists.hasFixedSizeList || lists.getFixedSizeList.getDimension != dimension) return None
+    val items = unwrap(lists.getFixedSizeList.getItems)
+    if (!items.hasFlat || itemBits % 8 != 0) return None
+    val flat = items.getFlat
+    val page = meta.getPages(p)
+    val i = flat.getBuffer.getBufferIndex
+    val plain = flat.getBitsPerValue == itemBits && !flat.hasCompression && flat.hasBuffer &&
+      flat.getBuffer.getBufferType == Buffer.BufferType.page && i >= 0 && i < page.getBufferOffsetsCount &&
+      page.getBufferSizes(i) >= pageLength(p).toLong * dimension * (itemBits / 8)
+    if (plain) Some(page.getBufferOffsets(i)) else None
+  }
+
+  /**
+   * Reads fixed-size lists `[start, start + n)` (see [[plainLists]]) from the file straight into
+   * `target`, value after value, without decoding their pages; false, with nothing read, when a
+   * page holding them stores them otherwise.
+   */
+  def readPlainListsInto(start: Long, n: Int, dimension: Int, itemBits: Int, target: ArrowBuf): Boolean = {
+    checkRange(start, n)
+    val valueBytes = dimension.toLong * (itemBits / 8)
+    val first = if (n > 0) pageOf(start) else numPages
+    val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
+    val offsets = pages.map(p => plainLists(p, dimension, itemBits))
+    val plain = offsets.forall(_.isDefined)
+    if (plain) pages.zip(offsets).foreach { case (p, offset) =>
+      val from = math.max(start, starts(p)) - starts(p)
+      val to = math.min(start + n, starts(p + 1)) - starts(p)
+      val at = (starts(p) + from - start) * valueBytes
+      container.readInto(offset.get + from * valueBytes, target.nioBuffer(at, ((to - from) * valueBytes).toInt), s"${where(p)} rows $from-$to")
+    }
+    plain
   }
 
   /** For a list column: itemStarts(p) = the global item number of page p's first item (§2.8). */

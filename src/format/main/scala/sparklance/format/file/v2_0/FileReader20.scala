@@ -3,7 +3,7 @@ package sparklance.format.file.v2_0
 import com.google.protobuf.InvalidProtocolBufferException
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, NullVector}
-import org.apache.arrow.vector.complex.{LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
@@ -143,10 +143,35 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
       case t =>
         val values = Shape.of(field.name, t, field.arrowItemType)
         val shape = field.dictionary.fold(values)(index => Shape.DictionaryField(index.getBitWidth, values))
+        shape match {
+          case Shape.FixedSizeList(dim, Shape.Fixed(bits)) if bits % 8 == 0 =>
+            readPlainLists(v.asInstanceOf[FixedSizeListVector], col, start, n, dim, bits, maxBytes).foreach(rows => return rows)
+          case _ =>
+        }
         val segments = col.segments(start, n, shape, maxBytes)
         val rows = segments.map(_.count).sum
         VectorLoader.loadLeaf(v, segments, rows)
         rows
+    }
+  }
+
+  /**
+   * Fixed-size lists of fixed-width items (vectors) stored plainly, read from the file straight
+   * into the vector's Arrow memory, as many as `maxBytes` holds (one at least, as
+   * [[Decoded.valuesWithin]] counts): the rows read; None, with `v` untouched, where a page stores
+   * them otherwise. Decoding a page of vectors first copied all its bytes onto the heap.
+   */
+  private def readPlainLists(v: FixedSizeListVector, col: ColumnReader, start: Long, n: Int, dim: Int, bits: Int,
+      maxBytes: Long): Option[Int] = {
+    val valueBytes = math.max(1L, dim.toLong * (bits / 8))
+    val rows = if (n == 0) 0 else math.max(1L, math.min(n.toLong, maxBytes / valueBytes)).toInt
+    val data = v.getAllocator.buffer(math.max(1L, rows * valueBytes))
+    val read = try col.readPlainListsInto(start, rows, dim, bits, data) catch { case e: Throwable => data.close(); throw e }
+    if (!read) { data.close(); None }
+    else {
+      VectorLoader.load(v, rows, null, Nil)
+      VectorLoader.load(v.getDataVector, Math.multiplyExact(rows, dim), null, Seq(data))
+      Some(rows)
     }
   }
 

@@ -131,6 +131,35 @@ class RoundTripSuite extends AnyFunSuite {
     check(nestedSchema, Seq(7, 0, 300, 1, 250), 6, 0.2, batch = 64)
   }
 
+  test("vectors stored plainly are read straight into Arrow memory, across pages and within a byte budget") {
+    val items = Seq((new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE), 4, 32), (new ArrowType.Int(64, true), 3, 64),
+      (new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE), 1, 64))
+    val schema = schemaOf(id => items.map { case (t, dim, _) => fsl(id(), t, dim) })
+    val a = new RootAllocator()
+    try {
+      val (bytes, _, expected) = write(schema, Seq(100, 1000, 37), 9, 0.0, maxPageBytes = 256, a)
+      val r = new FileReader20(new BytesInputFile(bytes))
+      val columnOf = schema.allFields.map(_.id).zipWithIndex.toMap
+      val rnd = new scala.util.Random(9)
+      schema.fields.zip(expected).zip(items).zipWithIndex.foreach { case (((f, rows), (_, dim, bits)), c) =>
+        val col = r.column(c)
+        assert(col.numPages > 3 && (0 until col.numPages).forall(col.plainLists(_, dim, bits).isDefined), f.name)
+        (0 until 300).foreach { _ =>
+          val start = rnd.nextInt(rows.size)
+          val n = rnd.nextInt(rows.size - start + 1)
+          val maxBytes = if (rnd.nextBoolean()) Long.MaxValue else rnd.nextInt(3000).toLong
+          val v = r.read(f, columnOf, start, n, a, maxBytes)
+          try {
+            // As many as the budget holds, one at least: as decoding pages counts them.
+            val want = if (n == 0) 0 else math.max(1L, math.min(n.toLong, maxBytes / (dim * bits / 8))).toInt
+            assert(v.getValueCount == want && Rows(v) == rows.slice(start, start + want), s"${f.name} rows $start+$n within $maxBytes")
+          } finally v.close()
+        }
+      }
+      assert(a.getAllocatedMemory == 0, "vectors leaked")
+    } finally a.close()
+  }
+
   test("many pages, read across page boundaries") {
     val r = check(flatSchema, Seq(100, 1000, 37), 7, 0.25, maxPageBytes = 256, batch = 77)
     val small = Set("nul", "bool", "fsl32") // bitmaps and nulls: few bytes in all
