@@ -14,7 +14,8 @@ package sparklance.format.io
 object DecodedFileCache {
   /** What the entries may weigh in all (their estimates, see [[get]]). */
   val MaxBytes: Long = 256L << 20
-  val MaxEntries = 1024
+  // Many small entries are fine (a table of 10,000 appends has a zone map segment per append and column); the bytes bound memory.
+  val MaxEntries = 65536
   /** The weight given an entry its reader does not estimate. */
   val UnknownWeight: Long = 64L << 10
 

@@ -170,9 +170,13 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
         }.filter(_._1.nonEmpty)
       }.filter(_.nonEmpty)
 
-  private def load[T](kind: String, segments: Seq[(Covered, IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]) =
+  private def load[T](kind: String, segments: Seq[(Covered, IndexMetadata)], keyType: ArrowType)(read: IndexMetadata => Option[T]): Seq[(Covered, T)] =
+    loadWeighed[T](kind, segments, keyType, _ => DecodedFileCache.UnknownWeight)(read)
+
+  private def loadWeighed[T](kind: String, segments: Seq[(Covered, IndexMetadata)], keyType: ArrowType,
+      weigh: Option[T] => Long)(read: IndexMetadata => Option[T]): Seq[(Covered, T)] =
     segments.flatMap { case (coverage, segment) =>
-      DecodedFileCache.get(s"${files.indexDir(segment)}|$kind|$keyType")(read(segment)).map(coverage -> _)
+      DecodedFileCache.get(s"${files.indexDir(segment)}|$kind|$keyType", weigh)(read(segment)).map(coverage -> _)
     }
 
   private def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
@@ -190,8 +194,10 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   /** The zone maps, BTREE, BITMAP and INVERTED indices of a column of comparable values. */
   private def valueIndicesOf(field: LanceField): Seq[FieldIndex] = {
     // Grouped by fragment once per segment and kept with it: planning over 10,000 fragments regrouped them per query.
+    // Weighed by their zones: a table of many small appends has a segment per append, and with
+    // the default weight a point query's segments no longer fitted and were all read again.
     val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map(segments =>
-      load("zonemap-by-fragment", segments, field.arrowType)(segment =>
+      loadWeighed[Map[Long, Array[Zone]]]("zonemap-by-fragment", segments, field.arrowType, DataSkipping.zoneMapWeight)(segment =>
         ZoneMapSegment.read(storage, files, segment, field.arrowType, allocator)
           .map(_.groupBy(_.fragmentId).map { case (id, zones) => id -> zones.toArray })))
     val btrees = indicesOn(field.id, usable(BTreeSegment.isBTree))
@@ -256,6 +262,12 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
 }
 
 object DataSkipping {
+  /** About what a zone held by fragment weighs in memory (its bounds, counts and the map's share). */
+  private val ZoneBytes = 160L
+
+  private def zoneMapWeight(zones: Option[Map[Long, Array[Zone]]]): Long =
+    256L + zones.fold(0L)(_.valuesIterator.map(_.length.toLong).sum * ZoneBytes)
+
   /**
    * Whether scans skip rows by this index: a zone map; a BTREE, but not one of index version 0 on
    * a table with stable row ids, which may hold row ids rather than addresses; a BITMAP, a
