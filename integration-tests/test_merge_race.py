@@ -119,8 +119,12 @@ def test_merges_inserting_one_key(spark, warehouse, table_name, isolation):
         # The race was real: some statements lost it.
         assert sum(n for o, n in outcomes.items() if "conflict" in o[2:4]) > 0
     else:
-        # Snapshot isolation never refuses an insert, so the statements all land.
-        assert all(o[2] == o[3] == "landed" for o in outcomes)
+        # Snapshot isolation never refuses an insert, so MERGEs that only insert all land. One that
+        # also updates may lose to another writer's update of the same row (a write-write conflict,
+        # refused under snapshot isolation too) when it read the table after another writer had
+        # inserted the key: on a loaded machine Spark's planning can outlast pylance's delay.
+        assert all(o[2] == "landed" or o[0] == "upsert" for o in outcomes), outcomes
+        assert all(o[3] == "landed" or o[1] == "upsert" for o in outcomes), outcomes
     got_spark = sorted(tuple(r) for r in spark.sql(f"SELECT id, v FROM {table_name}").collect())
     tbl = lance.dataset(path).to_table()
     got_lance = sorted(zip(tbl.column("id").to_pylist(), tbl.column("v").to_pylist()))
