@@ -71,20 +71,13 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap
   }
 
-  /** `zones`: a segment's zones by fragment (all it holds, shared through the cache); `coverage`: the fragments it is used for. */
-  private final class ZoneMapIndex(parts: Seq[(Covered, Map[Long, Array[Zone]])]) extends FieldIndex {
-    def covers(fragment: Long): Boolean = parts.exists(_._1(fragment))
+  /** `zones`: the zones of each fragment the index is used for (none: it holds no rows of it). */
+  private final class ZoneMapIndex(zones: Map[Long, Array[Zone]]) extends FieldIndex {
+    def covers(fragment: Long): Boolean = zones.contains(fragment)
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
       val kept = new RoaringBitmap()
-      // A covered fragment without zones holds no rows the index saw: none are kept.
-      val zones = parts.find(_._1(fragment)).flatMap(_._2.get(fragment)).getOrElse(Array.empty[Zone])
       val end = physicalRows(fragment)
-      var i = 0
-      while (i < zones.length) {
-        val z = zones(i)
-        if (ZoneTest.mightMatch(z, leaf)) kept.add(z.start, math.min(z.end, end))
-        i += 1
-      }
+      zones(fragment).foreach(z => if (ZoneTest.mightMatch(z, leaf)) kept.add(z.start, math.min(z.end, end)))
       kept
     }
   }
@@ -205,7 +198,13 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     val bitmaps = indicesOn(field.id, usable(BitmapSegment.isBitmap))
       .map(load("bitmap", _, field.arrowType)(BitmapSegment.read(storage, files, _, field.arrowType, allocator)))
     val inverted = indicesOn(field.id, usable(DataSkipping.isInverted))
-    zoneMaps.filter(_.nonEmpty).map(z => new ZoneMapIndex(z): FieldIndex) ++
+    zoneMaps.filter(_.nonEmpty).map { segments =>
+        // One map for the index's segments (they cover disjoint fragments): a lookup per fragment,
+        // not a search of the segments, which a table of many appends has one of per append.
+        val byFragment = Map.newBuilder[Long, Array[Zone]]
+        segments.foreach { case (coverage, zones) => coverage.foreach(id => byFragment += id -> zones.getOrElse(id, Array.empty[Zone])) }
+        new ZoneMapIndex(byFragment.result()): FieldIndex
+      } ++
       btrees.filter(_.nonEmpty).map(b => new BTreeIndex(b): FieldIndex) ++
       bitmaps.filter(_.nonEmpty).map(b => new BitmapIndex(b): FieldIndex) ++
       inverted.map(i => new InvertedIndex(i): FieldIndex)
