@@ -24,7 +24,9 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]);
  * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]), and a filter on the column a
  * generated DATE column casts adds the filter on it it implies ([[scan.GeneratedColumnSkippingRule]]);
- * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]).
+ * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]);
+ * and COUNT(*) is answered from metadata without a job ([[scan.CountScanStrategy]]), with a filter from the
+ * rows the table's indices decide ([[scan.FilteredCountStrategy]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -50,6 +52,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     extensions.injectPlannerStrategy(_ => AddConstraintStrategy)
     extensions.injectPlannerStrategy(_ => scan.CountScanStrategy)
+    extensions.injectPlannerStrategy(_ => scan.FilteredCountStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
     search.HybridSearchFunction.register(extensions)
