@@ -256,7 +256,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   /** An array of at least `length` bytes that nothing handed out in this call refers to; sets `aheadSlot`. */
   private def readArray(length: Int): Array[Byte] = {
     val free = if (!lentInCall(0)) 0 else if (!lentInCall(1)) 1 else -1
-    if (free < 0 || length > math.max(container.readAheadBytes, ColumnReader21.PooledBytes)) { aheadSlot = -1; new Array[Byte](length) }
+    if (free < 0 || length > ColumnReader21.PooledBytes) { aheadSlot = -1; new Array[Byte](length) }
     else {
       if (pool(free) == null || pool(free).length < length) pool(free) = new Array[Byte](length)
       aheadSlot = free
@@ -598,9 +598,10 @@ private[v2_1] object ColumnReader21 {
   val MaxRead: Long = 256L << 10
 
   /**
-   * The largest read-ahead array a column reader keeps for reuse (two at most), when the file's
-   * read-ahead size is smaller: a batch of long values (a 64-byte string column: 512 KB per 8192
-   * rows) reads more than 256 KB at once.
+   * The largest read-ahead array a column reader keeps for reuse (two at most): a batch of long
+   * values (a 64-byte string column: 512 KB per 8192 rows) reads more than local files' 256 KB at
+   * once. Object stores' 8 MB reads are not kept: two per column of a wide table would hold twice
+   * the memory the single read-ahead array did, for an allocation their latency dwarfs.
    */
   val PooledBytes: Int = 4 << 20
 }
