@@ -1,16 +1,13 @@
 package sparklance.format.file.v2_0
 
-/** u64 access to little-endian byte arrays (page buffers are little-endian throughout). */
-private[v2_0] object LittleEndian {
-  def getLong(a: Array[Byte], at: Int): Long = {
-    var v = 0L
-    var k = 7
-    while (k >= 0) { v = (v << 8) | (a(at + k) & 0xffL); k -= 1 }
-    v
-  }
+import sparklance.format.file.v2_1.ByteArrayWords
 
-  def putLong(a: Array[Byte], at: Int, v: Long): Unit = {
-    var k = 0
-    while (k < 8) { a(at + k) = (v >>> (8 * k)).toByte; k += 1 }
-  }
+/**
+ * u64 access to little-endian byte arrays (page buffers are little-endian throughout): one load
+ * or store each, not eight (a 2.0 string page's end offsets are read through it, every row).
+ */
+private[v2_0] object LittleEndian {
+  def getLong(a: Array[Byte], at: Int): Long = ByteArrayWords.i64(a, at)
+
+  def putLong(a: Array[Byte], at: Int, v: Long): Unit = ByteArrayWords.put64(a, at, v)
 }

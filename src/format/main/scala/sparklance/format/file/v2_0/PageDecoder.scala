@@ -134,7 +134,7 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
         }
         validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
       }
-      ends(i + 1) = v % adj
+      ends(i + 1) = PageDecoder.unadjusted(v, adj)
       if (ends(i + 1) < ends(i)) throw corrupt(s"$what decrease at row $i (${ends(i)} then ${ends(i + 1)})")
       i += 1
     }
@@ -278,4 +278,13 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
       case _ => AllNull(n, Shape.Variable)
     }
   }
+}
+
+private[v2_0] object PageDecoder {
+  /**
+   * An end offset stored as `v` (a null's end plus `adj`), without the adjustment: `v % adj`, with
+   * no division where `v < 2·adj`, as Lance writes them (a division per row was most of the
+   * rebuild of a 2.0 string page's offsets). `v >= 0`, `adj > 0`.
+   */
+  def unadjusted(v: Long, adj: Long): Long = if (v < adj) v else if (v - adj < adj) v - adj else v % adj
 }
