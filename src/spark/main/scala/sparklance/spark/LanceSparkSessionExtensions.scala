@@ -24,7 +24,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and Delta's option `readChangeFeed` reads change data ([[changes.ReadChangeFeedRule]]);
  * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]), and a filter on the column a
  * generated DATE column casts adds the filter on it it implies ([[scan.GeneratedColumnSkippingRule]]);
- * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]).
+ * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]);
+ * and filters test long IN lists of integers against a primitive key set ([[rowlevel.InListKeySetRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -49,6 +50,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => scan.GeneratedColumnSkippingRule)
     extensions.injectPlannerStrategy(_ => search.ExactNearestStrategy)
     extensions.injectPlannerStrategy(_ => AddConstraintStrategy)
+    extensions.injectColumnar(_ => rowlevel.InListKeySetRule)
     extensions.injectPlannerStrategy(_ => scan.CountScanStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)

@@ -18,16 +18,36 @@ import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
  * the fragment (unsigned: 2^31 and more are negative Ints), from which [[RowAddress.of]] makes
  * the row address.
  */
-final class ScanBatch private (val vectors: Seq[FieldVector], val numRows: Int, offsetsOf: () => Array[Int]) extends AutoCloseable {
-  def this(vectors: Seq[FieldVector], offsets: Array[Int]) = this(vectors, offsets.length, () => offsets)
+final class ScanBatch private (val vectors: Seq[FieldVector], val numRows: Int, offsetsOf: () => Array[Int],
+    runStart: Long) extends AutoCloseable {
+  def this(vectors: Seq[FieldVector], offsets: Array[Int]) = this(vectors, offsets.length, () => offsets, -1L)
   /** Built on first use for a run of consecutive rows: most scans never ask (no metadata column read). */
   lazy val offsets: Array[Int] = offsetsOf()
+
+  /**
+   * Calls `put(i, address)` with the row address ([[RowAddress.of]]) of every row i in fragment
+   * `fragmentId`, in order; for a run of consecutive rows without building `offsets`.
+   */
+  def foreachAddress(fragmentId: Long)(put: ScanBatch.AddressSink): Unit = {
+    val high = fragmentId << 32
+    var i = 0
+    if (runStart >= 0) while (i < numRows) { put.put(i, high | (runStart + i)); i += 1 }
+    else {
+      val at = offsets
+      while (i < numRows) { put.put(i, high | Integer.toUnsignedLong(at(i))); i += 1 }
+    }
+  }
+
   def close(): Unit = Resources.closeAll(vectors)
 }
 
 object ScanBatch {
   /** The `n` consecutive physical rows from `from`. */
-  def run(vectors: Seq[FieldVector], from: Long, n: Int): ScanBatch = new ScanBatch(vectors, n, () => Primitives.ints(n)(i => (from + i).toInt))
+  def run(vectors: Seq[FieldVector], from: Long, n: Int): ScanBatch =
+    new ScanBatch(vectors, n, () => Primitives.ints(n)(i => (from + i).toInt), from)
+
+  /** Takes a row's address: an interface of primitives, so that no address is boxed. */
+  trait AddressSink { def put(row: Int, address: Long): Unit }
 }
 
 /**

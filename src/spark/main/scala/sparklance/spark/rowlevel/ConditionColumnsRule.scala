@@ -1,9 +1,11 @@
 package sparklance.spark.rowlevel
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, MergeRows, Project, WriteDelta}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.types._
+import sparklance.spark.LanceTable
 
 /**
  * Tells a DELETE / UPDATE / MERGE on a sparklance table which target columns its conditions read
@@ -11,10 +13,10 @@ import org.apache.spark.sql.catalyst.rules.Rule
  * to decline Spark's runtime group filter when it reads no other data column: the filter's
  * subquery would read those same columns of every fragment only to choose which fragments to read
  * them from again. It also tells which target columns the statement reads at all, other than
- * passing a row's value through unchanged (see [[LanceDeltaOperation.valueColumns]]). The plan is
- * not changed.
+ * passing a row's value through unchanged (see [[LanceDeltaOperation.valueColumns]]), and the
+ * condition the scan can evaluate first ([[LanceDeltaOperation.prefilter]]). The plan is not changed.
  */
-object ConditionColumnsRule extends Rule[LogicalPlan] {
+object ConditionColumnsRule extends Rule[LogicalPlan] with PredicateHelper {
   override def apply(plan: LogicalPlan): LogicalPlan = {
     plan.foreach {
       case w: WriteDelta => RowLevelPlans.targetRead(w).foreach { read =>
@@ -25,11 +27,35 @@ object ConditionColumnsRule extends Rule[LogicalPlan] {
           case _ => Nil
         }
         read.operation.conditionColumns = Some(referenced.filter(target.contains).map(_.name).toSet)
+        read.operation.prefilter = prefilter(w, read)
         read.operation.valueColumns = Some(w.query.flatMap(reads).filter(target.contains).map(_.name).toSet)
       }
       case _ =>
     }
     plan
+  }
+
+  /**
+   * The conjuncts of the filter on the target's read that the scan can evaluate itself, on columns
+   * of plain types, before it reads the others ([[sparklance.spark.scan.Prefilter]]): rows they
+   * reject never pass the filter, whatever the rest of the plan does. None where the target is read
+   * more than once (a row one read drops, another might need).
+   */
+  private def prefilter(w: WriteDelta, read: RowLevelPlans.TargetRead): Option[Expression] = {
+    val target = read.relation.outputSet
+    val filters = w.query.collect { case f: Filter if f.child eq read.relation => f }
+    if (filters.size != 1 || w.query.collect { case r if r eq read.relation => r }.size != 1) None
+    else splitConjunctivePredicates(filters.head.condition).filter { c =>
+      c.deterministic && !SubqueryExpression.hasSubquery(c) && c.references.nonEmpty && c.references.subsetOf(target) &&
+        c.references.forall(a => !LanceTable.MetadataNames.contains(a.name) && plain(a.dataType))
+    }.reduceOption(And)
+  }
+
+  /** Types the scan reads as they are: no nesting, no blobs, nothing read as NULL. */
+  private def plain(t: DataType): Boolean = t match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType | TimestampType |
+         TimestampNTZType | _: DecimalType | _: StringType => true
+    case _ => false
   }
 
   /** The attributes a node computes with: all it references, except values it only passes on. */

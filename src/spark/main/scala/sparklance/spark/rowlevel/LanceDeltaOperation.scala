@@ -1,5 +1,6 @@
 package sparklance.spark.rowlevel
 
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo, RowLevelOperation, SupportsDelta}
@@ -54,6 +55,13 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
     }
   }
 
+  /**
+   * The part of the condition on the target's read that its scan can evaluate on a few columns
+   * before reading the others ([[sparklance.spark.scan.Prefilter]]), when [[ConditionColumnsRule]]
+   * has seen the plan.
+   */
+  @volatile private[spark] var prefilter: Option[Expression] = None
+
   /** Whether a MERGE's rows come from an outer join that shuffles them ([[OuterMergeRule]]). */
   @volatile private[spark] var outerJoined: Boolean = false
 
@@ -67,7 +75,7 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
     new LanceScanBuilder(table, options, rowLevel = true, conditionColumns = conditionColumns, keyPruned = keyPruned,
-      nullFilled = nullFilled)
+      nullFilled = nullFilled, prefilter = prefilter)
 
   override def rowId(): Array[NamedReference] = Array(Expressions.column(LanceTable.RowAddress))
 

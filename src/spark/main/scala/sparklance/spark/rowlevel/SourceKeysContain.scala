@@ -9,7 +9,8 @@ import org.apache.spark.sql.types._
 
 /**
  * Whether an integral `value` is one of the source's join keys: `keys` is the array of distinct
- * source keys a scalar subquery collected, held as a [[LongKeySet]] built once per task. Unlike a
+ * source keys a scalar subquery collected (or an IN list's values, [[InListKeySetRule]]), held as a
+ * [[LongKeySet]] built once per task. Unlike a
  * Bloom filter it lets no other row through, and a test costs a hash and a read or two instead of
  * two hashes and several bit probes. A null value is no key (the join would not match it).
  */

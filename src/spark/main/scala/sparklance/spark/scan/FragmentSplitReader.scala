@@ -2,6 +2,7 @@ package sparklance.spark.scan
 
 import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
 import org.apache.spark.sql.types.{DataType, IntegerType, LongType, NullType, StringType, TimestampType}
@@ -11,7 +12,7 @@ import sparklance.format.Resources
 import sparklance.format.deletion.PortableBitmaps
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.rowids.RowLineage
-import sparklance.format.table.{FragmentScanner, RowAddress, ScanBatch}
+import sparklance.format.table.{FragmentScanner, ScanBatch}
 import sparklance.spark.LanceTable
 import sparklance.spark.changes.LanceChangelog
 
@@ -27,9 +28,14 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   private val change = split.change
   private val fields = change.flatMap(_.fields).fold(target.fields)(ReadTarget.decode)
   private val changedRows = change.map(c => PortableBitmaps.fromBytes(c.rows))
+  private var prefilterBytes = 0L
+  private val within = split.within.map(PortableBitmaps.fromBytes)
+  // A row-level statement's condition, evaluated first on its own columns, narrows the rows read.
+  private val kept = target.prefilter.flatMap(p =>
+    Prefilter.rows(p, target, fragment, split.start, split.end, within, allocator, prefilterBytes += _))
   private val scanner = new FragmentScanner(target.storage, target.files,
     fragment, fields, allocator, split.start, split.end, only = changedRows,
-    batchBytes = target.batchBytes, within = split.within.map(PortableBitmaps.fromBytes))
+    batchBytes = target.batchBytes, within = kept.orElse(within))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   /** Whether every changed row is an update image (Some(true)) or none is (Some(false)): one change type for the split. */
   private lazy val uniformImages: Option[Boolean] = updateImages.flatMap { images =>
@@ -48,12 +54,13 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
     val n = current.numRows
     val columns: Array[ColumnVector] = target.readSchema.fields.map { f =>
       f.name match {
-        case LanceTable.RowAddress => perRow(None, RowAddress.of(fragment.getId, _))
+        case LanceTable.RowAddress => addresses()
         case LanceTable.FragmentId =>
           val v = new OnHeapColumnVector(n, IntegerType)
           v.putInts(0, n, fragment.getId.toInt)
           adapted :+= v; v
-        case LanceTable.RowId => perRow(rowIds.map(l => l.idAt _), RowAddress.of(fragment.getId, _))
+        // Without stable row ids a row's id is its address.
+        case LanceTable.RowId => rowIds.fold(addresses())(l => perRow(Some(l.idAt _), _ => 0L))
         case LanceTable.CreatedAtVersion => perRow(createdAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
         case LanceTable.LastUpdatedAtVersion => perRow(lastUpdatedAt.map(l => l.versionAt _), _ => FragmentSplitReader.UntrackedVersion)
         case LanceChangelog.ChangeType if change.isDefined =>
@@ -78,13 +85,7 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
           v.setNull()
           adapted :+= v; v
         // Read in place where Spark's values are the vector's (see ArrowColumns), else converted first.
-        case name =>
-          val raw = byName(name)
-          ArrowColumns.of(raw, f.dataType).getOrElse {
-            val vec = SparkVectors.adapt(raw, f.dataType, allocator)
-            if (vec ne raw) adapted :+= vec
-            ArrowColumns.of(vec, f.dataType).getOrElse(new ArrowColumnVector(vec))
-          }
+        case name => FragmentSplitReader.sparkColumn(byName(name), f.dataType, allocator, adapted :+= _)
       }
     }
     batch = new ColumnarBatch(columns, n)
@@ -94,7 +95,7 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   def get(): ColumnarBatch = batch
 
   /** Bytes read from data files so far. */
-  def bytesRead: Long = scanner.bytesRead
+  def bytesRead: Long = prefilterBytes + scanner.bytesRead
 
   // Lineage is looked up by offset (never expanded to one entry per row), and only if a lineage column is read.
   private lazy val rowIds = RowLineage.rowIdLookup(target.storage, target.tablePath, fragment)
@@ -122,6 +123,14 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
     v
   }
 
+  /** The batch's row addresses, filled in one pass (a row-level statement reads them from every row). */
+  private def addresses(): ColumnVector = {
+    val v = new OnHeapColumnVector(current.numRows, LongType)
+    current.foreachAddress(fragment.getId)((row, address) => v.putLong(row, address))
+    adapted :+= v
+    v
+  }
+
   private def release(): Unit = {
     val (vectors, scanned) = (adapted, current)
     adapted = Nil; current = null; batch = null
@@ -132,6 +141,17 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
 }
 
 object FragmentSplitReader {
+  /**
+   * A decoded column as Spark reads it: in place where Spark's values are the vector's (see
+   * [[ArrowColumns]]), else converted first; `keep` is handed a converted copy to close with the batch.
+   */
+  def sparkColumn(raw: FieldVector, dataType: DataType, allocator: BufferAllocator, keep: AutoCloseable => Unit): ColumnVector =
+    ArrowColumns.of(raw, dataType).getOrElse {
+      val vec = SparkVectors.adapt(raw, dataType, allocator)
+      if (vec ne raw) keep(vec)
+      ArrowColumns.of(vec, dataType).getOrElse(new ArrowColumnVector(vec))
+    }
+
   /**
    * The version Lance reports for rows of fragments written without version sequences (tables
    * without stable row ids, or written by Lance releases before them): the table's first version.

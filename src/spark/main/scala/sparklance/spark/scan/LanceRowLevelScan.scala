@@ -1,5 +1,6 @@
 package sparklance.spark.scan
 
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BoundReference, Expression}
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
@@ -13,11 +14,24 @@ import sparklance.spark.LanceTable
  * The scan of a DELETE / UPDATE / MERGE. Spark's runtime group filter (4.2+) first finds which
  * fragments hold matching rows and passes `_fragid IN (...)` here, so the rewrite reads only those.
  * Without `groupFilter` the scan asks for no runtime filter: it reads only the columns the
- * statement's conditions read, which the filter's own subquery would read from every fragment.
+ * statement's conditions read, which the filter's own subquery would read from every fragment, or
+ * it evaluates the `condition` itself on those columns first and reads the others of the rows it
+ * keeps ([[Prefilter]]).
  */
 final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
-    groupFilter: Boolean, dataFilter: Option[ColumnFilter], pushed: Seq[Predicate], nullFilled: Set[String] = Set.empty)
+    groupFilter: Boolean, dataFilter: Option[ColumnFilter], pushed: Seq[Predicate], nullFilled: Set[String] = Set.empty,
+    condition: Option[Expression] = None)
     extends LanceScan(table, required, options, None, None, None, dataFilter, pushed, nullFilled) with SupportsRuntimeV2Filtering {
+
+  /** `condition`, on columns of plain types, bound to the columns the reader decodes first. */
+  override protected def prefilter: Option[Prefilter] = condition.map { c =>
+    val columns = c.references.toSeq.map(_.name).distinct
+    val schema = StructType(columns.map(name => required(name)))
+    val fields = schema.fields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
+      throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
+    val bound = c.transform { case a: AttributeReference => BoundReference(columns.indexOf(a.name), a.dataType, a.nullable) }
+    Prefilter(ReadTarget.encode(fields.toSeq), schema, sparklance.spark.rowlevel.InListKeySetRule.keyTested(bound))
+  }
 
   @volatile private var selected: Option[Set[Long]] = None
 

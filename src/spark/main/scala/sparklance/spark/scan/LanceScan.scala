@@ -198,8 +198,11 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
     new LanceReaderFactory(ReadTarget(table.tableName, snapshot.files, lanceFields.toSeq, required,
-      table.settings.storageConf, table.settings.readBatchBytes))
+      table.settings.storageConf, table.settings.readBatchBytes, prefilter))
   }
+
+  /** The condition a row-level statement's reader evaluates first, to read the other columns of fewer rows. */
+  protected def prefilter: Option[Prefilter] = None
 
   override def estimateStatistics(): Statistics = {
     val rows = snapshot.fragments.map(liveRows).sum

@@ -1,5 +1,6 @@
 package sparklance.spark.scan
 
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.connector.expressions.aggregate.{Aggregation, CountStar}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
@@ -20,7 +21,8 @@ import sparklance.spark.streaming.LanceSourceOptions
  * and on the join key ([[sparklance.spark.rowlevel.TargetKeyPruning]], `keyPruned`).
  */
 final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMap, rowLevel: Boolean = false,
-    conditionColumns: Option[Set[String]] = None, keyPruned: Boolean = false, nullFilled: Set[String] = Set.empty)
+    conditionColumns: Option[Set[String]] = None, keyPruned: Boolean = false, nullFilled: Set[String] = Set.empty,
+    prefilter: Option[Expression] = None)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownAggregates
     with SupportsPushDownV2Filters with SupportsPushDownLimit {
 
@@ -80,8 +82,14 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
       val dataColumns = required.fieldNames.filterNot(LanceTable.MetadataNames.contains).toSet
       // The group filter's subquery reads the key column of every fragment; a runtime filter on an
       // indexed key finds the fragments, and the zones within them, without reading any.
-      val groupFilter = !keyPruned && !conditionColumns.exists(dataColumns.subsetOf)
-      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed, nullFilled)
+      // A prefilter pays where the statement reads other columns than its condition's; it finds
+      // the rows, and with them the fragments, the group filter would, in the scan's own tasks.
+      val usedPrefilter = prefilter.filter { c =>
+        val columns = c.references.map(_.name).toSet
+        columns.subsetOf(dataColumns) && !dataColumns.subsetOf(columns)
+      }
+      val groupFilter = !keyPruned && usedPrefilter.isEmpty && !conditionColumns.exists(dataColumns.subsetOf)
+      new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed, nullFilled, usedPrefilter)
     }
     else new LanceScan(table, required, options, KeyPredicates.fragmentIds(keyPredicates.toSeq), limit,
       KeyPredicates.rowIds(keyPredicates.toSeq), dataFilter, pushed)

@@ -9,10 +9,11 @@ import sparklance.spark.CatalogSettings
 
 /**
  * What executors read: where the table version's files are, the projected Lance fields (as protobuf), Spark's read
- * schema, and the decoded bytes a batch aims at.
+ * schema, the decoded bytes a batch aims at, and for a row-level statement the condition that narrows the rows
+ * read ([[Prefilter]]).
  */
 final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Array[Array[Byte]], readSchema: StructType,
-    storageConf: Map[String, String], batchBytes: Long) {
+    storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter]) {
   def tablePath: String = files.tablePath
   def storage: Storage = Storages.forPath(tablePath, storageConf)
 
@@ -24,8 +25,8 @@ final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Arr
 
 object ReadTarget {
   def apply(tableName: String, files: BasePaths, fields: Seq[LanceField], readSchema: StructType,
-      storageConf: Map[String, String], batchBytes: Long): ReadTarget =
-    ReadTarget(tableName, files, encode(fields), readSchema, storageConf, batchBytes)
+      storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter] = None): ReadTarget =
+    ReadTarget(tableName, files, encode(fields), readSchema, storageConf, batchBytes, prefilter)
 
   /** Lance fields as executors get them: the flattened protobuf form, each message as bytes. */
   def encode(fields: Seq[LanceField]): Array[Array[Byte]] = LanceSchema(fields).toProto.map(_.toByteArray).toArray
