@@ -202,8 +202,9 @@ private[v2_1] object MiniBlockEncoder {
           val out = new ByteSink(bytes(a, b).toInt + 8)
           val first = v.offsets.array(base + a)
           val head = ob * (b - a + 1L)
+          // `out` was sized for the chunk: the offsets go in without a capacity check each.
           var i = a
-          while (i <= b) { LE.uN(out, head + v.offsets.array(base + i) - first, ob); i += 1 }
+          while (i <= b) { Bytes.putN(out.array, out.size, ob, head + v.offsets.array(base + i) - first); out.size += ob; i += 1 }
           val len = (v.offsets.array(base + b) - first).toInt
           out.append(v.data.array, first.toInt, len)
           LE.pad(out, 0, ob, 0x48)
