@@ -25,6 +25,8 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and writes compute generated columns they leave out ([[GeneratedColumnsRule]]), and a filter on the column a
  * generated DATE column casts adds the filter on it it implies ([[scan.GeneratedColumnSkippingRule]]);
  * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]);
+ * and COUNT(*) is answered from metadata without a job ([[scan.CountScanStrategy]]), with a filter from the
+ * rows the table's indices decide ([[scan.FilteredCountStrategy]]);
  * and filters test long IN lists of integers against a primitive key set ([[rowlevel.InListKeySetRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -52,6 +54,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectPlannerStrategy(_ => AddConstraintStrategy)
     extensions.injectColumnar(_ => rowlevel.InListKeySetRule)
     extensions.injectPlannerStrategy(_ => scan.CountScanStrategy)
+    extensions.injectPlannerStrategy(_ => scan.FilteredCountStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
     search.HybridSearchFunction.register(extensions)

@@ -5,6 +5,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
+import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{FragmentReuse, Indices}
 import sparklance.format.io.DecodedFileCache
 import sparklance.format.index.scalar.ScalarIndexType
@@ -69,6 +70,8 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     def answers(leaf: ColumnFilter): Boolean = !leaf.isInstanceOf[TextMatch]
     /** The offsets of `fragment` (covered) that may hold a row `leaf` keeps. */
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap
+    /** The offsets of `fragment` (covered) whose rows `leaf` surely keeps, if they are live. */
+    def certain(leaf: ColumnFilter, fragment: Long): RoaringBitmap
   }
 
   /** `zones`: the zones of each fragment the index is used for (none: it holds no rows of it). */
@@ -80,6 +83,12 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       zones(fragment).foreach(z => if (ZoneTest.mightMatch(z, leaf)) kept.add(z.start, math.min(z.end, end)))
       kept
     }
+    def certain(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
+      val kept = new RoaringBitmap()
+      val end = physicalRows(fragment)
+      zones(fragment).foreach(z => if (ZoneTest.allMatch(z, leaf)) kept.add(z.start, math.min(z.end, end)))
+      kept
+    }
   }
 
   /** An index that names the rows holding each value (BTREE, BITMAP): found once per filter. */
@@ -88,6 +97,9 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     def covers(fragment: Long): Boolean = coverages.exists(_(fragment))
     def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap =
       matched.getOrElseUpdate(leaf, rows(leaf)).getOrElse(fragment, new RoaringBitmap())
+    /** The rows whose indexed values pass `leaf`, which are exactly those it keeps (a text match's rows are not). */
+    def certain(leaf: ColumnFilter, fragment: Long): RoaringBitmap =
+      if (leaf.isInstanceOf[TextMatch] || leaf.isInstanceOf[ListContains]) new RoaringBitmap() else candidates(leaf, fragment)
     /** The offsets, per covered fragment, of the rows whose values pass `leaf`. */
     protected def rows(leaf: ColumnFilter): Map[Long, RoaringBitmap]
   }
@@ -224,6 +236,76 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       physicalRows.keysIterator.foreach(id => test(id).foreach(rows => found += id -> rows))
       found.result()
     }
+  }
+
+  /**
+   * The live rows `filter` keeps in each fragment whose every live row the indices decide: rows a
+   * zone's statistics prove to pass or to fail, and rows a BTREE or BITMAP index names or leaves
+   * out. Fragments holding a row they cannot decide are absent, as are all of them when the filter
+   * tests a nested column or compares a column with a value of another kind (whose zones prove
+   * nothing). What a COUNT with this filter can take without reading the fragments.
+   */
+  def counted(filter: ColumnFilter): Map[Long, Long] = {
+    val plain = withoutImpliedNotNull(negationFree(filter))
+    val topLevel = schema.fields.map(f => f.id -> f).toMap
+    def decidable(f: ColumnFilter): Boolean = f match {
+      case And(l, r) => decidable(l) && decidable(r)
+      case Or(l, r) => decidable(l) && decidable(r)
+      case Keep => true
+      case _: TextMatch | _: ListContains | _: Not => false
+      case leaf => ColumnFilter.fieldId(leaf).flatMap(topLevel.get).exists(field => values(leaf).forall(ZoneValues.sameKind(field.arrowType, _)))
+    }
+    val byField = ColumnFilter.fieldIds(plain).toSeq.map(id => id -> indicesOf(id)).filter(_._2.nonEmpty).toMap
+    if (byField.isEmpty || !decidable(plain)) Map.empty
+    else {
+      val (maybe, sure) = (bound(plain, byField), boundCertain(plain, byField))
+      val counts = Map.newBuilder[Long, Long]
+      fragments.foreach { fragment =>
+        val id = fragment.getId
+        val all = new RoaringBitmap()
+        all.add(0L, fragment.getPhysicalRows)
+        val passed = sure(id)
+        val undecided = RoaringBitmap.andNot(maybe(id).getOrElse(all), passed)
+        val deletions = fragment.hasDeletionFile
+        if (undecided.isEmpty && !deletions) counts += id -> passed.getLongCardinality
+        else if (undecided.isEmpty && passed.getLongCardinality == fragment.getPhysicalRows)
+          counts += id -> (fragment.getPhysicalRows - DeletionFiles.deletedRows(storage, files, fragment))
+        else if (deletions) {
+          // Rows left undecided may all have been deleted since the indices were written.
+          val deleted = DeletionFiles.read(storage, files, fragment)
+          if (RoaringBitmap.andNot(undecided, deleted).isEmpty) counts += id -> RoaringBitmap.andNot(passed, deleted).getLongCardinality
+        }
+      }
+      counts.result()
+    }
+  }
+
+  /** The values a test on one column compares with. */
+  private def values(leaf: ColumnFilter): Seq[ZoneValue] = leaf match {
+    case Compare(_, _, v) => Seq(v)
+    case NotEqual(_, v) => Seq(v)
+    case In(_, vs) => vs
+    case _ => Nil
+  }
+
+  /** For a fragment, the offsets whose rows the filter surely keeps if they are live. */
+  private def boundCertain(filter: ColumnFilter, byField: Map[Int, Seq[FieldIndex]]): Long => RoaringBitmap = filter match {
+    case And(l, r) =>
+      val (a, b) = (boundCertain(l, byField), boundCertain(r, byField))
+      id => RoaringBitmap.and(a(id), b(id))
+    case Or(l, r) =>
+      val (a, b) = (boundCertain(l, byField), boundCertain(r, byField))
+      id => RoaringBitmap.or(a(id), b(id))
+    case IsNull(field) if belowNullable(field) => _ => new RoaringBitmap()
+    case IsNotNull(field) if belowNullable(field) => _ => new RoaringBitmap()
+    case leaf =>
+      // A row any covering index proves to pass passes.
+      val judges = ColumnFilter.fieldId(leaf).toSeq.flatMap(byField.getOrElse(_, Nil)).filter(_.answers(leaf)).toArray
+      id => {
+        val passed = new RoaringBitmap()
+        judges.foreach(j => if (j.covers(id)) passed.or(j.certain(leaf, id)))
+        passed
+      }
   }
 
   /** A filter with the indices of each of its tests looked up once, to be asked of every fragment. */

@@ -46,6 +46,42 @@ object ZoneTest {
     case _ => true
   }
 
+  /**
+   * Whether every live row of the zone passes `filter` (a test on the zone's column without NOT):
+   * true only when its statistics prove it. Tests of values need a zone without nulls (a null
+   * passes none of them), whose bounds then hold every value in Spark's order (NaN, the largest
+   * value, is the max of a zone holding one).
+   */
+  def allMatch(zone: Zone, filter: ColumnFilter): Boolean = {
+    def valuesOnly(within: (ZoneValue, ZoneValue) => Boolean): Boolean = zone.nullCount == 0 && (values(zone) match {
+      case Within(lo, hi) => within(lo, hi)
+      case _ => false
+    })
+    filter match {
+      case Compare(_, op, value) => valuesOnly((lo, hi) => (ZoneValue.compare(lo, value), ZoneValue.compare(hi, value)) match {
+        case (Some(l), Some(h)) => op match {
+          case Equal => l == 0 && h == 0
+          case Less => h < 0
+          case LessOrEqual => h <= 0
+          case Greater => l > 0
+          case GreaterOrEqual => l >= 0
+        }
+        case _ => false
+      })
+      case NotEqual(_, value) => valuesOnly((lo, hi) => ZoneValue.compare(hi, value).exists(_ < 0) || ZoneValue.compare(lo, value).exists(_ > 0))
+      case In(_, candidates) => valuesOnly((lo, hi) => same(lo, hi) && candidates.exists(same(_, lo)))
+      // The values starting with a prefix are one interval of the byte order.
+      case StartsWith(_, prefix) => valuesOnly {
+        case (ZoneValue.Bytes(lo), ZoneValue.Bytes(hi)) => lo.startsWith(prefix) && hi.startsWith(prefix)
+        case _ => false
+      }
+      // The span counts deleted rows too, which the null count does not: only a span of nulls alone is proven.
+      case IsNull(_) => zone.nullCount == zone.length
+      case IsNotNull(_) => zone.nullCount == 0
+      case _ => false
+    }
+  }
+
   private def matches(values: Values)(within: (ZoneValue, ZoneValue) => Boolean): Boolean = values match {
     case NoValues => false
     case Within(lo, hi) => within(lo, hi)

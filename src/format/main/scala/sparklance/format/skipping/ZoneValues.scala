@@ -36,6 +36,16 @@ object ZoneValues {
     case _ => false
   }
 
+  /** Whether `v` is of the kind the values of a column of type `t` are read as (see `at`). */
+  def sameKind(t: ArrowType, v: ZoneValue): Boolean = (t, v) match {
+    case (_: ArrowType.Int | _: ArrowType.Date | _: ArrowType.Timestamp, _: ZoneValue.Integral) => true
+    case (_: ArrowType.FloatingPoint, _: ZoneValue.Floating) => true
+    case (_: ArrowType.Utf8 | _: ArrowType.LargeUtf8 | _: ArrowType.Binary | _: ArrowType.LargeBinary, _: ZoneValue.Bytes) => true
+    case (_: ArrowType.Bool, _: ZoneValue.Bool) => true
+    case (_: ArrowType.Decimal, _: ZoneValue.Decimal) => true
+    case _ => false
+  }
+
   /** Value `i` of `v` (of a supported type), None where null. */
   def at(v: FieldVector, i: Int): Option[ZoneValue] =
     if (v.isNull(i)) None

@@ -24,6 +24,9 @@ object DataFilters {
    */
   def of(p: Predicate, schema: LanceSchema): Option[ColumnFilter] = translate(p, schema, exact = false)
 
+  /** A filter keeping exactly the rows `p` keeps; None when a part of `p` cannot be judged. */
+  def exactly(p: Predicate, schema: LanceSchema): Option[ColumnFilter] = translate(p, schema, exact = true)
+
   private def translate(p: Predicate, schema: LanceSchema, exact: Boolean): Option[ColumnFilter] = {
     val children = p.children().toSeq
     p.name() match {

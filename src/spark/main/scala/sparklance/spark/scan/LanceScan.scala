@@ -116,11 +116,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     lastCandidates.filter(_._1 == filter).map(_._2).getOrElse {
       val found = filter match {
         case Some(f) if options.getBoolean(LanceScan.DataSkippingOption, true) && snapshot.file.indexSection.isDefined =>
-          val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
-          val kept = Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
-            new DataSkipping(table.dataset.storage, snapshot.files, snapshot.schema, indices, snapshot.fragments,
-              snapshot.stableRowIds, allocator).candidates(f)
-          }
+          val kept = withDataSkipping(snapshot.fragments)(_.candidates(f))
           // Indices describe rows as written: where the rows kept may all have been deleted since
           // (rewritten by an UPDATE or MERGE, say), by the manifest's count, the deletion file is
           // read here so that a fragment left with none is not planned. Otherwise the reader skips
@@ -138,6 +134,35 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
       found
     }
   }
+
+  /**
+   * The live rows `filter` (exactly a predicate of the query) keeps in each fragment this scan
+   * reads whose every row the table's indices decide (see [[DataSkipping.counted]]); empty when the
+   * scan names rows, stops at a limit, or has data skipping turned off.
+   */
+  def countedByIndices(filter: ColumnFilter): Map[Long, Long] = LanceErrors.converting {
+    if (rowIds.isDefined || limit.isDefined || !options.getBoolean(LanceScan.DataSkippingOption, true) ||
+        snapshot.file.indexSection.isEmpty) Map.empty
+    else withDataSkipping(fragments)(_.counted(filter))
+  }
+
+  /** `f` of the table's indices over `of` (the snapshot has an index section). */
+  private def withDataSkipping[T](of: Seq[DataFragment])(f: DataSkipping => T): T = {
+    val indices = Indices.parse(snapshot.file.indexSection, s"${table.tableName} version ${snapshot.version}")
+    Using.resource(Allocators.child(s"index reads of ${table.tableName}")) { allocator =>
+      f(new DataSkipping(table.dataset.storage, snapshot.files, snapshot.schema, indices, of, snapshot.stableRowIds, allocator))
+    }
+  }
+
+  /** The table's schema, as data skipping names its columns. */
+  def tableSchema: sparklance.format.table.LanceSchema = snapshot.schema
+
+  /** How many fragments the scan reads (before data skipping). */
+  def fragmentCount: Int = fragments.size
+
+  /** This scan without the fragments `counted`: what a COUNT must still read of the table. */
+  def without(counted: Set[Long]): LanceScan = new LanceScan(table, required, options,
+    Some(fragments.map(_.getId).toSet -- counted), limit, rowIds, dataFilter, pushed, nullFilled)
 
   override def planInputPartitions(): Array[InputPartition] = LanceErrors.converting {
     val candidates = this.candidates
