@@ -58,10 +58,15 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   // Rows appended since the writer was made (across batches), to name a bad row that has no key column.
   private var appendedRows = 0L
 
+  // Per column, in arrays: `fields` may be a List, whose `apply` walks it for every value.
+  private val vectorArray: Array[FieldVector] = vectors.toArray
+  private val nullables: Array[Boolean] = fields.map(_.nullable).toArray
+  private val names: Array[String] = fields.map(_.name).toArray
+
   def append(row: InternalRow): Unit = {
     var c = 0
     try while (c < setters.length) {
-      put(row, c, rows, vectors(c), setters(c), fields(c).nullable, fields(c).name)
+      put(row, c, rows, vectorArray(c), setters(c), nullables(c), names(c))
       c += 1
     } catch {
       case e: InvalidValueException => throw new InvalidValueException(e.column, s"${e.getMessage} (${whichRow(row, c)})", e.getCause)
@@ -145,8 +150,17 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: Float4Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c).toFloat)
       case (v: Float8Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c))
       case (v: Float8Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c).toDouble)
-      case (v: VarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
-      case (v: LargeVarCharVector, _) => (r, c, i) => variable(r.getUTF8String(c).getBytes)(v.setSafe(i, _))
+      // Text is copied from where the row holds it: `getBytes` made a copy of each value first.
+      case (v: VarCharVector, _) => (r, c, i) => {
+        val b = r.getUTF8String(c).getByteBuffer
+        v.setSafe(i, b, b.position, b.remaining)
+        appended += b.remaining + 4
+      }
+      case (v: LargeVarCharVector, _) => (r, c, i) => {
+        val b = r.getUTF8String(c).getByteBuffer
+        v.setSafe(i, b, b.position, b.remaining)
+        appended += b.remaining + 4
+      }
       case (v: VarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
       // A JSON column: the text as JSONB, refused by name where it is not JSON.
       case (v: LargeVarBinaryVector, StringType) if f.json => (r, c, i) => {

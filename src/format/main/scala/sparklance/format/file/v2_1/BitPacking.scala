@@ -54,22 +54,9 @@ private[v2_1] object BitPacking {
   }
 
   /** `[W as a T-bit integer][packed block]` for up to 1024 values: one inline-bitpacked chunk. */
-  def inlineChunk(values: Array[Long], from: Int, n: Int, t: Int, out: ByteSink): Unit = {
-    val w = width(values, from, from + n, t)
+  def inlineChunk(values: Array[Long], from: Int, n: Int, t: Int, w: Int, out: ByteSink): Unit = {
     LE.uN(out, w.toLong, t / 8)
     pack(values, from, n, w, t, out)
-  }
-
-  /** Bytes of the inline-bitpacked chunks of `values(from until to)`, 1024 values per chunk. */
-  def inlineBytes(values: Array[Long], from: Int, to: Int, t: Int): Long = {
-    var total = 0L
-    var a = from
-    while (a < to) {
-      val b = math.min(to, a + 1024)
-      total += t / 8 + 128L * width(values, a, b, t)
-      a = b
-    }
-    total
   }
 
   def inlineEncoding(t: Int): CompressiveEncoding =

@@ -9,16 +9,28 @@ private[v2_1] object Bytes {
   def i64(a: Array[Byte], at: Int): Long = ByteArrayWords.i64(a, at)
 
   /** Reads an unsigned little-endian integer of `bytes` (1..8) bytes. */
-  def uN(a: Array[Byte], at: Int, bytes: Int): Long = {
-    var v = 0L
-    var k = bytes - 1
-    while (k >= 0) { v = (v << 8) | (a(at + k) & 0xffL); k -= 1 }
-    v
+  def uN(a: Array[Byte], at: Int, bytes: Int): Long = bytes match {
+    // The common widths in one load each: byte by byte, they were top frames of a profile of appends.
+    case 8 => ByteArrayWords.i64(a, at)
+    case 4 => ByteArrayWords.u32(a, at)
+    case 2 => ByteArrayWords.u16(a, at)
+    case 1 => a(at) & 0xffL
+    case _ =>
+      var v = 0L
+      var k = bytes - 1
+      while (k >= 0) { v = (v << 8) | (a(at + k) & 0xffL); k -= 1 }
+      v
   }
 
-  def putN(a: Array[Byte], at: Int, bytes: Int, v: Long): Unit = {
-    var k = 0
-    while (k < bytes) { a(at + k) = (v >>> (8 * k)).toByte; k += 1 }
+  /** Writes the low `bytes` bytes of `v` little-endian at `at`. */
+  def putN(a: Array[Byte], at: Int, bytes: Int, v: Long): Unit = bytes match {
+    case 8 => ByteArrayWords.put64(a, at, v)
+    case 4 => ByteArrayWords.put32(a, at, v)
+    case 2 => ByteArrayWords.put16(a, at, v)
+    case 1 => a(at) = v.toByte
+    case _ =>
+      var k = 0
+      while (k < bytes) { a(at + k) = (v >>> (8 * k)).toByte; k += 1 }
   }
 
   def pad8(n: Int): Int = (n + 7) & ~7
@@ -40,6 +52,8 @@ private[v2_1] final class ByteSink(initial: Int = 64) {
   def append(src: Array[Byte], from: Int, len: Int): Unit = { ensure(len); System.arraycopy(src, from, array, size, len); size += len }
   def zeros(len: Int): Unit = { ensure(len); java.util.Arrays.fill(array, size, size + len, 0.toByte); size += len }
   def toArray: Array[Byte] = java.util.Arrays.copyOf(array, size)
+  /** Empties the sink, keeping its array for the next bytes. */
+  def clear(): Unit = size = 0
 }
 
 /** A growable LSB-first bitmap. */
@@ -78,6 +92,8 @@ private[v2_1] final class BitSink(initialBits: Int = 64) {
     }
     size += n
   }
+  /** Empties the sink, keeping its array; `add` only sets ones, so the used bytes are zeroed. */
+  def clear(): Unit = { java.util.Arrays.fill(array, 0, Bytes.bytesForBits(size), 0.toByte); size = 0 }
   def countOnes: Long = { var c = 0L; var i = 0L; while (i < size) { if (Bytes.getBit(array, i)) c += 1; i += 1 }; c }
 }
 
@@ -93,5 +109,13 @@ private[v2_1] final class IntSink(initial: Int = 64) {
     if (size + len > array.length) array = java.util.Arrays.copyOf(array, math.max(size + len, array.length * 2))
     System.arraycopy(src, from, array, size, len); size += len
   }
+  /** Appends `n` copies of `v`. */
+  def addMany(v: Int, n: Int): Unit = {
+    if (size + n > array.length) array = java.util.Arrays.copyOf(array, math.max(size + n, array.length * 2))
+    java.util.Arrays.fill(array, size, size + n, v)
+    size += n
+  }
+  /** Empties the sink, keeping its array for the next values. */
+  def clear(): Unit = size = 0
   def toArray: Array[Int] = java.util.Arrays.copyOf(array, size)
 }

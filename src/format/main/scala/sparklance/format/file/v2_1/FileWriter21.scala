@@ -30,13 +30,15 @@ final class FileWriter21(out: OutputStream, schema: LanceSchema, minor: Int, max
     sidecars: Option[BlobSidecars] = None) {
   require(minor == 1 || minor == 2, s"Lance file format 2.$minor is not written; use 2.1 or 2.2")
 
+  /** Where each mini-block page's chunks are assembled, one page at a time, for every column. */
+  private val chunkScratch = new ByteSink(1 << 16)
   private val leafFields: IndexedSeq[Seq[LanceField]] = schema.fields.map(FileWriter21.leaves).toIndexedSeq
   private val leaves: IndexedSeq[IndexedSeq[ColumnWriter21]] = schema.fields.map { f =>
     FileWriter21.check(f, f.name, minor)
     if (f.blobEncoding.contains(BlobEncoding.V2)) IndexedSeq(new BlobColumnWriter21(f, sidecars.getOrElse(
       throw new IllegalArgumentException(s"Blob column '${f.name}' needs a place for its sidecar files"))))
     else if (f.blobEncoding.contains(BlobEncoding.V1)) IndexedSeq(new BlobV1ColumnWriter21(f, minor))
-    else FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor) }.toIndexedSeq
+    else FileWriter21.paths(f).map { case (path, ordinals) => new LeafColumnWriter(path, ordinals, minor, chunkScratch) }.toIndexedSeq
   }.toIndexedSeq
   private val container = new ContainerWriter(out)
   private val pages = new PageCutter(schema, maxPageBytes,

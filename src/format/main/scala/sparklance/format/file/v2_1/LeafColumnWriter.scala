@@ -16,10 +16,11 @@ import sparklance.format.table.LanceField
  * Writes one leaf column of a 2.1/2.2 file: shreds the rows of its top-level vector into rep
  * levels, def codes and value slots (LANCE-FILE-2.1-2.2.md §4), and encodes the collected rows as
  * pages on `flush`. `path` = the fields from the top-level field down to the leaf; `ordinals(k)` =
- * the position of `path(k)` among its parent's children.
+ * the position of `path(k)` among its parent's children. `chunkScratch` holds a mini-block page's
+ * chunks until `flush` has written them; the columns of one file share it.
  */
-private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinals: IndexedSeq[Int], minor: Int)
-    extends ColumnWriter21 {
+private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinals: IndexedSeq[Int], minor: Int,
+    chunkScratch: ByteSink) extends ColumnWriter21 {
   private val depth = path.size
   private val leaf = path.last
   private val isList: Array[Boolean] = path.map(f => LeafColumnWriter.isList(f.arrowType)).toArray
@@ -41,25 +42,36 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   private def nullRaw(k: Int): Int = 2 * (depth - 1 - k) + 1
   private def emptyRaw(k: Int): Int = 2 * (depth - 1 - k) + 2
 
-  private var rep: IntSink = _
-  private var raw: IntSink = _
-  private var rowEntry: IntSink = _
-  private var rowSlot: IntSink = _
-  private var values: ValueSink = _
+  /**
+   * A top-level column that is neither a list nor a struct: each row is one level entry and one
+   * value slot, so row r's entry and slot are both r, and rowEntry/rowSlot stay empty.
+   */
+  private val flat = depth == 1
+  // The pending page's levels, slots and values. Kept from page to page and cleared, not made
+  // anew: grown by doubling to a page's size, they were the top frame of a JFR profile of appends.
+  private val rep: IntSink = if (maxRep > 0) new IntSink(1024) else null
+  private val raw = new IntSink(1024)
+  private val rowEntry = new IntSink(if (flat) 16 else 1024)
+  private val rowSlot = new IntSink(if (flat) 16 else 1024)
+  private val values: ValueSink = LeafColumnWriter.sinkFor(leaf, name)
   private var rows = 0
   private var rowsWritten = 0L
   private val pages = ArrayBuffer.empty[ColumnMetadata.Page]
   private val vecs = new Array[FieldVector](depth)
-  reset()
 
   private def reset(): Unit = {
-    rep = if (maxRep > 0) new IntSink(1024) else null
-    raw = new IntSink(1024)
-    rowEntry = new IntSink(1024)
-    rowSlot = new IntSink(1024)
-    values = LeafColumnWriter.sinkFor(leaf, name)
+    if (rep != null) rep.clear()
+    raw.clear()
+    rowEntry.clear()
+    rowSlot.clear()
+    values.clear()
     rows = 0
   }
+
+  /** The first level entry of row r of the pending page (r = rows: the end). */
+  private def entryOf(r: Int): Int = if (flat) r else rowEntry.array(r)
+  /** The first value slot of row r of the pending page (r = rows: the end). */
+  private def slotOf(r: Int): Int = if (flat) r else rowSlot.array(r)
 
   /** Shreds rows `[from, from + n)` of the top-level vector `top`. */
   def append(top: FieldVector, from: Int, n: Int): Unit = {
@@ -79,13 +91,12 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
       }
       k += 1
     }
-    if (depth == 1) {
-      val slot0 = values.count
-      var i = 0
-      while (i < n) {
-        rowEntry.add(raw.size); rowSlot.add(slot0 + i)
-        raw.add(if (top.isNull(from + i)) 1 else 0)
-        i += 1
+    if (flat) {
+      // Raw code 1 = null, 0 = valid; without nulls, a run of zeros.
+      if (top.getNullCount == 0) raw.addMany(0, n)
+      else {
+        var i = 0
+        while (i < n) { raw.add(if (top.isNull(from + i)) 1 else 0); i += 1 }
       }
       values.appendRange(top, from, n)
     } else {
@@ -131,14 +142,14 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   /** Encodes the pending rows as one or more pages. */
   def flush(out: ContainerWriter): Unit = {
     if (rows == 0) return
-    rowEntry.add(raw.size); rowSlot.add(values.count)
+    if (!flat) { rowEntry.add(raw.size); rowSlot.add(values.count) }
     val re = rowEntry.array
     val rs = rowSlot.array
     // Long runs of rows without a value slot (null or empty lists) become all-null pages of their
-    // own, so that mini-block chunks never carry huge runs of levels.
+    // own, so that mini-block chunks never carry huge runs of levels. Every row of a flat column has a slot.
     val cuts = ArrayBuffer(0)
     var r = 0
-    while (r < rows) {
+    while (!flat && r < rows) {
       if (rs(r + 1) == rs(r)) {
         var q = r
         while (q < rows && rs(q + 1) == rs(q)) q += 1
@@ -194,7 +205,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
     }
     val span = new PageSpan(s.rows, s.rep, s.defs, s.numEntries, s.layers, s.maxRep, s.maxDef, s.maxVisibleDef,
       indices, 0, s.numSlots)
-    val page = MiniBlockEncoder.encode(span, minor).getOrElse(
+    val page = MiniBlockEncoder.encode(span, minor, scratch = Some(chunkScratch)).getOrElse(
       throw new IllegalStateException(s"Column '$name': dictionary indices do not fit mini-block chunks"))
     val items = new ByteSink(64)
     val encoding = values match {
@@ -219,10 +230,10 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
   }
 
   private def span(r0: Int, r1: Int): PageSpan = {
-    val e0 = rowEntry.array(r0)
-    val e1 = rowEntry.array(r1)
-    val s0 = rowSlot.array(r0)
-    val s1 = rowSlot.array(r1)
+    val e0 = entryOf(r0)
+    val e1 = entryOf(r1)
+    val s0 = slotOf(r0)
+    val s1 = slotOf(r1)
     val present = new Array[Boolean](2 * depth + 1)
     var i = e0
     while (i < e1) { present(raw.array(i)) = true; i += 1 }
@@ -267,7 +278,7 @@ private[v2_1] final class LeafColumnWriter(path: IndexedSeq[LanceField], ordinal
         ConstantEncoder.inline(s, ConstantEncoder.commonValue(s).get)
       else {
         val large = PageEncoding.largestSlotBytes(s) >= PageEncoding.FullZipThreshold
-        val mini = if (large) None else MiniBlockEncoder.encode(s, minor)
+        val mini = if (large) None else MiniBlockEncoder.encode(s, minor, scratch = Some(chunkScratch))
         mini.getOrElse(FullZipEncoder.encode(s, name))
       }
     val b = ColumnMetadata.Page.newBuilder()

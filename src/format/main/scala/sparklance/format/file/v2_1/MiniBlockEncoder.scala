@@ -15,8 +15,12 @@ private[v2_1] object MiniBlockEncoder {
   private val MaxChunkValues = 4096
   private val TargetChunkBytes = 8186
 
-  /** The page, or None when some chunk cannot fit the format's limits (the caller uses full-zip). */
-  def encode(s: PageSpan, minor: Int, packing: Boolean = true): Option[EncodedPage] = {
+  /**
+   * The page, or None when some chunk cannot fit the format's limits (the caller uses full-zip).
+   * `scratch`, when given, holds the chunks (cleared first): a buffer the caller reuses from page
+   * to page, so it must write the page's buffers before encoding the next one.
+   */
+  def encode(s: PageSpan, minor: Int, packing: Boolean = true, scratch: Option[ByteSink] = None): Option[EncodedPage] = {
     val values = ChunkValues(s, packing)
     val large = minor >= 2
     val n = s.numSlots
@@ -24,7 +28,10 @@ private[v2_1] object MiniBlockEncoder {
     val repLevels = if (s.rep != null) new Levels(s.rep, s.numEntries) else null
     val defLevels = if (s.defs != null) new Levels(s.defs, s.numEntries) else null
     val meta = new ByteSink(64)
-    val chunks = new ByteSink(1 << 16)
+    val chunks = scratch match {
+      case Some(b) => b.clear(); b
+      case None => new ByteSink(1 << 16)
+    }
     val repIndex = if (s.rep != null) new ByteSink(64) else null
     var a = 0
     var e0 = 0
@@ -54,7 +61,7 @@ private[v2_1] object MiniBlockEncoder {
           done = true
         } else {
           chunks.size = start
-          if (c <= values.minChunk) return if (values.compressed) encode(s, minor, packing = false) else None
+          if (c <= values.minChunk) return if (values.compressed) encode(s, minor, packing = false, scratch) else None
           c /= 2
         }
       }
@@ -158,21 +165,9 @@ private[v2_1] object MiniBlockEncoder {
   private def ChunkValues(s: PageSpan, packing: Boolean): ChunkValues = {
     val base = s.slotFrom
     s.values match {
-      case f: ValueSink.Fixed if packing && f.integer && f.width <= 8 && s.numSlots > 0 &&
-          bitPackedPays(f, base, s.numSlots) => new ChunkValues {
-        private val t = f.width * 8
-        private val longs = Primitives.longs(s.numSlots)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
-        val encoding = BitPacking.inlineEncoding(t)
-        val numBuffers = 1
-        override def minChunk = 1024
-        override def compressed = true
-        def cap(a: Int, n: Int) = 1024
-        def write(a: Int, b: Int) = {
-          val out = new ByteSink(t / 8 + 128 * t)
-          BitPacking.inlineChunk(longs, a, b - a, t, out)
-          Seq(out)
-        }
-      }
+      case f: ValueSink.Fixed if packing && f.integer && f.width <= 8 && s.numSlots > 0 =>
+        val packed = new BitPacked(f, base, s.numSlots)
+        if (packed.pays) packed else ChunkValues(s, packing = false)
       case f: ValueSink.Fixed => new ChunkValues {
         val encoding = f.encoding
         val numBuffers = 1
@@ -207,8 +202,9 @@ private[v2_1] object MiniBlockEncoder {
           val out = new ByteSink(bytes(a, b).toInt + 8)
           val first = v.offsets.array(base + a)
           val head = ob * (b - a + 1L)
+          // `out` was sized for the chunk: the offsets go in without a capacity check each.
           var i = a
-          while (i <= b) { LE.uN(out, head + v.offsets.array(base + i) - first, ob); i += 1 }
+          while (i <= b) { Bytes.putN(out.array, out.size, ob, head + v.offsets.array(base + i) - first); out.size += ob; i += 1 }
           val len = (v.offsets.array(base + b) - first).toInt
           out.append(v.data.array, first.toInt, len)
           LE.pad(out, 0, ob, 0x48)
@@ -276,11 +272,28 @@ private[v2_1] object MiniBlockEncoder {
     }
   }
 
-  /** Whether inline bit-packing saves at least a tenth of the flat size of the page's values. */
-  private def bitPackedPays(f: ValueSink.Fixed, base: Int, n: Int): Boolean = {
-    val t = f.width * 8
-    val longs = Primitives.longs(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
-    BitPacking.inlineBytes(longs, 0, n, t) * 10 < n.toLong * f.width * 9
+  /**
+   * Integers inline bit-packed in chunks of 1024 (the last one shorter). The values as longs and
+   * each chunk's bit width are computed once per page, for the choice and for the chunks alike.
+   */
+  private final class BitPacked(f: ValueSink.Fixed, base: Int, n: Int) extends ChunkValues {
+    private val t = f.width * 8
+    private val longs = Primitives.longs(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+    private val widths = Array.tabulate((n + 1023) / 1024)(k => BitPacking.width(longs, k * 1024, math.min(n, k * 1024 + 1024), t))
+    /** Whether inline bit-packing saves at least a tenth of the flat size of the page's values. */
+    def pays: Boolean = widths.map(w => t / 8 + 128L * w).sum * 10 < n.toLong * f.width * 9
+    val encoding = BitPacking.inlineEncoding(t)
+    val numBuffers = 1
+    override def minChunk = 1024
+    override def compressed = true
+    def cap(a: Int, n: Int) = 1024
+    def write(a: Int, b: Int) = {
+      val out = new ByteSink(t / 8 + 128 * t)
+      // Chunks start at multiples of 1024 (minChunk = cap), so slot a's chunk width is known.
+      val w = if (a % 1024 == 0 && b == math.min(n, a + 1024)) widths(a / 1024) else BitPacking.width(longs, a, b, t)
+      BitPacking.inlineChunk(longs, a, b - a, t, w, out)
+      Seq(out)
+    }
   }
 
   private def maxOf(levels: Array[Int], n: Int): Int = {

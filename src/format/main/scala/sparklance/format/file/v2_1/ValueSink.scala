@@ -15,6 +15,8 @@ private[v2_1] final class LongSink(initial: Int = 64) {
     if (size == array.length) array = java.util.Arrays.copyOf(array, array.length * 2)
     array(size) = v; size += 1
   }
+  /** Empties the sink, keeping its array for the next values. */
+  def clear(): Unit = size = 0
 }
 
 /**
@@ -31,6 +33,8 @@ private[v2_1] sealed trait ValueSink {
   def placeholder(): Unit
   /** Bytes of the value data collected, for page sizing. */
   def bytes: Long
+  /** Drops every slot, keeping the buffers for the next page's. */
+  def clear(): Unit
 }
 
 private[v2_1] object ValueSink {
@@ -40,6 +44,7 @@ private[v2_1] object ValueSink {
     def append(v: FieldVector, i: Int): Unit = count += 1
     def placeholder(): Unit = count += 1
     def bytes: Long = 0
+    def clear(): Unit = count = 0
   }
 
   /** Fixed-width values of `width` bytes, stored little-endian as Arrow holds them. */
@@ -63,6 +68,7 @@ private[v2_1] object ValueSink {
     /** Appends one value given as its `width` bytes. */
     def appendBytes(b: Array[Byte]): Unit = { require(b.length == width); data.append(b, 0, width); count += 1 }
     def bytes: Long = data.size
+    def clear(): Unit = { data.clear(); count = 0 }
     /** How a page declares these values. */
     def encoding: CompressiveEncoding = PageEncoding.flat(width * 8)
   }
@@ -104,6 +110,7 @@ private[v2_1] object ValueSink {
       ((v.getDataBuffer.getByte(i.toLong >>> 3) >>> (i & 7)) & 1) != 0
     def placeholder(): Unit = bits.add(false)
     def bytes: Long = (bits.size + 7) / 8
+    def clear(): Unit = bits.clear()
   }
 
   /** Strings and binaries: `offsets(i)` = start of value i in `data`, plus the end. */
@@ -140,6 +147,7 @@ private[v2_1] object ValueSink {
     /** Appends one value given as bytes. */
     def appendBytes(b: Array[Byte]): Unit = { data.append(b, 0, b.length); offsets.add(data.size) }
     def bytes: Long = data.size + 8L * count
+    def clear(): Unit = { offsets.clear(); offsets.add(0); data.clear() }
     def length(i: Int): Long = offsets.array(i + 1) - offsets.array(i)
   }
 
@@ -205,6 +213,13 @@ private[v2_1] object ValueSink {
       count += 1
     }
     def bytes: Long = data.size + (if (itemBools != null) (itemBools.size + 7) / 8 else 0)
+    def clear(): Unit = {
+      data.clear()
+      if (itemBools != null) itemBools.clear()
+      validity = null
+      nullItems = 0
+      count = 0
+    }
     /** Bytes per slot in a full-zip page, validity excluded (-1: not byte aligned). */
     def slotBytes: Int = if (itemBits == 1) -1 else rowBytes
   }

@@ -216,15 +216,16 @@ object Writer21Fixtures {
     Seq(l, ll, big)
   }
 
-  /** Batches of random vectors for `schema`. */
+  /** Batches of random vectors for `schema`; `batchRates`, when given, is each batch's own null rate. */
   def batches(schema: LanceSchema, sizes: Seq[Int], seed: Long, nullRate: Double, a: BufferAllocator,
       long: Boolean = false, small: Boolean = false, const: Boolean = false,
-      nullEveryThirdStruct: Boolean = false): Seq[Seq[FieldVector]] = {
+      nullEveryThirdStruct: Boolean = false, batchRates: Seq[Double] = Nil): Seq[Seq[FieldVector]] = {
     val gen = new RandomVectors(seed, nullRate, structNulls = true)
     val rnd = new Random(seed)
-    sizes.map { n =>
+    sizes.zipWithIndex.map { case (n, k) =>
+      val g = if (batchRates.isEmpty) gen else new RandomVectors(seed * 1000 + k, batchRates(k), structNulls = true)
       schema.fields.map { f =>
-        val v = gen.vector(f, n, a)
+        val v = g.vector(f, n, a)
         if (long) longStrings(v, rnd, 200, 700)
         if (small) smallInts(v)
         if (const) constants(v)
@@ -250,10 +251,10 @@ class FileWriter21Suite extends AnyFunSuite {
   /** Writes, reads back whole and in ranges of `step` rows, and compares row by row. */
   private def check(schema: LanceSchema, sizes: Seq[Int], seed: Long, nullRate: Double, minor: Int,
       maxPageBytes: Long = 8L << 20, step: Int = 0, long: Boolean = false, small: Boolean = false,
-      const: Boolean = false): FileReader21 = {
+      const: Boolean = false, batchRates: Seq[Double] = Nil): FileReader21 = {
     val a = new RootAllocator()
     try {
-      val bs = batches(schema, sizes, seed, nullRate, a, long, small, const)
+      val bs = batches(schema, sizes, seed, nullRate, a, long, small, const, batchRates = batchRates)
       val expected = schema.fields.indices.map(fi => bs.flatMap(b => (0 until b(fi).getValueCount).map(Canon(b(fi), _))))
       val (bytes, result) = try write(schema, bs, minor, maxPageBytes) finally bs.flatten.foreach(_.close())
       val n = sizes.sum
@@ -327,6 +328,21 @@ class FileWriter21Suite extends AnyFunSuite {
         }
         assert(byName("fsl_f32_3").forall(kind(_) == "MINI_BLOCK_LAYOUT"))
       } finally a.close()
+    }
+
+    test(s"2.$minor many pages from batches with and without nulls: cleared page buffers, bulk levels of flat columns") {
+      // Batches without nulls take the bulk path for a flat column's levels, the others the per-row
+      // one; small pages make every column clear and refill its buffers (bools, bit-packed
+      // integers, strings, dictionaries of the pages) many times. Each page must hold its own rows only.
+      val rates = Seq(0.0, 0.4, 1.0, 0.0, 0.05, 0.0, 0.5, 0.0)
+      check(flatSchema, Seq(900, 1500, 1, 2200, 700, 0, 1300, 2000), 41, 0.0, minor, maxPageBytes = 4000, step = 311,
+        batchRates = rates)
+      check(flatSchema, Seq(3000, 3000, 3000), 42, 0.0, minor, maxPageBytes = 20000, step = 997, small = true,
+        batchRates = Seq(0.0, 0.3, 0.0))
+      check(nestedSchema, Seq(900, 1500, 1, 2200, 700, 0, 1300, 2000), 43, 0.0, minor, maxPageBytes = 4000, step = 311,
+        batchRates = rates)
+      check(longSchema, Seq(100, 40, 100), 44, 0.0, minor, maxPageBytes = 30000, step = 37, long = true,
+        batchRates = Seq(0.0, 0.5, 0.0))
     }
 
     test(s"2.$minor chunk boundaries: 10000 rows of one page") {
