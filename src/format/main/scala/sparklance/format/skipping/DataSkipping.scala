@@ -77,16 +77,13 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   /** `zones`: the zones of each fragment the index is used for (none: it holds no rows of it). */
   private final class ZoneMapIndex(zones: Map[Long, Array[Zone]]) extends FieldIndex {
     def covers(fragment: Long): Boolean = zones.contains(fragment)
-    def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
+    def candidates(leaf: ColumnFilter, fragment: Long): RoaringBitmap = spans(fragment, ZoneTest.mightMatch(_, leaf))
+    def certain(leaf: ColumnFilter, fragment: Long): RoaringBitmap = spans(fragment, ZoneTest.allMatch(_, leaf))
+    /** The offsets of the fragment's zones that pass `test`. */
+    private def spans(fragment: Long, test: Zone => Boolean): RoaringBitmap = {
       val kept = new RoaringBitmap()
       val end = physicalRows(fragment)
-      zones(fragment).foreach(z => if (ZoneTest.mightMatch(z, leaf)) kept.add(z.start, math.min(z.end, end)))
-      kept
-    }
-    def certain(leaf: ColumnFilter, fragment: Long): RoaringBitmap = {
-      val kept = new RoaringBitmap()
-      val end = physicalRows(fragment)
-      zones(fragment).foreach(z => if (ZoneTest.allMatch(z, leaf)) kept.add(z.start, math.min(z.end, end)))
+      zones(fragment).foreach(z => if (test(z)) kept.add(z.start, math.min(z.end, end)))
       kept
     }
   }
@@ -262,10 +259,8 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
       val counts = Map.newBuilder[Long, Long]
       fragments.foreach { fragment =>
         val id = fragment.getId
-        val all = new RoaringBitmap()
-        all.add(0L, fragment.getPhysicalRows)
         val passed = sure(id)
-        val undecided = RoaringBitmap.andNot(maybe(id).getOrElse(all), passed)
+        val undecided = RoaringBitmap.andNot(maybe(id).getOrElse(RoaringBitmap.bitmapOfRange(0L, fragment.getPhysicalRows)), passed)
         val deletions = fragment.hasDeletionFile
         if (undecided.isEmpty && !deletions) counts += id -> passed.getLongCardinality
         else if (undecided.isEmpty && passed.getLongCardinality == fragment.getPhysicalRows)
