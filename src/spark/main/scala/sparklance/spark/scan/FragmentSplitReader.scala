@@ -33,9 +33,14 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   // A row-level statement's condition, evaluated first on its own columns, narrows the rows read.
   private val kept = target.prefilter.flatMap(p =>
     Prefilter.rows(p, target, fragment, split.start, split.end, within, allocator, prefilterBytes += _))
+  // The fields holding the keys of the scan's key sets (a scan sets them on the columns it reads).
+  private val keyFields = target.keyFilters.map(f => f -> fields.indexWhere(_.name == f.column)).filter(_._2 >= 0)
+  // A MERGE's key sets, tested first on the key columns alone, narrow the rows read further.
+  private val keyKept = Option.when(keyFields.nonEmpty)(keyFields.map { case (f, index) => f -> fields(index) }).flatMap(filters =>
+    KeySetFilter.rows(filters, target, fragment, split.start, split.end, kept.orElse(within), allocator, prefilterBytes += _))
   private val scanner = new FragmentScanner(target.storage, target.files,
     fragment, fields, allocator, split.start, split.end, only = changedRows,
-    batchBytes = target.batchBytes, within = kept.orElse(within))
+    batchBytes = target.batchBytes, within = keyKept.orElse(kept).orElse(within))
   private lazy val updateImages = change.map(c => PortableBitmaps.fromBytes(c.updated))
   /** Whether every changed row is an update image (Some(true)) or none is (Some(false)): one change type for the split. */
   private lazy val uniformImages: Option[Boolean] = updateImages.flatMap { images =>
@@ -94,10 +99,11 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
 
   def get(): ColumnarBatch = batch
 
-  // The fields holding the keys of the scan's key sets (a scan sets them on the columns it reads).
-  private val keyFields = target.keyFilters.map(f => f -> fields.indexWhere(_.name == f.column)).filter(_._2 >= 0)
-
-  /** The next batch of rows the scan's key sets keep, skipping batches where they keep none; null at the split's end. */
+  /**
+   * The next batch of rows the scan's key sets keep, skipping batches where they keep none; null at
+   * the split's end. Where `keyKept` chose the rows, every row of a batch is kept: the test is then
+   * a check that copies nothing.
+   */
   private def nextKept(): ScanBatch = {
     while (scanner.hasNext) {
       val kept = keyFields.foldLeft(Option(scanner.next())) { case (rows, (f, index)) => rows.flatMap(f.select(_, index, allocator)) }

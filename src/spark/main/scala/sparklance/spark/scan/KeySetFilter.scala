@@ -6,9 +6,12 @@ import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnVector
+import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable.ArrayBuffer
+import scala.util.Using
 import sparklance.format.Resources
-import sparklance.format.table.ScanBatch
+import sparklance.format.proto.TableProtos.DataFragment
+import sparklance.format.table.{FragmentScanner, LanceField, ScanBatch}
 import sparklance.spark.rowlevel.{LongKeySet, SourceKeysContain}
 
 /**
@@ -30,37 +33,71 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: Array[Lo
    * itself when all are, else a copy of those rows, `batch` closed; None when none is.
    */
   def select(batch: ScanBatch, index: Int, allocator: BufferAllocator): Option[ScanBatch] = {
-    val adapted = ArrayBuffer.empty[AutoCloseable]
-    val (rows, n) = Resources.closeOnFailure(Seq(batch)) {
-      try kept(FragmentSplitReader.sparkColumn(batch.vectors(index), dataType, allocator, adapted += _), batch.numRows)
-      finally Resources.closeAll(adapted)
-    }
+    val rows = Array.range(0, batch.numRows)
+    val n = Resources.closeOnFailure(Seq(batch))(keep(batch, index, rows, rows.length, allocator))
     if (n == batch.numRows) Some(batch)
     else try Option.when(n > 0)(KeySetFilter.copy(batch, rows, n, allocator)) finally batch.close()
   }
 
-  /** The indices of the rows of `key` (`n` rows) that hold a key, in the first of the array's slots. */
-  private def kept(key: ColumnVector, n: Int): (Array[Int], Int) = {
-    val rows = new Array[Int](n)
+  /**
+   * Keeps, of the `count` row indices first in `rows`, those whose key (field `index` of `batch`)
+   * is in the set: they are moved to the front of `rows`, in order, and their number returned.
+   */
+  private def keep(batch: ScanBatch, index: Int, rows: Array[Int], count: Int, allocator: BufferAllocator): Int = {
+    val adapted = ArrayBuffer.empty[AutoCloseable]
+    try kept(FragmentSplitReader.sparkColumn(batch.vectors(index), dataType, allocator, adapted += _), rows, count)
+    finally Resources.closeAll(adapted)
+  }
+
+  private def kept(key: ColumnVector, rows: Array[Int], count: Int): Int = {
     var k = 0
-    var i = 0
+    var j = 0
     val nulls = key.hasNull
     // Typed getters in a loop per type: the test is made for every row of the target.
     dataType match {
       case LongType | TimestampType | TimestampNTZType =>
-        while (i < n) { if (!(nulls && key.isNullAt(i)) && set.contains(key.getLong(i))) { rows(k) = i; k += 1 }; i += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
       case IntegerType | DateType =>
-        while (i < n) { if (!(nulls && key.isNullAt(i)) && set.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; i += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
       case ShortType =>
-        while (i < n) { if (!(nulls && key.isNullAt(i)) && set.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; i += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
       case ByteType =>
-        while (i < n) { if (!(nulls && key.isNullAt(i)) && set.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; i += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
     }
-    (rows, k)
+    k
   }
 }
 
 object KeySetFilter {
+  /**
+   * The offsets of the rows of `fragment` in [start, end) (and in `within`) whose keys every
+   * filter keeps, from a read of the key columns alone (each filter with the Lance field of its
+   * column), so that a MERGE's scan decodes its other columns for those rows only, as
+   * [[Prefilter]] does for an UPDATE's condition; None when they are more than
+   * [[Prefilter.MaxSparseShare]] of the rows scanned (the split is read whole, and its batches
+   * narrowed by [[KeySetFilter.select]]). `bytesRead` is told the bytes read.
+   */
+  def rows(filters: Seq[(KeySetFilter, LanceField)], target: ReadTarget, fragment: DataFragment, start: Long, end: Long,
+      within: Option[RoaringBitmap], allocator: BufferAllocator, bytesRead: Long => Unit): Option[RoaringBitmap] = {
+    val fields = filters.map(_._2).distinctBy(_.name)
+    val kept = new RoaringBitmap
+    var scanned = 0L
+    Using.resource(new FragmentScanner(target.storage, target.files, fragment, fields, allocator, start, end,
+        batchBytes = target.batchBytes, within = within)) { scanner =>
+      while (scanner.hasNext) Using.resource(scanner.next()) { batch =>
+        val rows = Array.range(0, batch.numRows)
+        val n = filters.foldLeft(rows.length) { case (count, (f, field)) =>
+          if (count == 0) 0 else f.keep(batch, fields.indexWhere(_.name == field.name), rows, count, allocator)
+        }
+        var j = 0
+        while (j < n) { kept.add(batch.offset(rows(j))); j += 1 }
+        scanned += batch.numRows
+      }
+      bytesRead(scanner.bytesRead)
+    }
+    Option.when(kept.getLongCardinality <= scanned * Prefilter.MaxSparseShare)(kept)
+  }
+
   /**
    * The filter `p` is, when it is `c IN (literals)` or `c = literal` on a top-level column `c` of
    * `schema` (the columns the scan reads) of an integral type ([[SourceKeysContain.supports]]).
