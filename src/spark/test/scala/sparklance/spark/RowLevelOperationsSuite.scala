@@ -3,7 +3,9 @@ package sparklance.spark
 import java.nio.file.{Files, Path}
 import org.apache.spark.sql.{AnalysisException, Row}
 import org.apache.spark.sql.catalyst.expressions.BloomFilterMightContain
-import org.apache.spark.sql.execution.{CommandResultExec, FilterExec}
+import org.apache.spark.sql.catalyst.expressions.DynamicPruningExpression
+import org.apache.spark.sql.execution.{CommandResultExec, FilterExec, InSubqueryExec, LocalTableScanExec}
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, WriteDeltaExec}
 import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, ShuffleExchangeExec}
@@ -315,11 +317,20 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == Row(-3, null, "new") +: expected)
   }
 
-  test("the exact key filter matches date, timestamp and widened keys, compiled or interpreted") {
+  test("the exact key filters (Spark's, or the scan's on an indexed key) match date, timestamp and widened keys, compiled or interpreted") {
+    Seq(false, true).foreach(exactKeyFilters)
+  }
+
+  /**
+   * MERGEs on date, timestamp and widened integer keys, on a table with zone maps (`indexed`: the
+   * target's scan keeps the rows of the source's keys, except for the widened key, which no
+   * dynamic pruning filter can name) or without (a filter of Spark's does).
+   */
+  private def exactKeyFilters(indexed: Boolean): Unit = {
     counter += 1
     val t = s"lance.dml.typed$counter"
     sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
-    sql(s"CREATE TABLE $t (d DATE, ts TIMESTAMP, small SMALLINT, v INT)")
+    sql(s"CREATE TABLE $t (d DATE, ts TIMESTAMP, small SMALLINT, v INT)" + (if (indexed) "" else " TBLPROPERTIES ('zonemap_columns' = '')"))
     sql(s"INSERT INTO $t SELECT date_add(DATE'1969-12-25', CAST(id AS INT)), " +
       "timestamp_micros(id * 3600000000 - 7200000000), CAST(id - 30 AS SMALLINT), 0 FROM range(60)")
     // A local relation, whose row count Spark knows.
@@ -334,7 +345,12 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     def values = sql(s"SELECT sum(v), count(*) FROM $t").head()
     val plans = Seq("d", "ts").map(merge) :+
       withSQLConf("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")(merge("small"))
-    plans.foreach(p => assert(keySetFiltered(p).size == 1, p))
+    plans.zipWithIndex.foreach { case (p, i) =>
+      if (indexed && i < 2) {
+        // The two matching rows of 60 (the first MERGE's), or three (the second's, with the row the first inserted).
+        assert(keySetFiltered(p).isEmpty && targetScan(p).metrics("numOutputRows").value == 2 + i, p)
+      } else assert(keySetFiltered(p).size == 1, p)
+    }
     // Each MERGE matches two of the 60 rows (adding 1 + 2). The first and last insert a row
     // holding 3 (its small is NULL); the second matches the first's row instead (adding 3).
     assert(values == Row(3 * 6L, 62L))
@@ -417,8 +433,10 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     val t = zoned(5000)
     source((10, Some(-1), "upd"), (2550, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))
     val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
-    // Keys 10 and 2550 lie in two zones of 100 rows: 200 of the 5,000 rows are read.
-    assert(targetScan(plan).metrics("numOutputRows").value == 200, plan)
+    // Keys 10 and 2550 lie in two zones of 100 rows, in two of the five fragments: 200 of the
+    // 5,000 rows are read, and the scan hands over the two that match.
+    assert(targetScan(plan).metrics("splitsRead").value == 2, plan)
+    assert(targetScan(plan).metrics("numOutputRows").value == 2, plan)
     // The key filter stands in for Spark's runtime group filter, whose subquery reads every key.
     assert(targetScan(plan).runtimeFilters.size == 1, plan)
     val expected = (0 until 5000).map(i => if (i == 10 || i == 2550) Row(i, -1, "upd") else Row(i, i, "old")) ++
@@ -430,11 +448,14 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     val t = zoned(3000)
     source((150, Some(-1), "upd"), (151, Some(-2), "upd"), (9999, Some(0), "none"))
     val merge = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk WHEN MATCHED THEN UPDATE SET salary = s.salary")
-    assert(targetScan(merge).metrics("numOutputRows").value == 100, merge)
+    // One zone of 100 rows read, the two matching rows handed over.
+    assert(targetScan(merge).metrics("splitsRead").value == 1, merge)
+    assert(targetScan(merge).metrics("numOutputRows").value == 2, merge)
     val delete = executed(s"DELETE FROM $t WHERE pk IN (SELECT pk - 100 FROM src)")
     // Keys 50 and 51 share one zone; the fragment of the two rows the MERGE rewrote has no zones
-    // and is read whole.
-    assert(targetScan(delete).metrics("numOutputRows").value == 102, delete)
+    // and is read whole (a split of its own). Of the 102 rows read, two are deleted.
+    assert(targetScan(delete).metrics("splitsRead").value == 2, delete)
+    assert(targetScan(delete).metrics("numOutputRows").value == 2, delete)
     val expected = (0 until 3000).filterNot(Set(50, 51)).map {
       case 150 => Row(150, -1, "old")
       case 151 => Row(151, -2, "old")
@@ -455,5 +476,41 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
       assert(runtimeFiltered(plan).isEmpty, plan)
     }
     assert(sql(s"SELECT salary FROM $t WHERE pk = 10").head().getInt(0) == -1)
+  }
+
+  /** The reads of the MERGE's source (a local relation, or its cached copy) in `plan` and its subqueries. */
+  private def sourceReads(plan: org.apache.spark.sql.execution.SparkPlan): Int = collectWithSubqueries(plan) {
+    case s: LocalTableScanExec => s
+    case s: InMemoryTableScanExec => s
+  }.size
+
+  test("an upsert MERGE on an indexed integer key reads its source twice: the join, and the keys the target's scan keeps exactly") {
+    val t = zoned(5000)
+    source((10, Some(-1), "upd"), (2550, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))
+    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert"
+    def check(plan: org.apache.spark.sql.execution.SparkPlan, matches: Long): Unit = {
+      // No third read for a key filter of Spark's (a collect_set or Bloom filter subquery).
+      assert(sourceReads(plan) == 2 && keySetFiltered(plan).isEmpty && bloomFiltered(plan).isEmpty, plan)
+      val scan = targetScan(plan)
+      // Spark ran the dynamic pruning subquery: one it gives up is TRUE, and the whole target
+      // would be shuffled (the result the same).
+      assert(scan.runtimeFilters.nonEmpty && scan.runtimeFilters.forall {
+        case DynamicPruningExpression(_: InSubqueryExec) => true
+        case _ => false
+      }, plan)
+      assert(scan.metrics("numOutputRows").value == matches, plan)
+    }
+    check(executed(merge), 3)
+    // The second time, the rows the first inserted match too.
+    withSQLConf("spark.sql.adaptive.enabled" -> "false")(check(executed(merge), 5))
+    spark.table("src").cache()
+    try check(executed(merge), 5) finally spark.catalog.uncacheTable("src")
+    val expected = (0 until 5000).map(i => if (Set(10, 2550, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
+      Seq(Row(7000, 7, "new"))
+    assert(rows(t) == Row(-3, null, "new") +: expected)
+    // WHEN NOT MATCHED BY SOURCE needs every target row: no filter on the target's scan.
+    val all = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert WHEN NOT MATCHED BY SOURCE THEN UPDATE SET salary = 0")
+    assert(collectWithSubqueries(all) { case s: BatchScanExec if s.runtimeFilters.nonEmpty => s }.isEmpty, all)
+    assert(sql(s"SELECT count(*), sum(salary) FROM $t").head() == Row(5002L, 4L))
   }
 }

@@ -32,7 +32,10 @@ class ZoneCollectorSuite extends AnyFunSuite {
   private val long = Seq("x" * 2000, "x" * 1023 + "\u00e9" + "y" * 50, "\u00e9" * 700, "b" + "\uffff" * 600)
   // Shared heads of 8 bytes and more, differing in bytes over 0x7f and under: compared 8 bytes at a time.
   private val prefixed = Seq("prefix12\u00e9x", "prefix12ax", "prefix12345678\u00ff", "prefix123456789", "prefix12345678\u0001z")
-  private val strings = Seq("", "a", "ab", "b", "\u00e9t\u00e9", "zz\uD83D\uDE00", "\u0000", "A") ++ prefixed ++ long
+  // Values that differ only in trailing zero bytes, shorter and longer than 8 bytes: their heads
+  // (the first 8 bytes, zero-padded) tie, so they are compared whole.
+  private val zeros = Seq("a\u0000", "a\u0000\u0000", "prefix12\u0000", "prefix1\u0000", "prefix1")
+  private val strings = Seq("", "a", "ab", "b", "\u00e9t\u00e9", "zz\uD83D\uDE00", "\u0000", "A") ++ prefixed ++ zeros ++ long
 
   private def fill(v: FieldVector, n: Int, rnd: Random): Unit = {
     def nul(i: Int): Boolean = rnd.nextInt(7) == 0 || (i / 50) % 5 == 3 // some all-null stretches

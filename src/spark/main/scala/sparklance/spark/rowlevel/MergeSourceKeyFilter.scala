@@ -1,7 +1,7 @@
 package sparklance.spark.rowlevel
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, EqualTo, Expression, Literal, PredicateHelper, ScalarSubquery, XxHash64}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, BloomFilterMightContain, DynamicPruningSubquery, EqualTo, Expression, Literal, PredicateHelper, ScalarSubquery, XxHash64}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{BloomFilterAggregate, CollectSet}
 import org.apache.spark.sql.catalyst.plans.RightOuter
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, WriteDelta}
@@ -24,6 +24,10 @@ import org.apache.spark.sql.types._
  * and no larger than Spark's Bloom filter creation-side threshold
  * (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB by default), since the
  * subquery reads the source a second time, and not when Spark's runtime Bloom filters are off.
+ * Nor where [[TargetKeyPruning]] (which runs before it) has put its dynamic pruning filter on the
+ * join's one integral key: the target's scan then keeps exactly the rows holding a source key
+ * ([[sparklance.spark.scan.KeySetFilter]]), from the keys that filter's own subquery gathers, and
+ * a filter here would read the source once more for nothing.
  */
 final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
 
@@ -32,14 +36,15 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
       RowLevelPlans.targetRead(w).fold[LogicalPlan](w) { read =>
         val query = w.query.transformDown {
           case j: Join if j.joinType == RightOuter && j.left.exists(_ eq read.relation) && !filtered(j.left) =>
-            keys(j, read).fold[LogicalPlan](j) { case (targetKeys, sourceKeys) =>
-              val filter = (targetKeys, sourceKeys) match {
-                case (Seq(targetKey), Seq(sourceKey)) if exact(sourceKey, j.right) =>
-                  SourceKeysContain(ScalarSubquery(keySetOf(sourceKey, j.right)), targetKey)
-                case _ => BloomFilterMightContain(ScalarSubquery(bloomOf(sourceKeys, j.right)), new XxHash64(targetKeys))
+            keys(j, read).filterNot { case (targetKeys, _) => keptByScan(targetKeys, j.left, read) }
+              .fold[LogicalPlan](j) { case (targetKeys, sourceKeys) =>
+                val filter = (targetKeys, sourceKeys) match {
+                  case (Seq(targetKey), Seq(sourceKey)) if exact(sourceKey, j.right) =>
+                    SourceKeysContain(ScalarSubquery(keySetOf(sourceKey, j.right)), targetKey)
+                  case _ => BloomFilterMightContain(ScalarSubquery(bloomOf(sourceKeys, j.right)), new XxHash64(targetKeys))
+                }
+                j.withNewChildren(Seq(j.left.transformUp { case r if r eq read.relation => Filter(filter, r) }, j.right))
               }
-              j.withNewChildren(Seq(j.left.transformUp { case r if r eq read.relation => Filter(filter, r) }, j.right))
-            }
         }
         w.withNewChildren(Seq(query))
       }
@@ -60,6 +65,22 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
     // such MERGE sources today; the rule does not rely on that.
     if (pairs.isEmpty || !join.right.deterministic || !SourceSize.small(join.right)) None else Some((pairs.map(_._1), pairs.map(_._2)))
   }
+
+  /**
+   * Whether the target's read carries a dynamic pruning filter on the join's only key, of a type
+   * the scan keeps exactly the rows of whose key is among the filter's values.
+   */
+  private def keptByScan(targetKeys: Seq[Expression], target: LogicalPlan, read: RowLevelPlans.TargetRead): Boolean =
+    targetKeys match {
+      case Seq(key: Attribute) if SourceKeysContain.supports(key.dataType) => target.exists {
+        case Filter(condition, child) if child eq read.relation => splitConjunctivePredicates(condition).exists {
+          case d: DynamicPruningSubquery => d.pruningKey.semanticEquals(key)
+          case _ => false
+        }
+        case _ => false
+      }
+      case _ => false
+    }
 
   /** Whether the source's keys are few enough, by its known row count, to be held exactly. */
   private def exact(sourceKey: Expression, source: LogicalPlan): Boolean =

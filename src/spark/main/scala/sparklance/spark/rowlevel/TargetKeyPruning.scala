@@ -13,10 +13,14 @@ import org.apache.spark.sql.catalyst.rules.Rule
  * adds Spark's own dynamic pruning subquery on the target's key column where the table holds an
  * index data skipping uses on it (zone map, BTREE, BITMAP). At run time Spark gathers the source's
  * distinct keys (or reuses its broadcast) and hands `key IN (...)` to the scan
- * ([[sparklance.spark.scan.LanceRowLevelScan]]), which plans only the rows those keys may be in.
- * The join still matches every row it reads: the filter saves reads, it decides nothing. It also
+ * ([[sparklance.spark.scan.LanceRowLevelScan]]), which plans only the rows those keys may be in
+ * and, on an integral key, hands over only the rows holding one of them
+ * ([[sparklance.spark.scan.KeySetFilter]]): the filter is placed only where the join or the
+ * condition drops the other rows anyway, so it decides nothing. It also
  * stands in for Spark's runtime group filter, whose subquery would read the key column of every
- * fragment to find the few that hold matches.
+ * fragment to find the few that hold matches, and for [[MergeSourceKeyFilter]]'s own read of the
+ * source's keys. The subquery is one Spark always runs (not only when it can reuse a broadcast),
+ * which the tests check on each Spark version.
  *
  * It applies to an equality between a target column and source expression, on a join that may
  * drop the target's unmatched rows (the target is not the side an outer join keeps), or to an

@@ -48,8 +48,8 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   /** Decodes the next batch; false once the split has no more rows. */
   def next(): Boolean = {
     release()
-    if (!scanner.hasNext) return false
-    current = scanner.next()
+    current = nextKept()
+    if (current == null) return false
     val byName = fields.map(_.name).zip(current.vectors).toMap
     val n = current.numRows
     val columns: Array[ColumnVector] = target.readSchema.fields.map { f =>
@@ -93,6 +93,18 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
   }
 
   def get(): ColumnarBatch = batch
+
+  // The fields holding the keys of the scan's key sets (a scan sets them on the columns it reads).
+  private val keyFields = target.keyFilters.map(f => f -> fields.indexWhere(_.name == f.column)).filter(_._2 >= 0)
+
+  /** The next batch of rows the scan's key sets keep, skipping batches where they keep none; null at the split's end. */
+  private def nextKept(): ScanBatch = {
+    while (scanner.hasNext) {
+      val kept = keyFields.foldLeft(Option(scanner.next())) { case (rows, (f, index)) => rows.flatMap(f.select(_, index, allocator)) }
+      if (kept.isDefined) return kept.get
+    }
+    null
+  }
 
   /** Bytes read from data files so far. */
   def bytesRead: Long = prefilterBytes + scanner.bytesRead

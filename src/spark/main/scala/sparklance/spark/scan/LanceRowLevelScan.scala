@@ -34,6 +34,9 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   }
 
   @volatile private var selected: Option[Set[Long]] = None
+  @volatile private var keySets: Seq[KeySetFilter] = Nil
+
+  override protected def keyFilters: Seq[KeySetFilter] = keySets
 
   override protected def fragments: Seq[DataFragment] =
     selected.fold(super.fragments)(ids => super.fragments.filter(f => ids.contains(f.getId)))
@@ -44,10 +47,16 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   /**
    * `_fragid IN (...)` from the runtime group filter selects fragments; predicates on data columns
    * (the source's keys that [[sparklance.spark.rowlevel.TargetKeyPruning]] asks Spark to gather)
-   * skip the rows the table's indices rule out.
+   * skip the rows the table's indices rule out, and `key IN (...)` on an integral column read
+   * drops the other rows in the reader ([[KeySetFilter]]): Spark evaluates a runtime filter only
+   * here, and its rows are rows the statement leaves alone.
    */
   override def filter(predicates: Array[Predicate]): Unit = {
     KeyPredicates.fragmentIds(predicates.toSeq).foreach(ids => selected = Some(selected.fold(ids)(_ intersect ids)))
     predicates.flatMap(DataFilters.of(_, snapshot.schema)).reduceOption(ColumnFilter.And(_, _)).foreach(restrictTo)
+    // Spark may hand the same filters over again (a plan re-planned): each set is kept once.
+    val decoded = StructType(required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name) || nullFilled(f.name)))
+    val keys = predicates.toSeq.flatMap(KeySetFilter.of(_, decoded))
+    keySets = (keySets ++ keys).distinctBy(f => (f.column, f.keys.toSeq))
   }
 }

@@ -223,11 +223,14 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
     val lanceFields = dataFields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
       throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
     new LanceReaderFactory(ReadTarget(table.tableName, snapshot.files, lanceFields.toSeq, required,
-      table.settings.storageConf, table.settings.readBatchBytes, prefilter))
+      table.settings.storageConf, table.settings.readBatchBytes, prefilter, keyFilters))
   }
 
   /** The condition a row-level statement's reader evaluates first, to read the other columns of fewer rows. */
   protected def prefilter: Option[Prefilter] = None
+
+  /** The key sets a row-level statement's reader keeps only the rows of (runtime filters it applies exactly). */
+  protected def keyFilters: Seq[KeySetFilter] = Nil
 
   override def estimateStatistics(): Statistics = {
     val rows = snapshot.fragments.map(liveRows).sum

@@ -10,10 +10,10 @@ import sparklance.spark.CatalogSettings
 /**
  * What executors read: where the table version's files are, the projected Lance fields (as protobuf), Spark's read
  * schema, the decoded bytes a batch aims at, and for a row-level statement the condition that narrows the rows
- * read ([[Prefilter]]).
+ * read ([[Prefilter]]) and the key sets the rows handed over must hold a key of ([[KeySetFilter]]).
  */
 final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Array[Array[Byte]], readSchema: StructType,
-    storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter]) {
+    storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter], keyFilters: Seq[KeySetFilter]) {
   def tablePath: String = files.tablePath
   def storage: Storage = Storages.forPath(tablePath, storageConf)
 
@@ -25,8 +25,9 @@ final case class ReadTarget(tableName: String, files: BasePaths, fieldBytes: Arr
 
 object ReadTarget {
   def apply(tableName: String, files: BasePaths, fields: Seq[LanceField], readSchema: StructType,
-      storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter] = None): ReadTarget =
-    ReadTarget(tableName, files, encode(fields), readSchema, storageConf, batchBytes, prefilter)
+      storageConf: Map[String, String], batchBytes: Long, prefilter: Option[Prefilter] = None,
+      keyFilters: Seq[KeySetFilter] = Nil): ReadTarget =
+    ReadTarget(tableName, files, encode(fields), readSchema, storageConf, batchBytes, prefilter, keyFilters)
 
   /** Lance fields as executors get them: the flattened protobuf form, each message as bytes. */
   def encode(fields: Seq[LanceField]): Array[Array[Byte]] = LanceSchema(fields).toProto.map(_.toByteArray).toArray

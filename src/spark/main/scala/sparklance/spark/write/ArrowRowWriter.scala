@@ -66,7 +66,7 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
   def append(row: InternalRow): Unit = {
     var c = 0
     try while (c < setters.length) {
-      put(row, c, rows, vectorArray(c), setters(c), nullables(c), names(c))
+      put(row, c, rows, vectorArray(c), setters(c), nullables(c), names(c), widths(c))
       c += 1
     } catch {
       case e: InvalidValueException => throw new InvalidValueException(e.column, s"${e.getMessage} (${whichRow(row, c)})", e.getCause)
@@ -91,17 +91,20 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case None => s"in row ${appendedRows + 1} of the task's input (the row has no key-like column to name it by)"
     }
 
+  // Per column, the bytes a fixed-width value takes (0 for the others, whose setters count their bytes).
+  private val widths: Array[Int] = vectorArray.map(ArrowRowWriter.fixedWidth)
+
   private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
-      nullable: Boolean, path: String): Unit =
+      nullable: Boolean, path: String): Unit = put(src, ordinal, index, vec, set, nullable, path, ArrowRowWriter.fixedWidth(vec))
+
+  private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
+      nullable: Boolean, path: String, width: Int): Unit =
     if (src.isNullAt(ordinal)) {
       if (!nullable) throw new NotNullViolationException(table, path)
       vec.setNull(index)
     } else {
       set(src, ordinal, index)
-      vec match {
-        case f: BaseFixedWidthVector => appended += math.max(f.getTypeWidth, 1)
-        case _ =>
-      }
+      appended += width
     }
 
   /** Marks the vectors complete; the caller writes them and then calls `reset`. */
@@ -130,6 +133,11 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
     }
     (vec, st) match {
       case (v: BitVector, BooleanType) => (r, c, i) => v.setSafe(i, if (r.getBoolean(c)) 1 else 0)
+      // The common pairs read their value directly: `long` matches the Spark type for every value.
+      case (v: TinyIntVector, ByteType) => (r, c, i) => v.setSafe(i, r.getByte(c))
+      case (v: SmallIntVector, ShortType) => (r, c, i) => v.setSafe(i, r.getShort(c))
+      case (v: IntVector, IntegerType) => (r, c, i) => v.setSafe(i, r.getInt(c))
+      case (v: BigIntVector, LongType) => (r, c, i) => v.setSafe(i, r.getLong(c))
       case (v: TinyIntVector, _) => (r, c, i) => v.setSafe(i, long(r, c).toByte)
       case (v: SmallIntVector, _) => (r, c, i) => v.setSafe(i, long(r, c).toShort)
       case (v: IntVector, _) => (r, c, i) => v.setSafe(i, long(r, c).toInt)
@@ -150,16 +158,26 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: Float4Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c).toFloat)
       case (v: Float8Vector, DoubleType) => (r, c, i) => v.setSafe(i, r.getDouble(c))
       case (v: Float8Vector, FloatType) => (r, c, i) => v.setSafe(i, r.getFloat(c).toDouble)
-      // Text is copied from where the row holds it: `getBytes` made a copy of each value first.
+      // Text is copied from where the row holds it straight into the data buffer: `getBytes` made a
+      // copy of each value first, and `getByteBuffer` a ByteBuffer that Arrow duplicated again (its
+      // `HeapByteBuffer.duplicate` was the top frame of rows->Arrow in a 2M-row append's profile).
+      // `setValueLengthSafe` sets the offsets (filling those of NULLs before) and makes room.
       case (v: VarCharVector, _) => (r, c, i) => {
-        val b = r.getUTF8String(c).getByteBuffer
-        v.setSafe(i, b, b.position, b.remaining)
-        appended += b.remaining + 4
+        val s = r.getUTF8String(c)
+        val n = s.numBytes
+        v.setValueLengthSafe(i, n)
+        v.setIndexDefined(i)
+        s.writeToMemory(null, v.getDataBuffer.memoryAddress + v.getStartOffset(i))
+        appended += n + 4
       }
       case (v: LargeVarCharVector, _) => (r, c, i) => {
-        val b = r.getUTF8String(c).getByteBuffer
-        v.setSafe(i, b, b.position, b.remaining)
-        appended += b.remaining + 4
+        val s = r.getUTF8String(c)
+        val n = s.numBytes
+        v.setValueLengthSafe(i, n)
+        v.setIndexDefined(i)
+        val start = v.getOffsetBuffer.getLong(i.toLong * BaseLargeVariableWidthVector.OFFSET_WIDTH)
+        s.writeToMemory(null, v.getDataBuffer.memoryAddress + start)
+        appended += n + 4
       }
       case (v: VarBinaryVector, BinaryType) => (r, c, i) => variable(r.getBinary(c))(v.setSafe(i, _))
       // A JSON column: the text as JSONB, refused by name where it is not JSON.
@@ -285,6 +303,12 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 }
 
 object ArrowRowWriter {
+  /** The bytes a value of `vec` takes when it holds fixed-width values (a bit counted as a byte), else 0. */
+  private def fixedWidth(vec: FieldVector): Int = vec match {
+    case f: BaseFixedWidthVector => math.max(f.getTypeWidth, 1)
+    case _ => 0
+  }
+
   /** Whether values of a Spark type can name a row in a message: numbers, text, dates. */
   private def keyLike(t: DataType): Boolean = t match {
     case ByteType | ShortType | IntegerType | LongType | DateType | _: StringType | _: DecimalType => true
