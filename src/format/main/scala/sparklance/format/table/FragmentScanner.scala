@@ -24,6 +24,9 @@ final class ScanBatch private (val vectors: Seq[FieldVector], val numRows: Int, 
   /** Built on first use for a run of consecutive rows: most scans never ask (no metadata column read). */
   lazy val offsets: Array[Int] = offsetsOf()
 
+  /** `offsets(i)`, without building `offsets` for a run: for readers that want the offsets of a few rows. */
+  def offset(i: Int): Int = if (runStart >= 0) (runStart + i).toInt else offsets(i)
+
   /**
    * Calls `put(i, address)` with the row address ([[RowAddress.of]]) of every row i in fragment
    * `fragmentId`, in order; for a run of consecutive rows without building `offsets`.

@@ -45,7 +45,9 @@ class FragmentScannerSuite extends AnyFunSuite {
         scanner.foreach { b =>
           val v = b.vectors.head.asInstanceOf[BigIntVector]
           (0 until b.numRows).foreach(i => values += v.get(i))
+          val one = (0 until b.numRows).map(b.offset) // before `offsets` is built: a run's offsets come without it
           offsets ++= b.offsets
+          assert(one == b.offsets.toSeq)
           b.close()
         }
         scanner.close()

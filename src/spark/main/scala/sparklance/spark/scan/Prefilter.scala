@@ -50,10 +50,11 @@ object Prefilter {
             FragmentSplitReader.sparkColumn(raw, f.dataType, allocator, adapted += _)
           }
           val rows = new ColumnarBatch(columns, batch.numRows)
-          val offsets = batch.offsets
+          // Offsets of the kept rows only: most rows fail an UPDATE's or DELETE's condition, and
+          // an array of every row's offset cost as much as evaluating the condition on them.
           var i = 0
           while (i < batch.numRows) {
-            if (predicate.eval(rows.getRow(i))) kept.add(offsets(i))
+            if (predicate.eval(rows.getRow(i))) kept.add(batch.offset(i))
             i += 1
           }
           scanned += batch.numRows

@@ -22,6 +22,23 @@ private[v2_1] object Bytes {
       v
   }
 
+  /**
+   * The `n` integers of `bytes` (1..8) bytes each from `at` on, read as [[uN]] reads them, in a
+   * loop per width: a bit-packed page's values read through a lambda and [[uN]]'s match per value
+   * were two frames of an append's profile.
+   */
+  def uNs(a: Array[Byte], at: Int, n: Int, bytes: Int): Array[Long] = {
+    val out = new Array[Long](n)
+    var i = 0
+    bytes match {
+      case 8 => while (i < n) { out(i) = ByteArrayWords.i64(a, at + 8 * i); i += 1 }
+      case 4 => while (i < n) { out(i) = ByteArrayWords.u32(a, at + 4 * i); i += 1 }
+      case 2 => while (i < n) { out(i) = ByteArrayWords.u16(a, at + 2 * i); i += 1 }
+      case _ => while (i < n) { out(i) = uN(a, at + bytes * i, bytes); i += 1 }
+    }
+    out
+  }
+
   /** Writes the low `bytes` bytes of `v` little-endian at `at`. */
   def putN(a: Array[Byte], at: Int, bytes: Int, v: Long): Unit = bytes match {
     case 8 => ByteArrayWords.put64(a, at, v)

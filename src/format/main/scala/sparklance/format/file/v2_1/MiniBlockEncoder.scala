@@ -278,7 +278,7 @@ private[v2_1] object MiniBlockEncoder {
    */
   private final class BitPacked(f: ValueSink.Fixed, base: Int, n: Int) extends ChunkValues {
     private val t = f.width * 8
-    private val longs = Primitives.longs(n)(i => Bytes.uN(f.data.array, (base + i) * f.width, f.width))
+    private val longs = Bytes.uNs(f.data.array, base * f.width, n, f.width)
     private val widths = Array.tabulate((n + 1023) / 1024)(k => BitPacking.width(longs, k * 1024, math.min(n, k * 1024 + 1024), t))
     /** Whether inline bit-packing saves at least a tenth of the flat size of the page's values. */
     def pays: Boolean = widths.map(w => t / 8 + 128L * w).sum * 10 < n.toLong * f.width * 9
