@@ -17,8 +17,9 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * are read once, here; `read` then fetches only the pages of the requested columns, keeping the
  * last decoded page of each column for the next, usually adjacent, row range. Not thread-safe.
  */
-final class FileReader20(input: InputFile) extends sparklance.format.file.DataFileReader {
-  private val container = new ContainerReader(input)
+final class FileReader20(input: InputFile, readAheadBudget: Long = ContainerReader.ReadAheadBudget)
+    extends sparklance.format.file.DataFileReader {
+  private val container = new ContainerReader(input, readAheadBudget)
   private val path = input.path
 
   locally {
@@ -42,6 +43,11 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
     LanceSchema.fromProto(descriptor.getSchema.getFieldsList.asScala.toSeq, descriptor.getSchema.getMetadataMap)
 
   def numColumns: Int = columns.length
+
+  /** The reads ahead of this file, while there are (for tests). */
+  private[file] def readAheads: Option[sparklance.format.file.Prefetcher] = container.readAheads
+
+  override def readSparsely(): Unit = container.readSparsely()
 
   override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
 
@@ -203,5 +209,5 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
     (if (anyNull) validity else null, offsets)
   }
 
-  def close(): Unit = input.close()
+  def close(): Unit = try container.close() finally input.close()
 }

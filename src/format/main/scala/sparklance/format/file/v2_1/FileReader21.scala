@@ -19,8 +19,9 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * versions only leaf fields have columns; structs and lists are rebuilt from the rep/def levels
  * every leaf carries. Not thread-safe.
  */
-final class FileReader21(input: InputFile) extends sparklance.format.file.DataFileReader {
-  private val container = new ContainerReader(input)
+final class FileReader21(input: InputFile, readAheadBudget: Long = ContainerReader.ReadAheadBudget)
+    extends sparklance.format.file.DataFileReader {
+  private val container = new ContainerReader(input, readAheadBudget)
   private val path = input.path
 
   locally {
@@ -45,6 +46,9 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
 
   def numColumns: Int = columns.length
 
+  /** The reads ahead of this file, while there are (for tests). */
+  private[file] def readAheads: Option[sparklance.format.file.Prefetcher] = container.readAheads
+
   override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
 
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
@@ -55,7 +59,7 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   }
 
   @volatile private var sparse = false
-  override def readSparsely(): Unit = sparse = true
+  override def readSparsely(): Unit = { sparse = true; container.readSparsely() }
 
   /** Whether any page of column i was needed so far (for tests of projection). */
   private[v2_1] def columnOpened(i: Int): Boolean = columns(i) != null
@@ -252,5 +256,5 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
     out
   }
 
-  def close(): Unit = input.close()
+  def close(): Unit = try container.close() finally input.close()
 }
