@@ -1,6 +1,6 @@
 package sparklance.format
 
-import java.util.concurrent.{Callable, ExecutionException, ExecutorService, Executors, LinkedBlockingQueue, ThreadFactory, ThreadPoolExecutor, TimeUnit}
+import java.util.concurrent.{Callable, ExecutionException, Executors, TimeUnit}
 import scala.jdk.CollectionConverters._
 
 /**
@@ -24,26 +24,4 @@ object Parallel {
         }
       } finally { pool.shutdownNow(); pool.awaitTermination(1, TimeUnit.MINUTES) }
     }
-
-  /**
-   * One pool for reads issued ahead of need (see sparklance.format.file.Prefetcher), shared by every
-   * task of the JVM: a bounded number of daemon threads, which end when idle, so that neither
-   * a forgotten reader nor the JVM's exit waits on them. Its tasks must not block on each other.
-   */
-  lazy val background: ExecutorService = {
-    val threads: ThreadFactory = new ThreadFactory {
-      private val made = new java.util.concurrent.atomic.AtomicInteger()
-      def newThread(r: Runnable): Thread = {
-        val t = new Thread(r, s"sparklance-read-ahead-${made.incrementAndGet()}")
-        t.setDaemon(true)
-        t
-      }
-    }
-    val pool = new ThreadPoolExecutor(BackgroundThreads, BackgroundThreads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue[Runnable](), threads)
-    pool.allowCoreThreadTimeOut(true)
-    pool
-  }
-
-  /** Reads run in parallel in the background: enough for the columns of a batch on an object store. */
-  val BackgroundThreads = 16
 }

@@ -10,11 +10,9 @@ import sparklance.format.proto.File2Protos.ColumnMetadata
 /**
  * The container of a Lance v2 file: footer, global buffers and column metadata. The constructor
  * reads the file's tail once (and at most one more range if the metadata is larger than that);
- * page bytes are read on demand through `read`, which checks every range against the file. Column
- * readers say which ranges an ordered scan reads next ([[readAhead]]); those are read in the
- * background, at most `readAheadBudget` bytes pending at once (0: none), and `read` takes them.
+ * page bytes are read on demand through `read`, which checks every range against the file.
  */
-final class ContainerReader(input: InputFile, readAheadBudget: Long = ContainerReader.ReadAheadBudget) {
+final class ContainerReader(input: InputFile) {
   val path: String = input.path
   val fileLength: Long = input.length
 
@@ -73,56 +71,13 @@ final class ContainerReader(input: InputFile, readAheadBudget: Long = ContainerR
 
   def readAheadBytes: Int = input.readAheadBytes
 
-  @volatile private var prefetcher: Prefetcher = if (readAheadBudget > 0) new Prefetcher(input, readAheadBudget) else null
-
-  /** The reads ahead, while there are (for tests). */
-  private[file] def readAheads: Option[Prefetcher] = Option(prefetcher)
-
-  /** Whether ranges are read ahead (not after [[readSparsely]], nor without a budget). */
-  def readsAhead: Boolean = prefetcher != null
-
-  /**
-   * Reads `ranges` (position, length) ahead in the background for `stream` (a column), dropping its
-   * earlier ranges not among them; ranges outside the data part, in the tail already read, or too
-   * large for one read are left to be read when needed (which reports what is wrong with them).
-   */
-  def readAhead(stream: Int, ranges: Seq[(Long, Long)]): Unit = {
-    val p = prefetcher
-    if (p != null) p.ahead(stream, ranges.collect {
-      case (position, length) if position >= 0 && length > 0 && position < tailStart && length <= tailStart - position &&
-        length <= Int.MaxValue - 16 => (position, length.toInt)
-    })
-  }
-
-  /** Rows asked for are scattered from now on: nothing is read ahead (what is pending is dropped). */
-  def readSparsely(): Unit = {
-    val p = prefetcher
-    prefetcher = null
-    if (p != null) p.close()
-  }
-
-  /** Ends reading ahead: drops what is pending and waits for background reads still running. */
-  def close(): Unit = readSparsely()
-
-  private def readAheadOf(position: Long, length: Long): Option[(Array[Byte], Int, Int)] = {
-    val p = prefetcher
-    if (p == null) None else p.take(position, length)
-  }
-
   /** Reads `target.remaining` bytes at `position` into `target` (see [[InputFile.readInto]]). */
   def readInto(position: Long, target: java.nio.ByteBuffer, what: => String): Unit = {
     checkRange(position, target.remaining, what)
     if (position >= tailStart) target.put(tail, (position - tailStart).toInt, target.remaining)
     else {
-      // Bytes read ahead come first; what they lack is read now.
-      val got = readAheadOf(position, target.remaining) match {
-        case Some((bytes, from, n)) => target.put(bytes, from, n); n
-        case None => 0
-      }
-      if (target.hasRemaining) {
-        try input.readInto(position + got, target)
-        catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
-      }
+      try input.readInto(position, target)
+      catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
     }
   }
 
@@ -132,30 +87,13 @@ final class ContainerReader(input: InputFile, readAheadBudget: Long = ContainerR
     if (position >= tailStart) {
       val from = (position - tailStart).toInt
       java.util.Arrays.copyOfRange(tail, from, from + length.toInt)
-    } else readAheadOf(position, length) match {
-      case Some((bytes, 0, n)) if n == length && bytes.length == length => bytes
-      case Some((bytes, from, n)) =>
-        val out = new Array[Byte](length.toInt)
-        System.arraycopy(bytes, from, out, 0, n)
-        if (n < length) {
-          try input.readInto(position + n, java.nio.ByteBuffer.wrap(out, n, length.toInt - n))
-          catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
-        }
-        out
-      case None =>
-        try input.read(position, length.toInt)
-        catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
+    } else {
+      try input.read(position, length.toInt)
+      catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
     }
   }
 }
 
 object ContainerReader {
   private val TailBytes = 64L * 1024
-
-  /**
-   * The most bytes a file's reads ahead hold at once (see [[Prefetcher]]): a batch of every column
-   * of a wide table read ahead from an object store (8 MB per range) and vector batches of a few
-   * MB fit; more columns than fit are read when needed, as without reading ahead.
-   */
-  val ReadAheadBudget: Long = 32L << 20
 }

@@ -75,7 +75,6 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
 
   def decoded(p: Int, shape: Shape): Decoded = {
     if (p != cachedPage || shape != cachedShape) {
-      val sequential = p == cachedPage + 1
       val buffers = new PageBuffers(container, meta, meta.getPages(p), where(p))
       cached =
         try new PageDecoder(buffers, path, where(p)).decode(encoding(p), pageLength(p), shape)
@@ -86,9 +85,6 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
         }
       cachedPage = p
       cachedShape = shape
-      // Pages decoded in order: the next page's buffers are read in the background while this one is used.
-      if (sequential && p + 1 < numPages && container.readsAhead)
-        PageBuffers.span(meta.getPages(p + 1)).foreach(next => container.readAhead(index, Seq(next)))
     }
     cached
   }
@@ -165,34 +161,18 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
    */
   def readPlainListsInto(start: Long, n: Int, dimension: Int, itemBits: Int, target: ArrowBuf): Boolean = {
     checkRange(start, n)
-    plainListRanges(start, n, dimension, itemBits) match {
-      case Some(ranges) =>
-        ranges.foreach { case (position, bytes, at, what) => container.readInto(position, target.nioBuffer(at, bytes.toInt), what) }
-        // The next rows of an ordered scan are read in the background while these are decoded.
-        if (container.readsAhead && start + n < length)
-          plainListRanges(start + n, math.min(n.toLong, length - start - n).toInt, dimension, itemBits)
-            .foreach(next => container.readAhead(index, next.map { case (position, bytes, _, _) => (position, bytes) }))
-        true
-      case None => false
-    }
-  }
-
-  /**
-   * Where fixed-size lists `[start, start + n)` lie in the file, page by page (see [[plainLists]]):
-   * (position, length, first byte in the values read, what they are); None when a page holding
-   * them stores them otherwise.
-   */
-  private def plainListRanges(start: Long, n: Int, dimension: Int, itemBits: Int): Option[Seq[(Long, Long, Long, String)]] = {
     val valueBytes = dimension.toLong * (itemBits / 8)
     val first = if (n > 0) pageOf(start) else numPages
     val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
     val offsets = pages.map(p => plainLists(p, dimension, itemBits))
-    if (!offsets.forall(_.isDefined)) None
-    else Some(pages.zip(offsets).map { case (p, offset) =>
+    val plain = offsets.forall(_.isDefined)
+    if (plain) pages.zip(offsets).foreach { case (p, offset) =>
       val from = math.max(start, starts(p)) - starts(p)
       val to = math.min(start + n, starts(p + 1)) - starts(p)
-      (offset.get + from * valueBytes, (to - from) * valueBytes, (starts(p) + from - start) * valueBytes, s"${where(p)} rows $from-$to")
-    })
+      val at = (starts(p) + from - start) * valueBytes
+      container.readInto(offset.get + from * valueBytes, target.nioBuffer(at, ((to - from) * valueBytes).toInt), s"${where(p)} rows $from-$to")
+    }
+    plain
   }
 
   /** For a list column: itemStarts(p) = the global item number of page p's first item (§2.8). */

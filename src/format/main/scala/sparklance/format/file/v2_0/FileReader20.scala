@@ -17,9 +17,8 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * are read once, here; `read` then fetches only the pages of the requested columns, keeping the
  * last decoded page of each column for the next, usually adjacent, row range. Not thread-safe.
  */
-final class FileReader20(input: InputFile, readAheadBudget: Long = ContainerReader.ReadAheadBudget)
-    extends sparklance.format.file.DataFileReader {
-  private val container = new ContainerReader(input, readAheadBudget)
+final class FileReader20(input: InputFile) extends sparklance.format.file.DataFileReader {
+  private val container = new ContainerReader(input)
   private val path = input.path
 
   locally {
@@ -43,11 +42,6 @@ final class FileReader20(input: InputFile, readAheadBudget: Long = ContainerRead
     LanceSchema.fromProto(descriptor.getSchema.getFieldsList.asScala.toSeq, descriptor.getSchema.getMetadataMap)
 
   def numColumns: Int = columns.length
-
-  /** The reads ahead of this file, while there are (for tests). */
-  private[file] def readAheads: Option[sparklance.format.file.Prefetcher] = container.readAheads
-
-  override def readSparsely(): Unit = container.readSparsely()
 
   override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
 
@@ -209,5 +203,5 @@ final class FileReader20(input: InputFile, readAheadBudget: Long = ContainerRead
     (if (anyNull) validity else null, offsets)
   }
 
-  def close(): Unit = try container.close() finally input.close()
+  def close(): Unit = input.close()
 }

@@ -15,10 +15,17 @@ private[v2_0] final case class ByteSlice(array: Array[Byte], offset: Int, length
 private[v2_0] final class PageBuffers(container: ContainerReader, column: ColumnMetadata, page: ColumnMetadata.Page,
     where: String) {
   private val count = page.getBufferOffsetsCount
-  private lazy val (spanStart, span) = PageBuffers.span(page) match {
-    case Some((_, 0L)) => (0L, Array.emptyByteArray)
-    case Some((lo, length)) => (lo, container.read(lo, length, s"the buffers of $where"))
-    case None => (-1L, null)
+  private lazy val (spanStart, span) = {
+    val nonEmpty = (0 until count).filter(page.getBufferSizes(_) > 0)
+    if (nonEmpty.isEmpty) (0L, Array.emptyByteArray)
+    else {
+      val lo = nonEmpty.map(page.getBufferOffsets(_)).min
+      val hi = nonEmpty.map(i => page.getBufferOffsets(i) + page.getBufferSizes(i)).max
+      val total = nonEmpty.map(page.getBufferSizes(_)).sum
+      // Scattered buffers are fetched one by one instead, so a hole in the file is never read.
+      if (hi - lo <= total + 64L * nonEmpty.size + 4096) (lo, container.read(lo, hi - lo, s"the buffers of $where"))
+      else (-1L, null)
+    }
   }
 
   def apply(b: Buffer): ByteSlice = b.getBufferType match {
@@ -37,24 +44,5 @@ private[v2_0] final class PageBuffers(container: ContainerReader, column: Column
       ByteSlice(bytes, 0, bytes.length)
     case other => throw new UnsupportedFeatureException(
       s"$where of ${container.path} refers to a buffer of type '$other', which Lance 2.0 readers do not support")
-  }
-}
-
-private[v2_0] object PageBuffers {
-  /**
-   * The range (position, length) a page's buffers are read in together, of length 0 where they
-   * are all empty; None where they lie scattered, and are fetched one by one instead, so that a
-   * hole in the file is never read.
-   */
-  def span(page: ColumnMetadata.Page): Option[(Long, Long)] = {
-    val count = page.getBufferOffsetsCount
-    val nonEmpty = (0 until count).filter(page.getBufferSizes(_) > 0)
-    if (nonEmpty.isEmpty) Some((0L, 0L))
-    else {
-      val lo = nonEmpty.map(page.getBufferOffsets(_)).min
-      val hi = nonEmpty.map(i => page.getBufferOffsets(i) + page.getBufferSizes(i)).max
-      val total = nonEmpty.map(page.getBufferSizes(_)).sum
-      if (hi - lo <= total + 64L * nonEmpty.size + 4096) Some((lo, hi - lo)) else None
-    }
   }
 }

@@ -274,25 +274,15 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     if (sparse) Slice.of(container.read(position, length, what))
     else {
       if (ahead == null || position < aheadStart || position + length > aheadStart + aheadLength) {
-        val aheadEnd = aheadStart + aheadLength
-        // An ordered scan going on past the bytes read ahead keeps their tail, and reads on from
-        // their end: the range the last read issued in the background.
-        val kept = if (ahead != null && position >= aheadStart && position < aheadEnd && aheadEnd <= limit) (aheadEnd - position).toInt else 0
-        val from = position + kept
-        val n = kept + math.max(length - kept, math.min(container.readAheadBytes.toLong, limit - from))
+        val n = math.max(length, math.min(container.readAheadBytes.toLong, limit - position))
         if (n > Int.MaxValue - 16) throw new sparklance.format.CorruptFileException(path, s"$what is $n bytes, more than one read can hold")
-        val before = ahead
         // No stale range is left to hit if the read fails part way.
         ahead = null
         val into = readArray(n.toInt)
-        if (kept > 0) System.arraycopy(before, (position - aheadStart).toInt, into, 0, kept)
-        container.readInto(from, java.nio.ByteBuffer.wrap(into, kept, n.toInt - kept), what)
+        container.readInto(position, java.nio.ByteBuffer.wrap(into, 0, n.toInt), what)
         ahead = into
         aheadStart = position
         aheadLength = n.toInt
-        val next = position + n
-        if (next < limit && container.readsAhead)
-          container.readAhead(index, Seq(next -> math.min(container.readAheadBytes.toLong, limit - next)))
       }
       if (aheadSlot >= 0) lentInCall(aheadSlot) = true
       Slice(ahead, (position - aheadStart).toInt, length.toInt)
@@ -537,35 +527,19 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    * an Arrow buffer) where every page holding them is a plain fixed-width full-zip page of
    * `valueBytes` per row: no copy on the heap. False, with nothing read, where some page is not.
    */
-  def readFixedRowsInto(start: Long, n: Int, valueBytes: Int, target: org.apache.arrow.memory.ArrowBuf): Boolean =
-    fixedRanges(start, n, valueBytes) match {
-      case Some(ranges) =>
-        ranges.foreach(r => container.readInto(r.position, target.nioBuffer(r.at, r.length.toInt), r.what))
-        // The next rows of an ordered scan are read in the background while these are decoded.
-        if (!sparse && container.readsAhead)
-          fixedRanges(start + n, math.min(n.toLong, numRows - start - n).toInt, valueBytes)
-            .foreach(next => container.readAhead(index, next.map(r => (r.position, r.length))))
-        true
-      case None => false
-    }
-
-  /** Where rows of a plain fixed-width full-zip page lie: `length` bytes at `position` of the file, for byte `at` of the rows read. */
-  private final case class FixedRange(position: Long, length: Long, at: Long, what: String)
-
-  /** The file ranges of rows `[start, start + n)` where every page holding them is a plain fixed-width full-zip page of `valueBytes` per row. */
-  private def fixedRanges(start: Long, n: Int, valueBytes: Int): Option[Seq[FixedRange]] = {
-    if (start < 0 || n < 0 || start + n > numRows) return None
-    if (n == 0) return Some(Nil)
+  def readFixedRowsInto(start: Long, n: Int, valueBytes: Int, target: org.apache.arrow.memory.ArrowBuf): Boolean = {
+    if (start < 0 || start + n > numRows) return false
     val first = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
     val parts = Iterator.from(first).takeWhile(p => p < pages.size && rowStarts(p) < start + n).map(p => p -> windows(p)).toSeq
     val plain = parts.forall { case (_, w) => w.exists { case r: FixedRows => r.valueBytes == valueBytes; case _ => false } }
-    if (!plain) None
-    else Some(parts.collect { case (p, Some(rows: FixedRows)) if rowStarts(p + 1) > start =>
+    if (plain) parts.foreach { case (p, w) =>
+      val rows = w.get.asInstanceOf[FixedRows]
       val from = math.max(start, rowStarts(p)) - rowStarts(p)
       val to = math.min(start + n, rowStarts(p + 1)) - rowStarts(p)
-      FixedRange(rows.offset + from * valueBytes, (to - from) * valueBytes, (rowStarts(p) + from - start) * valueBytes,
-        s"${ctx(p).where} rows $from-$to")
-    })
+      val at = (rowStarts(p) + from - start) * valueBytes
+      container.readInto(rows.offset + from * valueBytes, target.nioBuffer(at, ((to - from) * valueBytes).toInt), s"${ctx(p).where} rows $from-$to")
+    }
+    plain
   }
 
   /**

@@ -19,9 +19,8 @@ import sparklance.format.table.{LanceField, LanceSchema}
  * versions only leaf fields have columns; structs and lists are rebuilt from the rep/def levels
  * every leaf carries. Not thread-safe.
  */
-final class FileReader21(input: InputFile, readAheadBudget: Long = ContainerReader.ReadAheadBudget)
-    extends sparklance.format.file.DataFileReader {
-  private val container = new ContainerReader(input, readAheadBudget)
+final class FileReader21(input: InputFile) extends sparklance.format.file.DataFileReader {
+  private val container = new ContainerReader(input)
   private val path = input.path
 
   locally {
@@ -46,9 +45,6 @@ final class FileReader21(input: InputFile, readAheadBudget: Long = ContainerRead
 
   def numColumns: Int = columns.length
 
-  /** The reads ahead of this file, while there are (for tests). */
-  private[file] def readAheads: Option[sparklance.format.file.Prefetcher] = container.readAheads
-
   override def globalBuffer(i: Int): Array[Byte] = container.globalBuffer(i)
 
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
@@ -59,7 +55,7 @@ final class FileReader21(input: InputFile, readAheadBudget: Long = ContainerRead
   }
 
   @volatile private var sparse = false
-  override def readSparsely(): Unit = { sparse = true; container.readSparsely() }
+  override def readSparsely(): Unit = sparse = true
 
   /** Whether any page of column i was needed so far (for tests of projection). */
   private[v2_1] def columnOpened(i: Int): Boolean = columns(i) != null
@@ -256,5 +252,5 @@ final class FileReader21(input: InputFile, readAheadBudget: Long = ContainerRead
     out
   }
 
-  def close(): Unit = try container.close() finally input.close()
+  def close(): Unit = input.close()
 }
