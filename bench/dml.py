@@ -9,7 +9,9 @@ each with keys clustered (one contiguous id range) and spread (every k-th id, al
 Each operation runs on a fresh copy of the base table: 1 warm-up and 5 timed runs, median printed
 with the ratios sparklance/Delta and sparklance/pylance.
 
-Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000]"""
+`--no-zonemaps` writes sparklance's table without zone maps, as pylance writes tables.
+
+Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--no-zonemaps]"""
 import argparse
 from pathlib import Path
 
@@ -56,6 +58,8 @@ def main():
     ap.add_argument("--ops", default="merge,update,delete,delete1",
                     help="operations to run, a subset of the default")
     ap.add_argument("--layouts", default="clustered,spread", help="key layouts to run")
+    ap.add_argument("--no-zonemaps", action="store_true",
+                    help="sparklance's table without zone maps, as pylance writes tables")
     args = ap.parse_args()
     systems = args.systems.split(",")
     rows = args.rows
@@ -70,8 +74,9 @@ def main():
     lance_base = warehouse / "bench" / "base.lance"
     # Without the optimized write's rebalancing, the range partitions stay whole: each fragment
     # holds one id range, so "clustered" keys sit in one fragment, as they do in Delta's files.
+    zonemaps = ", 'zonemap_columns' = ''" if args.no_zonemaps else ""
     spark.sql(f"CREATE TABLE lance.bench.base (id BIGINT NOT NULL, a INT, b DOUBLE, c STRING) "
-              f"TBLPROPERTIES ('max_rows_per_file' = '{per_file}', 'optimize_write' = 'false')")
+              f"TBLPROPERTIES ('max_rows_per_file' = '{per_file}', 'optimize_write' = 'false'{zonemaps})")
     df = spark.range(rows).selectExpr("id", "CAST(id % 1000 AS INT) AS a", "id * 0.5 AS b",
                                       "concat('name-', CAST(id % 100000 AS STRING)) AS c")
     df.repartitionByRange(10, "id").writeTo("lance.bench.base").append()

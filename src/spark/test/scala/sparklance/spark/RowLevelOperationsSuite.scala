@@ -298,11 +298,28 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
 
   private val upsert = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
 
-  test("a MERGE with NOT MATCHED filters the target by the exact set of its source's integer keys before the join") {
+  test("a MERGE with NOT MATCHED on a key without an index hands the join only the target rows of its source's keys") {
     val t = numbered(5000)
     source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"),
       (-3, None, "new"), (0, Some(-1), "upd"))
     val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    // The scan keeps them itself, from the keys dynamic pruning gathers: of 5,000 target rows,
+    // exactly the 4 that match (key 0 among them), with no filter of Spark's.
+    assert(targetScan(plan).metrics("numOutputRows").value == 4, plan)
+    assert(keySetFiltered(plan).isEmpty && bloomFiltered(plan).isEmpty, plan)
+    val expected = (0 until 5000).map(i => if (Set(0, 10, 2500, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
+      Seq(Row(7000, 7, "new"))
+    assert(rows(t) == Row(-3, null, "new") +: expected)
+  }
+
+  test("a MERGE with NOT MATCHED filters the target by the exact set of its source's integer keys before the join") {
+    val t = numbered(5000)
+    source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"),
+      (-3, None, "new"), (0, Some(-1), "upd"))
+    // Without dynamic pruning, the scan gets no keys: a filter of Spark's tests them.
+    val plan = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
+      executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    }
     val filters = keySetFiltered(plan)
     assert(filters.size == 1 && bloomFiltered(plan).isEmpty, plan)
     // Of 5,000 target rows, exactly the 4 that match (key 0 among them) reach the join.
@@ -317,16 +334,17 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == Row(-3, null, "new") +: expected)
   }
 
-  test("the exact key filters (Spark's, or the scan's on an indexed key) match date, timestamp and widened keys, compiled or interpreted") {
-    Seq(false, true).foreach(exactKeyFilters)
+  test("the exact key filters (Spark's, or the scan's) match date, timestamp and widened keys, compiled or interpreted") {
+    Seq((true, true), (false, true), (false, false)).foreach { case (indexed, pruning) => exactKeyFilters(indexed, pruning) }
   }
 
   /**
-   * MERGEs on date, timestamp and widened integer keys, on a table with zone maps (`indexed`: the
-   * target's scan keeps the rows of the source's keys, except for the widened key, which no
-   * dynamic pruning filter can name) or without (a filter of Spark's does).
+   * MERGEs on date, timestamp and widened integer keys, on a table with zone maps (`indexed`) or
+   * without. With dynamic pruning (`pruning`) the target's scan keeps the rows of the source's
+   * keys, except for the widened key, which no dynamic pruning filter can name; there and without
+   * dynamic pruning a filter of Spark's does.
    */
-  private def exactKeyFilters(indexed: Boolean): Unit = {
+  private def exactKeyFilters(indexed: Boolean, pruning: Boolean): Unit = {
     counter += 1
     val t = s"lance.dml.typed$counter"
     sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
@@ -340,13 +358,15 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
       (java.sql.Date.valueOf("1969-12-30"), at("1970-01-02T01:00:00Z"), -30L, 2),
       (java.sql.Date.valueOf("2001-01-01"), at("2001-01-01T00:00:00Z"), 70000L, 3)))
       .toDF("d", "ts", "small", "v").createOrReplaceTempView("typed_src")
-    def merge(key: String) = executed(s"MERGE INTO $t t USING typed_src s ON t.$key = s.$key " +
-      "WHEN MATCHED THEN UPDATE SET v = t.v + s.v WHEN NOT MATCHED THEN INSERT (d, ts, small, v) VALUES (s.d, s.ts, NULL, s.v)")
+    def merge(key: String) = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> pruning.toString) {
+      executed(s"MERGE INTO $t t USING typed_src s ON t.$key = s.$key " +
+        "WHEN MATCHED THEN UPDATE SET v = t.v + s.v WHEN NOT MATCHED THEN INSERT (d, ts, small, v) VALUES (s.d, s.ts, NULL, s.v)")
+    }
     def values = sql(s"SELECT sum(v), count(*) FROM $t").head()
     val plans = Seq("d", "ts").map(merge) :+
       withSQLConf("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")(merge("small"))
     plans.zipWithIndex.foreach { case (p, i) =>
-      if (indexed && i < 2) {
+      if (pruning && i < 2) {
         // The two matching rows of 60 (the first MERGE's), or three (the second's, with the row the first inserted).
         assert(keySetFiltered(p).isEmpty && targetScan(p).metrics("numOutputRows").value == 2 + i, p)
       } else assert(keySetFiltered(p).size == 1, p)
@@ -369,12 +389,14 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == expected.sortBy(_.getInt(0)))
   }
 
-  test("a MERGE from a source of unknown row count filters by a Bloom filter") {
+  test("a MERGE from a source of unknown row count filters by a Bloom filter where the scan gets no keys") {
     val t = numbered(3000)
     // Spark knows no bound on the rows an explode returns.
     spark.sql("SELECT pk, -1 AS salary, 'upd' AS dep FROM (SELECT explode(sequence(7, 2007, 1000)) AS pk)")
       .createOrReplaceTempView("src")
-    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    val plan = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
+      executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
+    }
     assert(keySetFiltered(plan).isEmpty && bloomFiltered(plan).size == 1, plan)
     assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(7, 1007, 2007))
   }
@@ -464,12 +486,15 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == expected)
   }
 
-  test("no dynamic pruning of a target without an index on the key, or with dynamic pruning off") {
+  test("no dynamic pruning of a target on a string key without an index, or with dynamic pruning off") {
     def runtimeFiltered(plan: org.apache.spark.sql.execution.SparkPlan) =
       collectWithSubqueries(plan) { case s: BatchScanExec if s.runtimeFilters.nonEmpty => s }
     source((10, Some(-1), "upd"))
     val plain = numbered(1000)
-    assert(runtimeFiltered(executed(s"MERGE INTO $plain t USING src s ON t.pk = s.pk $upsert")).isEmpty)
+    // The scan could neither skip zones by a string nor keep its rows.
+    val byString = executed(s"MERGE INTO $plain t USING src s ON t.dep = s.dep $upsert")
+    assert(runtimeFiltered(byString).isEmpty, byString)
+    assert(sql(s"SELECT count(*) FROM $plain WHERE dep = 'upd'").head().getLong(0) == 1)
     val t = zoned(1000)
     withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
       val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")

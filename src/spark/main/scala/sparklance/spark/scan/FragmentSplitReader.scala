@@ -101,12 +101,12 @@ final class FragmentSplitReader(target: ReadTarget, split: FragmentSplit, alloca
 
   /**
    * The next batch of rows the scan's key sets keep, skipping batches where they keep none; null at
-   * the split's end. Where `keyKept` chose the rows, every row of a batch is kept: the test is then
-   * a check that copies nothing.
+   * the split's end. Where `keyKept` chose the rows, every row the scanner reads is kept already.
    */
   private def nextKept(): ScanBatch = {
+    val testKeys = if (keyKept.isDefined) Nil else keyFields
     while (scanner.hasNext) {
-      val kept = keyFields.foldLeft(Option(scanner.next())) { case (rows, (f, index)) => rows.flatMap(f.select(_, index, allocator)) }
+      val kept = testKeys.foldLeft(Option(scanner.next())) { case (rows, (f, index)) => rows.flatMap(f.select(_, index, allocator)) }
       if (kept.isDefined) return kept.get
     }
     null

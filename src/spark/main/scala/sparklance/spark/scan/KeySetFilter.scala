@@ -134,8 +134,7 @@ object KeySetFilter {
         while (i < n) { pair.copyValueSafe(rows(i), i); i += 1 }
         to.setValueCount(n)
       }
-      val offsets = batch.offsets
-      new ScanBatch(copies.toSeq, Array.tabulate(n)(i => offsets(rows(i))))
+      new ScanBatch(copies.toSeq, Array.tabulate(n)(i => batch.offset(rows(i))))
     }
   }
 }
