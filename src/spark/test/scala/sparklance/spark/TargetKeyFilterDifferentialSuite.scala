@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 import scala.util.{Random, Try}
-import sparklance.spark.rowlevel.SourceKeysContain
+import sparklance.spark.scan.KeySetFilter
 
 /**
  * Random MERGE, DELETE and UPDATE statements whose target rows are narrowed by the source's keys
@@ -73,7 +73,7 @@ class TargetKeyFilterDifferentialSuite extends AnyFunSuite with LocalSpark with 
     }
   }
 
-  // Runs of the fast path whose target scan kept only the rows of the source's integral keys, by
+  // Runs of the fast path whose target scan kept only the rows of the source's keys, by
   // whether the table has indices.
   private var keptByScan = Map(true -> 0, false -> 0)
 
@@ -105,7 +105,7 @@ class TargetKeyFilterDifferentialSuite extends AnyFunSuite with LocalSpark with 
         assert(result.isSuccess == slowResult.isSuccess, s"seed $seed statement $i on $name: $q\n$result\nslow: $slowResult")
         result.foreach { p =>
           val integralKeys = collectWithSubqueries(p) { case s: BatchScanExec => s.runtimeFilters }.flatten.collect {
-            case DynamicPruningExpression(in: InSubqueryExec) if SourceKeysContain.supports(in.child.dataType) => in
+            case DynamicPruningExpression(in: InSubqueryExec) if KeySetFilter.supports(in.child.dataType) => in
           }
           if (integralKeys.nonEmpty) keptByScan += indexed -> (keptByScan(indexed) + 1)
         }

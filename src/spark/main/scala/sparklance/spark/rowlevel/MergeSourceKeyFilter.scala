@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, Log
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
+import sparklance.spark.scan.KeySetFilter
 
 /**
  * A MERGE with a WHEN NOT MATCHED clause joins the target to the source with a right outer join,
@@ -25,7 +26,7 @@ import org.apache.spark.sql.types._
  * (`spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold`, 10 MB by default), since the
  * subquery reads the source a second time, and not when Spark's runtime Bloom filters are off.
  * Nor where [[TargetKeyPruning]] (which runs before it) has put its dynamic pruning filter on the
- * join's one integral key: the target's scan then keeps exactly the rows holding a source key
+ * join's one integral or string key: the target's scan then keeps exactly the rows holding a source key
  * ([[sparklance.spark.scan.KeySetFilter]]), from the keys that filter's own subquery gathers, and
  * a filter here would read the source once more for nothing.
  */
@@ -72,7 +73,7 @@ final class MergeSourceKeyFilter(session: SparkSession) extends Rule[LogicalPlan
    */
   private def keptByScan(targetKeys: Seq[Expression], target: LogicalPlan, read: RowLevelPlans.TargetRead): Boolean =
     targetKeys match {
-      case Seq(key: Attribute) if SourceKeysContain.supports(key.dataType) => target.exists {
+      case Seq(key: Attribute) if KeySetFilter.supports(key.dataType) => target.exists {
         case Filter(condition, child) if child eq read.relation => splitConjunctivePredicates(condition).exists {
           case d: DynamicPruningSubquery => d.pruningKey.semanticEquals(key)
           case _ => false

@@ -6,16 +6,17 @@ import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, WriteDelta}
 import org.apache.spark.sql.catalyst.rules.Rule
 import sparklance.spark.LanceTable
+import sparklance.spark.scan.KeySetFilter
 
 /**
  * Lets the target scan of a MERGE, or of a DELETE / UPDATE whose condition is `key IN (subquery)`,
  * read only the rows whose join key may equal one of the source's keys. Spark plans dynamic
  * pruning only on partition columns; this rule adds Spark's own dynamic pruning subquery on the
  * target's key column where the scan can use the keys: a column with an index data skipping uses
- * (zone map, BTREE, BITMAP), and any integral column, indexed or not (a table pylance wrote has no
- * zone maps). At run time Spark gathers the source's distinct keys (or reuses its broadcast) and
+ * (zone map, BTREE, BITMAP), and any integral or string column, indexed or not (a table pylance
+ * wrote has no zone maps). At run time Spark gathers the source's distinct keys (or reuses its broadcast) and
  * hands `key IN (...)` to the scan ([[sparklance.spark.scan.LanceRowLevelScan]]), which plans only
- * the fragments and zones an index says those keys may be in and, on an integral key, reads the
+ * the fragments and zones an index says those keys may be in and, on an integral or string key, reads the
  * key column first and the other columns only of the rows holding one of the keys
  * ([[sparklance.spark.scan.KeySetFilter]]): the filter is placed only where the join or the
  * condition drops the other rows anyway, so it decides nothing. It also
@@ -36,11 +37,11 @@ final class TargetKeyPruning(session: SparkSession) extends Rule[LogicalPlan] wi
     else plan.transformDown {
       case w: WriteDelta => RowLevelPlans.targetRead(w).fold[LogicalPlan](w) { read =>
         lazy val indexed = read.operation.indexedColumns
-        // An index skips fragments and zones by any key; on an integral key the reader also keeps
-        // only the rows holding one of the keys, index or not.
+        // An index skips fragments and zones by any key; on an integral or string key the reader
+        // also keeps only the rows holding one of the keys, index or not.
         def targetKey(e: Expression) = e match {
           case a: Attribute => read.relation.outputSet.contains(a) && !LanceTable.MetadataNames.contains(a.name) &&
-            (SourceKeysContain.supports(a.dataType) || indexed.contains(a.name))
+            (KeySetFilter.supports(a.dataType) || indexed.contains(a.name))
           case _ => false
         }
         val query = w.query.transformDown {

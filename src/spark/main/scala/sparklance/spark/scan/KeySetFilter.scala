@@ -6,6 +6,7 @@ import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnVector
+import org.apache.spark.unsafe.types.UTF8String
 import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Using
@@ -16,17 +17,31 @@ import sparklance.spark.rowlevel.{LongKeySet, SourceKeysContain}
 
 /**
  * A runtime filter `column IN (keys)` that a row-level scan applies to its rows exactly: the
- * reader hands over only the rows whose value of the top-level integral `column` (of Spark type
- * `dataType`) is one of `keys`; a null is no key. It comes from the dynamic pruning filter
+ * reader hands over only the rows whose value of the top-level `column` (of Spark type `dataType`:
+ * integral, held as longs, or a string of binary collation, held as its UTF-8 bytes) is one of
+ * `keys`; a null is no key. It comes from the dynamic pruning filter
  * [[sparklance.spark.rowlevel.TargetKeyPruning]] puts on the target's read, `key IN (the source's
  * keys)`, which Spark evaluates only by handing it to the scan ([[LanceRowLevelScan.filter]]):
  * the rows it drops are rows the join or the condition it was taken from drops anyway, and
  * dropping them in the reader makes a filter of Spark's of its own, with another read of the
  * source, unnecessary ([[sparklance.spark.rowlevel.MergeSourceKeyFilter]]).
  */
-final case class KeySetFilter(column: String, dataType: DataType, keys: Array[Long]) {
+final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFilter.Keys) {
   // Built once per task, where the reader first tests a row.
-  @transient private lazy val set = LongKeySet.of(keys.length, keys(_))
+  @transient private lazy val longs = keys match {
+    case KeySetFilter.IntegralKeys(values) => LongKeySet.of(values.length, values(_))
+    case _ => LongKeySet.of(0, _ => 0L)
+  }
+  @transient private lazy val texts = keys match {
+    case KeySetFilter.TextKeys(values) => new java.util.HashSet[UTF8String](java.util.Arrays.asList(values.map(UTF8String.fromBytes): _*))
+    case _ => new java.util.HashSet[UTF8String]()
+  }
+
+  /** The filter's column and values, by content: Spark may hand the same filter over twice. */
+  def identity: (String, Seq[Any]) = column -> (keys match {
+    case KeySetFilter.IntegralKeys(values) => values.toSeq
+    case KeySetFilter.TextKeys(values) => values.toSeq.map(java.nio.ByteBuffer.wrap)
+  })
 
   /**
    * The rows of `batch` (its field `index`'s value is the key) whose key is in the set: `batch`
@@ -55,14 +70,16 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: Array[Lo
     val nulls = key.hasNull
     // Typed getters in a loop per type: the test is made for every row of the target.
     dataType match {
+      case _: StringType =>
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && texts.contains(key.getUTF8String(i))) { rows(k) = i; k += 1 }; j += 1 }
       case LongType | TimestampType | TimestampNTZType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
       case IntegerType | DateType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
       case ShortType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
       case ByteType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && set.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
     }
     k
   }
@@ -98,15 +115,26 @@ object KeySetFilter {
     Option.when(kept.getLongCardinality <= scanned * Prefilter.MaxSparseShare)(kept)
   }
 
+  /** The filter's values: integral keys as longs, strings as their UTF-8 bytes. */
+  sealed trait Keys extends Serializable
+  final case class IntegralKeys(values: Array[Long]) extends Keys
+  final case class TextKeys(values: Array[Array[Byte]]) extends Keys
+
+  /**
+   * Key types the reader tests exactly: integral ones ([[SourceKeysContain.supports]]) and strings
+   * compared byte by byte (binary collation; under another, 'a' may equal 'A').
+   */
+  def supports(t: DataType): Boolean = SourceKeysContain.supports(t) || t == StringType
+
   /**
    * The filter `p` is, when it is `c IN (literals)` or `c = literal` on a top-level column `c` of
-   * `schema` (the columns the scan reads) of an integral type ([[SourceKeysContain.supports]]).
+   * `schema` (the columns the scan reads) of a type the reader tests ([[supports]]).
    */
   def of(p: Predicate, schema: StructType): Option[KeySetFilter] = {
     val children = p.children().toSeq
     val column = (p.name(), children.headOption) match {
       case ("IN" | "=", Some(r: NamedReference)) if r.fieldNames().length == 1 =>
-        schema.fields.find(_.name == r.fieldNames()(0)).filter(f => SourceKeysContain.supports(f.dataType))
+        schema.fields.find(_.name == r.fieldNames()(0)).filter(f => supports(f.dataType))
       case _ => None
     }
     val values = children.drop(1).map {
@@ -115,8 +143,12 @@ object KeySetFilter {
     }
     // A null is no key: `c IN (..., NULL)` is never true.
     val keys = values.flatten.filter(_ != null)
-    column.filter(_ => values.forall(_.isDefined) && keys.forall(_.isInstanceOf[java.lang.Number])).map { f =>
-      KeySetFilter(f.name, f.dataType, keys.map(_.asInstanceOf[java.lang.Number].longValue).toArray)
+    column.filter(_ => values.forall(_.isDefined)).flatMap { f =>
+      val held = f.dataType match {
+        case _: StringType => Option.when(keys.forall(_.isInstanceOf[UTF8String]))(TextKeys(keys.map(_.asInstanceOf[UTF8String].getBytes).toArray))
+        case _ => Option.when(keys.forall(_.isInstanceOf[java.lang.Number]))(IntegralKeys(keys.map(_.asInstanceOf[java.lang.Number].longValue).toArray))
+      }
+      held.map(KeySetFilter(f.name, f.dataType, _))
     }
   }
 

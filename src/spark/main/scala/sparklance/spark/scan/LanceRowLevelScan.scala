@@ -47,8 +47,8 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
   /**
    * `_fragid IN (...)` from the runtime group filter selects fragments; predicates on data columns
    * (the source's keys that [[sparklance.spark.rowlevel.TargetKeyPruning]] asks Spark to gather)
-   * skip the rows the table's indices rule out, and `key IN (...)` on an integral column read
-   * drops the other rows in the reader ([[KeySetFilter]]): Spark evaluates a runtime filter only
+   * skip the rows the table's indices rule out, and `key IN (...)` on an integral or string column
+   * read drops the other rows in the reader ([[KeySetFilter]]): Spark evaluates a runtime filter only
    * here, and its rows are rows the statement leaves alone.
    */
   override def filter(predicates: Array[Predicate]): Unit = {
@@ -57,6 +57,6 @@ final class LanceRowLevelScan(table: LanceTable, required: StructType, options: 
     // Spark may hand the same filters over again (a plan re-planned): each set is kept once.
     val decoded = StructType(required.fields.filterNot(f => LanceTable.MetadataNames.contains(f.name) || nullFilled(f.name)))
     val keys = predicates.toSeq.flatMap(KeySetFilter.of(_, decoded))
-    keySets = (keySets ++ keys).distinctBy(f => (f.column, f.keys.toSeq))
+    keySets = (keySets ++ keys).distinctBy(_.identity)
   }
 }
