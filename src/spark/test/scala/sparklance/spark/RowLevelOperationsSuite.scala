@@ -417,6 +417,26 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(pks(t).size == 3001)
   }
 
+  test("MERGE on CHAR and VARCHAR keys matches the rows Spark's comparison matches (padded values)") {
+    counter += 1
+    val t = s"lance.dml.chars$counter"
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
+    sql(s"CREATE TABLE $t (c CHAR(5), vc VARCHAR(5), v INT) TBLPROPERTIES ('zonemap_columns' = '')")
+    sql(s"INSERT INTO $t VALUES ('ab', 'ab', 1), ('abc  ', 'abc  ', 2), ('x', 'x', 3)")
+    spark.sql("SELECT 'ab' AS k, 10 AS v UNION ALL SELECT 'abc', 20 UNION ALL SELECT 'x   ', 30").createOrReplaceTempView("chars_src")
+    def merge(key: String) = sql(s"MERGE INTO $t t USING chars_src s ON t.$key = s.k WHEN MATCHED THEN UPDATE SET v = t.v + s.v")
+    def expected(key: String) = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false",
+      "spark.sql.optimizer.runtime.bloomFilter.enabled" -> "false") {
+      sql(s"SELECT t.$key, t.v + coalesce(sum(s.v), 0) FROM $t t LEFT JOIN chars_src s ON t.$key = s.k GROUP BY t.$key, t.v ORDER BY 1")
+        .collect().toSeq
+    }
+    Seq("c", "vc").foreach { key =>
+      val want = expected(key)
+      merge(key)
+      assert(sql(s"SELECT $key, v FROM $t ORDER BY 1").collect().toSeq == want, key)
+    }
+  }
+
   test("MERGE on floating-point keys is not Bloom-filtered (0.0 = -0.0 hash apart); on string keys the scan keeps the source's") {
     counter += 1
     val t = s"lance.dml.keys$counter"
