@@ -1,7 +1,7 @@
 package sparklance.spark.write
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, RepartitionOperation}
 import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.SparkPlan
@@ -19,9 +19,8 @@ import org.apache.spark.sql.execution.exchange.{REBALANCE_PARTITIONS_BY_COL, Shu
  * A query stage preparation rule (sparklance's session extension): it sees the physical plan
  * before adaptive execution makes stages of it. The shuffle is recognised as the rebalance with
  * the advisory size [[OptimizedWrite.packing]] registered (an append's or overwrite's; a row-level
- * operation's does not pack, and keeps its shuffle); the input's rows are Spark's estimate (its
- * row count when known, else its size over the estimated bytes of a row, which counts fewer rows
- * than a compressed file holds, so the shuffle stays when in doubt).
+ * operation's does not pack, and keeps its shuffle); the input's rows are Spark's estimate of a relation
+ * under projections (see `counted`); the shuffle stays when in doubt.
  */
 final case class ShuffleFreeWrite(session: SparkSession) extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
@@ -42,15 +41,19 @@ object ShuffleFreeWrite {
   def largeEnough(rows: BigInt, partitions: Int, rowsPerFile: Long): Boolean =
     partitions > 0 && rows >= BigInt(partitions) * MinFragmentsPerTask * rowsPerFile
 
-  private def estimatedRows(plan: SparkPlan): Option[BigInt] = plan.logicalLink.map { logical =>
-    counted(logical).getOrElse(logical.stats.sizeInBytes / EstimationUtils.getSizePerRow(logical.output))
-  }
+  private def estimatedRows(plan: SparkPlan): Option[BigInt] = plan.logicalLink.flatMap(counted)
 
-  // A projection keeps its input's row count, which Spark's estimate (without cost-based
-  // optimization) forgets: above `range`, it counts 8 bytes a row of the range and
-  // then divides by the projection's row size.
-  private def counted(plan: LogicalPlan): Option[BigInt] = plan.stats.rowCount.orElse(plan match {
+  // Rows counted only where Spark's estimate does not overcount: a relation's (its row count, else
+  // its size over a row's estimated size, fewer than a compressed file holds), through projections
+  // and repartitions, which keep it (Spark's estimate without cost-based optimization forgets the count above a
+  // projection). Filters, joins and aggregates keep their input's size as their estimate: a
+  // filter keeping 1% of 10M rows in 8 partitions would go unshuffled and leave 8 partial
+  // fragments too many to pack; their shuffle stays.
+  private def counted(plan: LogicalPlan): Option[BigInt] = plan match {
     case p: Project => counted(p.child)
+    case r: RepartitionOperation => counted(r.child)
+    case leaf if leaf.children.isEmpty =>
+      Some(leaf.stats.rowCount.getOrElse(leaf.stats.sizeInBytes / EstimationUtils.getSizePerRow(leaf.output)))
     case _ => None
-  })
+  }
 }
