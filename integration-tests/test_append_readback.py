@@ -59,7 +59,10 @@ def test_unshuffled_append_with_packed_tails_read_back_by_pylance(spark, warehou
     source = _source(41)
     spark.sql(f"""CREATE TABLE {table_name} (id BIGINT, k BIGINT, small INT, flag BOOLEAN, v DOUBLE, s STRING,
         big STRING) TBLPROPERTIES ('data_storage_version' = '{version}', 'max_rows_per_file' = '4500')""")
-    spark.createDataFrame(source).repartition(2).writeTo(table_name).append()
+    spark.createDataFrame(source).repartition(2).createOrReplaceTempView("unshuffled_source")
+    insert = spark.sql(f"INSERT INTO {table_name} SELECT * FROM unshuffled_source")
+    # The plan adaptive execution ran: no rebalance of the rows for the write.
+    assert "REBALANCE_PARTITIONS_BY_COL" not in insert._jdf.queryExecution().commandExecuted().commandPhysicalPlan().toString()
     ds = lance.dataset(table_path(warehouse, table_name))
     assert sorted(f.count_rows() for f in ds.get_fragments()) == [4000] + [4500] * 8
     got = ds.to_table().sort_by("id")
