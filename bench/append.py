@@ -2,7 +2,8 @@
 day DATE, v DOUBLE, s STRING, payload STRING) into a new sparklance table, 1 warm-up + RUNS timed
 runs (each into a table of its own), median, for three tables: the default (zone maps on the first
 32 columns, here all five, gathered by the write tasks), `zonemap_columns` = '*' and = '' (none), to
-show what gathering zones costs, and two baselines in the same process: Spark writing the same
+show what gathering zones costs, `optimize_write` = false (`noopt`: each input partition writes its
+own fragments, no shuffle, tails allowed), to show what the optimized write costs, and two baselines in the same process: Spark writing the same
 DataFrame as Parquet (`parquet`), and pylance's `write_dataset` of the same rows as one Arrow table
 (`pylance`, collected once before the runs, untimed; same `data_storage_version`, its default
 `max_rows_per_file`, which is sparklance's too). The kinds take turns run by run, so a busy machine
@@ -36,7 +37,7 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
-    ap.add_argument("--only", nargs="+", choices=["default", "all", "none", "parquet", "pylance"],
+    ap.add_argument("--only", nargs="+", choices=["default", "all", "none", "noopt", "parquet", "pylance"],
                     help="measure these kinds only")
     ap.add_argument("--storage-version", default="2.2", help="the tables' data_storage_version")
     args = ap.parse_args()
@@ -51,7 +52,8 @@ def main():
     counter = itertools.count()
     version = f"'data_storage_version' = '{args.storage_version}'"
     kinds = {"default": f"TBLPROPERTIES ({version})", "all": f"TBLPROPERTIES ('zonemap_columns' = '*', {version})",
-             "none": f"TBLPROPERTIES ('zonemap_columns' = '', {version})", "parquet": None, "pylance": None}
+             "none": f"TBLPROPERTIES ('zonemap_columns' = '', {version})",
+             "noopt": f"TBLPROPERTIES ('optimize_write' = 'false', {version})", "parquet": None, "pylance": None}
     if args.only:
         kinds = {k: kinds[k] for k in args.only}
     arrow = aligned(df.toArrow()) if "pylance" in kinds else None

@@ -48,3 +48,25 @@ def test_appended_rows_read_back_by_pylance(spark, warehouse, table_name, versio
     for name in source.column_names:
         assert got.column(name).cast(source.schema.field(name).type).combine_chunks().equals(
             source.column(name).combine_chunks()), name
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_unshuffled_append_with_packed_tails_read_back_by_pylance(spark, warehouse, table_name, version):
+    """Two input partitions of 20,000 rows, 4,500 rows per file: each holds more than 4 fragments'
+    rows, so the optimized write skips its shuffle; each task writes 4 full fragments and a tail of
+    2,000 rows, and the commit packs the two tails into one fragment read back from the files: 9
+    fragments (ceil(40,000 / 4,500)), not 10, holding exactly the rows."""
+    source = _source(41)
+    spark.sql(f"""CREATE TABLE {table_name} (id BIGINT, k BIGINT, small INT, flag BOOLEAN, v DOUBLE, s STRING,
+        big STRING) TBLPROPERTIES ('data_storage_version' = '{version}', 'max_rows_per_file' = '4500')""")
+    spark.createDataFrame(source).repartition(2).createOrReplaceTempView("unshuffled_source")
+    insert = spark.sql(f"INSERT INTO {table_name} SELECT * FROM unshuffled_source")
+    # The plan adaptive execution ran: no rebalance of the rows for the write.
+    assert "REBALANCE_PARTITIONS_BY_COL" not in insert._jdf.queryExecution().commandExecuted().commandPhysicalPlan().toString()
+    ds = lance.dataset(table_path(warehouse, table_name))
+    assert sorted(f.count_rows() for f in ds.get_fragments()) == [4000] + [4500] * 8
+    got = ds.to_table().sort_by("id")
+    assert got.num_rows == ROWS
+    for name in source.column_names:
+        assert got.column(name).cast(source.schema.field(name).type).combine_chunks().equals(
+            source.column(name).combine_chunks()), name

@@ -63,10 +63,25 @@ object FragmentSizedShuffle {
   // distinct table shape and `max_rows_per_file`) and hold two numbers, so they are kept.
   private val fragmentRows = new ConcurrentHashMap[java.lang.Long, java.lang.Long]()
 
-  /** Marks a shuffle of `advisoryBytes` per partition as an optimized write's of `rowsPerFile` rows per fragment. */
-  def register(advisoryBytes: Long, rowsPerFile: Long): Unit = fragmentRows.put(advisoryBytes, rowsPerFile)
+  // The advisory sizes of writes that pack their partial fragments at commit (see OptimizedWrite.packing).
+  private val packingSizes = ConcurrentHashMap.newKeySet[java.lang.Long]()
 
-  private def rowsPerFile(advisoryBytes: Long): Option[Long] = Option(fragmentRows.get(advisoryBytes)).map(_.longValue)
+  /**
+   * Marks a shuffle of `advisoryBytes` per partition as an optimized write's of `rowsPerFile` rows
+   * per fragment; `packs`: one whose commit packs partial fragments.
+   */
+  def register(advisoryBytes: Long, rowsPerFile: Long, packs: Boolean = false): Unit = {
+    fragmentRows.put(advisoryBytes, rowsPerFile)
+    if (packs) packingSizes.add(advisoryBytes)
+  }
+
+  private[write] def fragmentRowsOf(advisoryBytes: Long): Option[Long] = Option(fragmentRows.get(advisoryBytes)).map(_.longValue)
+
+  private def rowsPerFile(advisoryBytes: Long): Option[Long] = fragmentRowsOf(advisoryBytes)
+
+  /** The fragment rows of a packing write's shuffle of `advisoryBytes` per partition. */
+  private[write] def packingRowsPerFile(advisoryBytes: Long): Option[Long] =
+    if (packingSizes.contains(advisoryBytes)) fragmentRowsOf(advisoryBytes) else None
 
   /**
    * The tasks reading a shuffle of `rows` rows whose partitions hold `bytes`: neighbouring

@@ -11,15 +11,21 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite
  * [[OptimizedWrite]] it asks Spark to rebalance the input into about one fragment per task; on a
  * clustered table, to sort each task's rows by the clustering columns.
  */
-final class LanceWrite(batch: () => BatchWrite, streaming: Option[() => StreamingWrite], mode: WriteMode, optimized: Option[OptimizedWrite],
+final class LanceWrite(batch: () => BatchWrite, streaming: Option[() => StreamingWrite], mode: WriteMode, planned: Option[OptimizedWrite],
     clustering: Seq[String] = Nil)
     extends Write with RequiresDistributionAndOrdering {
+  private val optimized = planned.map(_.packing)
+
   override def description(): String = mode match {
     case WriteMode.Append => "lance append"
     case WriteMode.Replace => "lance overwrite"
     case WriteMode.ReplacePartitions => "lance dynamic overwrite"
   }
-  override def toBatch: BatchWrite = batch()
+  // An optimized write packs what its tasks left partial (the input may have reached them unshuffled, see ShuffleFreeWrite).
+  override def toBatch: BatchWrite = batch() match {
+    case b: LanceBatchWrite if optimized.isDefined => b.packingTails
+    case b => b
+  }
   override def toStreaming: StreamingWrite = streaming.fold(super.toStreaming)(_())
 
   override def requiredDistribution(): Distribution = optimized.fold(Distributions.unspecified(): Distribution)(o =>

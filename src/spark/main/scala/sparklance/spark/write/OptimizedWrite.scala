@@ -17,7 +17,19 @@ import sparklance.spark.TableProperties
  * [[OrderedInputRule]]). With sparklance's session extension, [[FragmentSizedShuffle]] then cuts the
  * shuffle into tasks of at most one fragment's rows.
  */
-final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long)
+final case class OptimizedWrite(columns: Seq[String], advisoryPartitionBytes: Long) {
+  /**
+   * This write as an append's or overwrite's, whose commit packs partial fragments
+   * ([[LanceBatchWrite]]), so that [[ShuffleFreeWrite]] may drop its shuffle. Its advisory size is
+   * one byte less, registered as packing, which tells its shuffle from a row-level operation's
+   * (those do not pack, their shuffle stays).
+   */
+  def packing: OptimizedWrite = {
+    val advisory = advisoryPartitionBytes - 1
+    FragmentSizedShuffle.fragmentRowsOf(advisoryPartitionBytes).foreach(FragmentSizedShuffle.register(advisory, _, packs = true))
+    copy(advisoryPartitionBytes = advisory)
+  }
+}
 
 object OptimizedWrite {
   private val MaxColumns = 4
