@@ -9,13 +9,16 @@ each with keys clustered (one contiguous id range) and spread (every k-th id, al
 Each operation runs on a fresh copy of the base table: 1 warm-up and 5 timed runs, median printed
 with the ratios sparklance/Delta and sparklance/pylance.
 
-Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000]"""
+`--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change).
+
+Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--jar path/to/sparklance.jar]"""
 import argparse
 from pathlib import Path
 
 import lance
 import numpy as np
 import pyarrow as pa
+import sparklance
 
 from common import print_table, restore, scratch_dir, spark_session, timed
 
@@ -56,7 +59,10 @@ def main():
     ap.add_argument("--ops", default="merge,update,delete,delete1",
                     help="operations to run, a subset of the default")
     ap.add_argument("--layouts", default="clustered,spread", help="key layouts to run")
+    ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
     args = ap.parse_args()
+    if args.jar:
+        sparklance.jar_path = lambda: args.jar
     systems = args.systems.split(",")
     rows = args.rows
     root = scratch_dir("sparklance-bench-")
