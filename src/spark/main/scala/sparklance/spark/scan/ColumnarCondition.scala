@@ -160,7 +160,7 @@ object ColumnarCondition {
     }
   }
 
-  private final class LongLiteral(value: Option[Long]) extends LongNode {
+  private final class LongLiteral(val value: Option[Long]) extends LongNode {
     override def eval(b: Batch): Unit = {
       prepare(b.n)
       value match {
@@ -178,6 +178,12 @@ object ColumnarCondition {
    */
   private final class LongArithmetic(op: LongOp.Value, left: LongNode, right: LongNode, bits: Int) extends LongNode {
     private val (min, max) = if (bits == 64) (Long.MinValue, Long.MaxValue) else (-(1L << (bits - 1)), (1L << (bits - 1)) - 1)
+    // A positive literal divisor (`id % 100`): see [[remainder]].
+    private val divisor = right match {
+      case l: LongLiteral if op == LongOp.Remainder && l.value.exists(_ > 0) => l.value.get
+      case _ => 0L
+    }
+    private val inverse = 1.0 / divisor
 
     override def eval(b: Batch): Unit = {
       left.eval(b)
@@ -204,6 +210,7 @@ object ColumnarCondition {
           if (!isNull(i) && (Math.multiplyHigh(l(i), r(i)) != (p >> 63) || p < min || p > max)) unsure(b, i)
           values(i) = p; i += 1
         }
+        case LongOp.Remainder if divisor > 0 => while (i < n) { values(i) = remainder(l(i), divisor, inverse); i += 1 }
         case LongOp.Remainder => while (i < n) {
           if (r(i) == 0) { if (!isNull(i)) unsure(b, i); values(i) = 0 }
           // Long.MinValue % -1 is 0 in Java and in Spark alike: no overflow.
@@ -213,6 +220,21 @@ object ColumnarCondition {
       }
     }
   }
+
+  /** Below this, a long times a double's inverse of the divisor is off the quotient by one at most. */
+  private val ExactQuotients = 1L << 51
+
+  /**
+   * `x % d` for a divisor d > 0 and its `inverse` (1.0 / d): for 0 <= x < 2^51^, from the quotient
+   * estimated in doubles and corrected by one, which is several times faster than the division
+   * of `%`: a long division by a value the JIT does not see as a constant was the largest part of
+   * evaluating `id % 100 = 7` over 10M rows (JFR). Other values take `%`.
+   */
+  private[scan] def remainder(x: Long, d: Long, inverse: Double): Long =
+    if (x >= 0 && x < ExactQuotients) {
+      val r = x - (x * inverse).toLong * d
+      if (r < 0) r + d else if (r >= d) r - d else r
+    } else x % d
 
   private final class LongNegate(child: LongNode, bits: Int) extends LongNode {
     private val min = if (bits == 64) Long.MinValue else -(1L << (bits - 1))

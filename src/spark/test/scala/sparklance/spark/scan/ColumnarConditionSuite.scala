@@ -166,6 +166,16 @@ class ColumnarConditionSuite extends AnyFunSuite with LocalSpark {
     assert(ColumnarCondition.compile(bound("pmod(l, 3) = 1", optimize = true, keySets = false).get).isEmpty)
   }
 
+  test("the remainder by a literal divisor is Java's %") {
+    val r = new Random(11)
+    for (_ <- 0 until 200000) {
+      val d = pick(r, 1L, 2L, 3L, 7L, 100L, 1000003L, Int.MaxValue.toLong, Long.MaxValue, 1L + r.nextInt(Int.MaxValue), 1L + (r.nextLong() >>> 1))
+      val x = pick(r, 0L, -1L, Long.MinValue, Long.MaxValue, (1L << 51) - 1, 1L << 51, r.nextLong() >>> 13, r.nextLong() >>> r.nextInt(64), r.nextLong(),
+        ((1L << 51) - 1) / d * d, ((1L << 51) - 1) / d * d - 1)
+      assert(ColumnarCondition.remainder(x, d, 1.0 / d) == x % d, s"$x % $d")
+    }
+  }
+
   test("a row whose arithmetic overflows is kept, not raised, under ANSI mode") {
     val e = withSQLConf("spark.sql.ansi.enabled" -> "true")(bound("l + 1 > 0 AND l % 100 = 8", optimize = true, keySets = false)).get
     val v = new OnHeapColumnVector(3, LongType)
