@@ -396,9 +396,52 @@ object ColumnarCondition {
     }
   }
 
-  private final class LongComparison(op: Cmp.Value, left: LongNode, right: LongNode) extends Comparison(op, left, right) {
-    override protected def compare(i: Int): Int = java.lang.Long.compare(left.values(i), right.values(i))
-    override protected def equal(i: Int): Boolean = left.values(i) == right.values(i)
+  /**
+   * Integers compared in loops of their own over local arrays (or against a literal's value): the
+   * shared loop of [[Comparison]], calling `compare(i)` per row, took half the time of evaluating
+   * `id % 100 = 7` (JFR). A row's value where it is null is left as it comes: no node reads it.
+   */
+  private final class LongComparison(op: Cmp.Value, left: LongNode, right: LongNode) extends BoolNode {
+    private val constant = right match {
+      case l: LongLiteral if op != Cmp.EqNullSafe => l.value
+      case _ => None
+    }
+
+    override def eval(b: Batch): Unit = {
+      left.eval(b)
+      val n = b.n
+      prepare(n)
+      val (l, v) = (left.values, values)
+      var i = 0
+      constant match {
+        case Some(k) =>
+          nullsOf(left, n)
+          op match {
+            case Cmp.Eq => while (i < n) { v(i) = l(i) == k; i += 1 }
+            case Cmp.Lt => while (i < n) { v(i) = l(i) < k; i += 1 }
+            case Cmp.Le => while (i < n) { v(i) = l(i) <= k; i += 1 }
+            case Cmp.Gt => while (i < n) { v(i) = l(i) > k; i += 1 }
+            case _ => while (i < n) { v(i) = l(i) >= k; i += 1 }
+          }
+        case None =>
+          right.eval(b)
+          val r = right.values
+          if (op == Cmp.EqNullSafe) while (i < n) {
+            val (ln, rn) = (left.isNull(i), right.isNull(i))
+            v(i) = if (ln || rn) ln && rn else l(i) == r(i)
+            i += 1
+          } else {
+            nullsOf(left, right, n)
+            op match {
+              case Cmp.Eq => while (i < n) { v(i) = l(i) == r(i); i += 1 }
+              case Cmp.Lt => while (i < n) { v(i) = l(i) < r(i); i += 1 }
+              case Cmp.Le => while (i < n) { v(i) = l(i) <= r(i); i += 1 }
+              case Cmp.Gt => while (i < n) { v(i) = l(i) > r(i); i += 1 }
+              case _ => while (i < n) { v(i) = l(i) >= r(i); i += 1 }
+            }
+          }
+      }
+    }
   }
 
   /** Spark's order of doubles: NaN equals NaN and is above every other value, -0.0 equals 0.0. */
