@@ -221,8 +221,8 @@ object ColumnarCondition {
     }
   }
 
-  /** Below this, a long times a double's inverse of the divisor is off the quotient by one at most. */
-  private val ExactQuotients = 1L << 51
+  /** Below this, a long times a double's inverse of the divisor is off the quotient by one at most (a constant: no accessor call per row). */
+  private final val ExactQuotients = 1L << 51
 
   /**
    * `x % d` for a divisor d > 0 and its `inverse` (1.0 / d): for 0 <= x < 2^51^, from the quotient
