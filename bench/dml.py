@@ -10,14 +10,16 @@ Each operation runs on a fresh copy of the base table: 1 warm-up and 5 timed run
 with the ratios sparklance/Delta and sparklance/pylance.
 
 `--no-zonemaps` writes sparklance's table without zone maps, as pylance writes tables.
+`--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change).
 
-Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--no-zonemaps]"""
+Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--no-zonemaps] [--jar path/to/sparklance.jar]"""
 import argparse
 from pathlib import Path
 
 import lance
 import numpy as np
 import pyarrow as pa
+import sparklance
 
 from common import print_table, restore, scratch_dir, spark_session, timed
 
@@ -60,7 +62,10 @@ def main():
     ap.add_argument("--layouts", default="clustered,spread", help="key layouts to run")
     ap.add_argument("--no-zonemaps", action="store_true",
                     help="sparklance's table without zone maps, as pylance writes tables")
+    ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
     args = ap.parse_args()
+    if args.jar:
+        sparklance.jar_path = lambda: args.jar
     systems = args.systems.split(",")
     rows = args.rows
     root = scratch_dir("sparklance-bench-")

@@ -37,8 +37,9 @@ object Prefilter {
    */
   def rows(prefilter: Prefilter, target: ReadTarget, fragment: DataFragment, start: Long, end: Long,
       within: Option[RoaringBitmap], allocator: BufferAllocator, bytesRead: Long => Unit): Option[RoaringBitmap] = {
-    val predicate = Predicate.create(prefilter.condition)
-    predicate.initialize(0)
+    // Column by column where the condition's shape allows, else row by row through Spark's predicate.
+    val columnar = ColumnarCondition.compile(prefilter.condition)
+    lazy val predicate = { val p = Predicate.create(prefilter.condition); p.initialize(0); p }
     val kept = new RoaringBitmap
     var scanned = 0L
     Using.resource(new FragmentScanner(target.storage, target.files, fragment, prefilter.fields, allocator, start, end,
@@ -53,9 +54,18 @@ object Prefilter {
           // Offsets of the kept rows only: most rows fail an UPDATE's or DELETE's condition, and
           // an array of every row's offset cost as much as evaluating the condition on them.
           var i = 0
-          while (i < batch.numRows) {
-            if (predicate.eval(rows.getRow(i))) kept.add(batch.offset(i))
-            i += 1
+          columnar match {
+            case Some(condition) =>
+              val keep = condition.keep(columns, batch.numRows)
+              while (i < batch.numRows) {
+                if (keep(i)) kept.add(batch.offset(i))
+                i += 1
+              }
+            case None =>
+              while (i < batch.numRows) {
+                if (predicate.eval(rows.getRow(i))) kept.add(batch.offset(i))
+                i += 1
+              }
           }
           scanned += batch.numRows
         } finally Resources.closeAll(adapted.result())
