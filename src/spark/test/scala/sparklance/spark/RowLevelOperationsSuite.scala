@@ -298,28 +298,11 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
 
   private val upsert = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
 
-  test("a MERGE with NOT MATCHED on a key without an index hands the join only the target rows of its source's keys") {
-    val t = numbered(5000)
-    source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"),
-      (-3, None, "new"), (0, Some(-1), "upd"))
-    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
-    // The scan keeps them itself, from the keys dynamic pruning gathers: of 5,000 target rows,
-    // exactly the 4 that match (key 0 among them), with no filter of Spark's.
-    assert(targetScan(plan).metrics("numOutputRows").value == 4, plan)
-    assert(keySetFiltered(plan).isEmpty && bloomFiltered(plan).isEmpty, plan)
-    val expected = (0 until 5000).map(i => if (Set(0, 10, 2500, 4999)(i)) Row(i, -1, "upd") else Row(i, i, "old")) ++
-      Seq(Row(7000, 7, "new"))
-    assert(rows(t) == Row(-3, null, "new") +: expected)
-  }
-
   test("a MERGE with NOT MATCHED filters the target by the exact set of its source's integer keys before the join") {
     val t = numbered(5000)
     source((10, Some(-1), "upd"), (2500, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"),
       (-3, None, "new"), (0, Some(-1), "upd"))
-    // Without dynamic pruning, the scan gets no keys: a filter of Spark's tests them.
-    val plan = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
-      executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
-    }
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
     val filters = keySetFiltered(plan)
     assert(filters.size == 1 && bloomFiltered(plan).isEmpty, plan)
     // Of 5,000 target rows, exactly the 4 that match (key 0 among them) reach the join.
@@ -340,9 +323,9 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
 
   /**
    * MERGEs on date, timestamp and widened integer keys, on a table with zone maps (`indexed`) or
-   * without. With dynamic pruning (`pruning`) the target's scan keeps the rows of the source's
-   * keys, except for the widened key, which no dynamic pruning filter can name; there and without
-   * dynamic pruning a filter of Spark's does.
+   * without. With an index and dynamic pruning (`pruning`) the target's scan keeps the rows of the
+   * source's keys, except for the widened key, which no dynamic pruning filter can name; elsewhere
+   * a filter of Spark's does.
    */
   private def exactKeyFilters(indexed: Boolean, pruning: Boolean): Unit = {
     counter += 1
@@ -366,7 +349,7 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     val plans = Seq("d", "ts").map(merge) :+
       withSQLConf("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")(merge("small"))
     plans.zipWithIndex.foreach { case (p, i) =>
-      if (pruning && i < 2) {
+      if (indexed && pruning && i < 2) {
         // The two matching rows of 60 (the first MERGE's), or three (the second's, with the row the first inserted).
         assert(keySetFiltered(p).isEmpty && targetScan(p).metrics("numOutputRows").value == 2 + i, p)
       } else assert(keySetFiltered(p).size == 1, p)
@@ -389,14 +372,12 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == expected.sortBy(_.getInt(0)))
   }
 
-  test("a MERGE from a source of unknown row count filters by a Bloom filter where the scan gets no keys") {
+  test("a MERGE from a source of unknown row count filters by a Bloom filter") {
     val t = numbered(3000)
     // Spark knows no bound on the rows an explode returns.
     spark.sql("SELECT pk, -1 AS salary, 'upd' AS dep FROM (SELECT explode(sequence(7, 2007, 1000)) AS pk)")
       .createOrReplaceTempView("src")
-    val plan = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false") {
-      executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
-    }
+    val plan = executed(s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert")
     assert(keySetFiltered(plan).isEmpty && bloomFiltered(plan).size == 1, plan)
     assert(rows(t).filter(_.getInt(1) == -1).map(_.getInt(0)) == Seq(7, 1007, 2007))
   }
@@ -508,7 +489,7 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(rows(t) == expected)
   }
 
-  test("no dynamic pruning of a target on a floating-point key without an index, or with dynamic pruning off") {
+  test("no dynamic pruning of a target without an index on the key, or with dynamic pruning off") {
     def runtimeFiltered(plan: org.apache.spark.sql.execution.SparkPlan) =
       collectWithSubqueries(plan) { case s: BatchScanExec if s.runtimeFilters.nonEmpty => s }
     source((10, Some(-1), "upd"))
@@ -516,7 +497,8 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     val plain = s"lance.dml.doubles$counter"
     sql(s"CREATE TABLE $plain (d DOUBLE, v INT) TBLPROPERTIES ('zonemap_columns' = '')")
     sql(s"INSERT INTO $plain VALUES (1.5, 1), (10.0, 2)")
-    // The scan could neither skip zones by it nor keep its rows.
+    val ints = numbered(1000)
+    assert(runtimeFiltered(executed(s"MERGE INTO $ints t USING src s ON t.pk = s.pk $upsert")).isEmpty)
     val byDouble = executed(s"MERGE INTO $plain t USING (SELECT CAST(pk AS DOUBLE) AS d, salary AS v FROM src) s " +
       s"ON t.d = s.d $upsert")
     assert(runtimeFiltered(byDouble).isEmpty, byDouble)

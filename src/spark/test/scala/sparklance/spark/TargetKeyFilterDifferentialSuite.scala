@@ -15,10 +15,10 @@ import sparklance.spark.scan.KeySetFilter
  * Random MERGE, DELETE and UPDATE statements whose target rows are narrowed by the source's keys
  * (the target scan keeping only rows whose key the source holds, Spark's exact or Bloom key
  * filters), each run on a table with zone maps and on a copy without indices (as pylance writes
- * tables) under the default settings, and on a copy without indices with dynamic pruning and
- * runtime Bloom filters off, where nothing narrows the target's rows: the three tables must hold
- * the same rows after every statement, and a statement failing on one (a source row matching
- * several target rows) must fail on the others. Keys hold NULLs and
+ * tables, where Spark's key filters work) under the default settings, and on a copy without indices
+ * with dynamic pruning and runtime Bloom filters off, where nothing narrows the target's rows: the
+ * three tables must hold the same rows after every statement, and a statement failing on one (a
+ * source row matching several target rows) must fail on the others. Keys hold NULLs and
  * repeat in the target; sources repeat a key now and then; joins are on integer, date,
  * timestamp and string keys, on two keys, and with a further condition; WHEN NOT MATCHED BY
  * SOURCE clauses, which need every target row, come in too.
@@ -116,7 +116,7 @@ class TargetKeyFilterDifferentialSuite extends AnyFunSuite with LocalSpark with 
 
   test("random statements narrowed by the source's keys change the rows as statements narrowed by nothing do") {
     (1 to 3).foreach(seed => run(seed, 14))
-    // The scan's key sets were at work in a good part of the statements, on both tables.
-    assert(keptByScan.values.forall(_ >= 8), keptByScan)
+    // The scan's key sets were at work in a good part of the statements on the indexed table.
+    assert(keptByScan(true) >= 8, keptByScan)
   }
 }

@@ -29,7 +29,7 @@ final class LanceDeltaOperation(table: LanceTable, command: RowLevelOperation.Co
 
   /**
    * Whether [[TargetKeyPruning]] has the target scan filtered at run time by the source's keys
-   * (on an indexed or an integral column), which then takes the place of Spark's runtime group filter.
+   * on an indexed column, which then takes the place of Spark's runtime group filter.
    */
   @volatile private[spark] var keyPruned: Boolean = false
 
