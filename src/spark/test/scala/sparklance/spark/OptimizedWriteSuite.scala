@@ -87,6 +87,11 @@ class OptimizedWriteSuite extends AnyFunSuite with LocalSpark {  private def fra
     sql("CREATE TABLE lance.ow.filtered (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '3000')")
     assert(shuffled("INSERT INTO lance.ow.filtered SELECT id FROM range(0, 1200000, 1, 8) WHERE id % 100 = 0"))
     assert(sql("SELECT count(*) FROM lance.ow.filtered GROUP BY _fragid").collect().map(_.getLong(0)).toSeq == Seq.fill(4)(3000L))
+    // More input partitions than the driver packs the tails of alone: the shuffle stays.
+    sql("CREATE TABLE lance.ow.many (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '3000')")
+    val partitions = sparklance.spark.write.ShuffleFreeWrite.MaxTasks + 1
+    assert(shuffled(s"INSERT INTO lance.ow.many SELECT id FROM range(0, ${partitions * 13000}, 1, $partitions)"))
+    assert(sql("SELECT count(*) FROM lance.ow.many").collect().head.getLong(0) == partitions * 13000L)
     // optimize_write = false: each task's tail stays.
     sql("CREATE TABLE lance.ow.bigplain (id BIGINT) TBLPROPERTIES ('max_rows_per_file' = '3000', 'optimize_write' = 'false')")
     spark.range(0, 39000, 1, 3).writeTo("lance.ow.bigplain").append()

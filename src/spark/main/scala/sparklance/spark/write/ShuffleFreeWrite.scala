@@ -38,8 +38,15 @@ object ShuffleFreeWrite {
   /** The fewest fragments' rows an input partition should hold on average for its rows to go unshuffled. */
   val MinFragmentsPerTask = 4
 
+  /**
+   * The most input partitions written unshuffled: the driver packs their partial fragments alone,
+   * one after another (at most about one fragment's rows per task), where the shuffle's work is
+   * spread over the cluster's executors.
+   */
+  val MaxTasks = 16
+
   def largeEnough(rows: BigInt, partitions: Int, rowsPerFile: Long): Boolean =
-    partitions > 0 && rows >= BigInt(partitions) * MinFragmentsPerTask * rowsPerFile
+    partitions > 0 && partitions <= MaxTasks && rows >= BigInt(partitions) * MinFragmentsPerTask * rowsPerFile
 
   private def estimatedRows(plan: SparkPlan): Option[BigInt] = plan.logicalLink.flatMap(counted)
 
