@@ -398,14 +398,17 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     assert(pks(t).size == 3001)
   }
 
-  test("MERGE on CHAR and VARCHAR keys matches the rows Spark's comparison matches (padded values)") {
+  test("MERGE on indexed CHAR and VARCHAR keys: the scan keeps the rows Spark's join matches, trailing spaces and all") {
     counter += 1
     val t = s"lance.dml.chars$counter"
     sql("CREATE NAMESPACE IF NOT EXISTS lance.dml")
-    sql(s"CREATE TABLE $t (c CHAR(5), vc VARCHAR(5), v INT) TBLPROPERTIES ('zonemap_columns' = '')")
+    // Zone maps on both keys (the default), so that the scan's key sets, not Spark's filters, narrow the rows.
+    sql(s"CREATE TABLE $t (c CHAR(5), vc VARCHAR(5), v INT)")
     sql(s"INSERT INTO $t VALUES ('ab', 'ab', 1), ('abc  ', 'abc  ', 2), ('x', 'x', 3)")
-    spark.sql("SELECT 'ab' AS k, 10 AS v UNION ALL SELECT 'abc', 20 UNION ALL SELECT 'x   ', 30").createOrReplaceTempView("chars_src")
-    def merge(key: String) = sql(s"MERGE INTO $t t USING chars_src s ON t.$key = s.k WHEN MATCHED THEN UPDATE SET v = t.v + s.v")
+    // Keys with and without trailing spaces: the scan's set compares bytes, as Spark's join does here.
+    spark.sql("SELECT 'ab' AS k, 10 AS v UNION ALL SELECT 'abc', 20 UNION ALL SELECT 'x   ', 30 UNION ALL SELECT 'abc  ', 40")
+      .createOrReplaceTempView("chars_src")
+    def merge(key: String) = executed(s"MERGE INTO $t t USING chars_src s ON t.$key = s.k WHEN MATCHED THEN UPDATE SET v = t.v + s.v")
     def expected(key: String) = withSQLConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false",
       "spark.sql.optimizer.runtime.bloomFilter.enabled" -> "false") {
       sql(s"SELECT t.$key, t.v + coalesce(sum(s.v), 0) FROM $t t LEFT JOIN chars_src s ON t.$key = s.k GROUP BY t.$key, t.v ORDER BY 1")
@@ -413,9 +416,13 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     }
     Seq("c", "vc").foreach { key =>
       val want = expected(key)
-      merge(key)
+      val plan = merge(key)
+      // The scan got the source's keys (its key set kept the rows) and the MERGE matched what Spark's join matches.
+      assert(targetScan(plan).runtimeFilters.nonEmpty && bloomFiltered(plan).isEmpty, plan)
       assert(sql(s"SELECT $key, v FROM $t ORDER BY 1").collect().toSeq == want, key)
     }
+    // Each MERGE matched 'ab' and 'abc  ': 1 + 10 + 10 and 2 + 40 + 40.
+    assert(sql(s"SELECT v FROM $t ORDER BY v").collect().map(_.getInt(0)).toSeq == Seq(3, 21, 82))
   }
 
   test("MERGE on floating-point keys is not Bloom-filtered (0.0 = -0.0 hash apart); on string keys the scan keeps the source's") {
