@@ -30,14 +30,14 @@ object ColumnFilter {
     private lazy val sorted: Option[Array[ZoneValue]] = {
       val kinds = values.map(_.getClass).distinct
       if (kinds.size > 1) None
-      else Some(values.toArray.sortWith((a, b) => ZoneValue.compare(a, b).exists(_ < 0)))
+      else Some(values.toArray.sorted(ZoneValue.OneKind))
     }
 
     /** Whether some value lies within [lo, hi]; values that do not compare with the bounds may. */
     def anyWithin(lo: ZoneValue, hi: ZoneValue): Boolean = sorted match {
       case Some(vs) if vs.nonEmpty && ZoneValue.compare(vs(0), lo).isDefined && ZoneValue.compare(vs(0), hi).isDefined =>
         val first = firstAtLeast(vs, lo)
-        first < vs.length && ZoneValue.compare(vs(first), hi).forall(_ <= 0)
+        first < vs.length && ZoneValue.OneKind.lteq(vs(first), hi)
       case Some(vs) if vs.isEmpty => false
       case _ => values.exists(v => ZoneValue.compare(lo, v).forall(_ <= 0) && ZoneValue.compare(hi, v).forall(_ >= 0))
     }
@@ -51,7 +51,7 @@ object ColumnFilter {
       var hi = vs.length
       while (lo < hi) {
         val mid = (lo + hi) >>> 1
-        if (ZoneValue.compare(vs(mid), bound).exists(_ < 0)) lo = mid + 1 else hi = mid
+        if (ZoneValue.OneKind.lt(vs(mid), bound)) lo = mid + 1 else hi = mid
       }
       lo
     }

@@ -28,13 +28,22 @@ object ZoneValue {
    * The order of two values of one kind; None for values of different kinds, which data skipping
    * treats as not comparable (and so never prunes by).
    */
-  def compare(a: ZoneValue, b: ZoneValue): Option[Int] = (a, b) match {
-    case (Integral(x), Integral(y)) => Some(java.lang.Long.compare(x, y))
-    case (Floating(x), Floating(y)) => Some(compareDoubles(x, y))
-    case (Bytes(x), Bytes(y)) => Some(java.util.Arrays.compareUnsigned(x, y))
-    case (Decimal(x), Decimal(y)) => Some(x.compareTo(y))
-    case (Bool(x), Bool(y)) => Some(java.lang.Boolean.compare(x, y))
-    case _ => None
+  def compare(a: ZoneValue, b: ZoneValue): Option[Int] =
+    if (a.getClass eq b.getClass) Some(OneKind.compare(a, b)) else None
+
+  /**
+   * The order of values of one kind, without an `Option` per comparison: sorting a MERGE's
+   * 100,000 source keys through [[compare]] took most of the driver's time handing them to the scan.
+   */
+  object OneKind extends Ordering[ZoneValue] {
+    override def compare(a: ZoneValue, b: ZoneValue): Int = (a, b) match {
+      case (Integral(x), Integral(y)) => java.lang.Long.compare(x, y)
+      case (Floating(x), Floating(y)) => compareDoubles(x, y)
+      case (Bytes(x), Bytes(y)) => java.util.Arrays.compareUnsigned(x, y)
+      case (Decimal(x), Decimal(y)) => x.compareTo(y)
+      case (Bool(x), Bool(y)) => java.lang.Boolean.compare(x, y)
+      case _ => throw new IllegalArgumentException(s"$a and $b are values of different kinds")
+    }
   }
 
   /** Spark's order of doubles: NaN is the largest value and equals itself; -0.0 equals 0.0. */

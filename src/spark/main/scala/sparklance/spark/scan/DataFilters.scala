@@ -61,12 +61,14 @@ object DataFilters {
         case _ => None
       }
       case "IN" => column(children.head, schema).flatMap { f =>
-        val values = children.tail.map {
-          case l: Literal[_] if l.value() == null => Some(None) // matches no row
-          case l: Literal[_] => value(l).map(Some(_))
-          case _ => None
+        // One pass without an Option per value: a MERGE's runtime filter holds its source's every key.
+        val values = Vector.newBuilder[ZoneValue]
+        val translated = children.iterator.drop(1).forall {
+          case l: Literal[_] if l.value() == null => true // matches no row
+          case l: Literal[_] => value(l).exists { v => values += v; true }
+          case _ => false
         }
-        if (values.forall(_.isDefined)) Some(ColumnFilter.In(f.id, values.flatten.flatten)) else None
+        if (translated) Some(ColumnFilter.In(f.id, values.result())) else None
       }
       case op @ ("=" | "<=>" | "<>" | "<" | "<=" | ">" | ">=") => children match {
         case Seq(c, l: Literal[_]) => comparison(op, c, l, schema)
