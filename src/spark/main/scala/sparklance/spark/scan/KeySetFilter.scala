@@ -27,16 +27,6 @@ import sparklance.spark.rowlevel.{LongKeySet, SourceKeysContain}
  * source, unnecessary ([[sparklance.spark.rowlevel.MergeSourceKeyFilter]]).
  */
 final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFilter.Keys) {
-  // Built once per task, where the reader first tests a row.
-  @transient private lazy val longs = keys match {
-    case KeySetFilter.IntegralKeys(values) => LongKeySet.of(values.length, values(_))
-    case _ => LongKeySet.of(0, _ => 0L)
-  }
-  @transient private lazy val texts = keys match {
-    case KeySetFilter.TextKeys(values) => new java.util.HashSet[UTF8String](java.util.Arrays.asList(values.map(UTF8String.fromBytes): _*))
-    case _ => new java.util.HashSet[UTF8String]()
-  }
-
   /** The filter's column and values, by content: Spark may hand the same filter over twice. */
   def identity: (String, Seq[Any]) = column -> (keys match {
     case KeySetFilter.IntegralKeys(values) => values.toSeq
@@ -69,17 +59,22 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFi
     var j = 0
     val nulls = key.hasNull
     // Typed getters in a loop per type: the test is made for every row of the target.
-    dataType match {
-      case _: StringType =>
+    keys match {
+      case text: KeySetFilter.TextKeys =>
+        val texts = text.set
         while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && texts.contains(key.getUTF8String(i))) { rows(k) = i; k += 1 }; j += 1 }
-      case LongType | TimestampType | TimestampNTZType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
-      case IntegerType | DateType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
-      case ShortType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
-      case ByteType =>
-        while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+      case integral: KeySetFilter.IntegralKeys =>
+        val longs = integral.set
+        dataType match {
+          case LongType | TimestampType | TimestampNTZType =>
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
+          case IntegerType | DateType =>
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+          case ShortType =>
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+          case ByteType =>
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+        }
     }
     k
   }
@@ -117,8 +112,14 @@ object KeySetFilter {
 
   /** The filter's values: integral keys as longs, strings as their UTF-8 bytes. */
   sealed trait Keys extends Serializable
-  final case class IntegralKeys(values: Array[Long]) extends Keys
-  final case class TextKeys(values: Array[Array[Byte]]) extends Keys
+  final case class IntegralKeys(values: Array[Long]) extends Keys {
+    // Built once per task, where the reader first tests a row.
+    @transient lazy val set: LongKeySet = LongKeySet.of(values.length, values(_))
+  }
+  final case class TextKeys(values: Array[Array[Byte]]) extends Keys {
+    @transient lazy val set: java.util.Set[UTF8String] =
+      new java.util.HashSet[UTF8String](java.util.Arrays.asList(values.map(UTF8String.fromBytes): _*))
+  }
 
   /**
    * Key types the reader tests exactly: integral ones ([[SourceKeysContain.supports]]) and strings

@@ -43,7 +43,7 @@ final case class FragmentSizedShuffle(session: SparkSession) extends Rule[SparkP
 
   private def resized(stage: ShuffleQueryStageExec): Option[SparkPlan] = for {
     advisory <- stage.advisoryPartitionSize
-    rowsPerFile <- FragmentSizedShuffle.rowsPerFile(advisory)
+    rowsPerFile <- FragmentSizedShuffle.fragmentRowsOf(advisory)
     stats <- stage.mapStats
     rows <- stage.getRuntimeStatistics.rowCount
     if rows > 0
@@ -76,8 +76,6 @@ object FragmentSizedShuffle {
   }
 
   private[write] def fragmentRowsOf(advisoryBytes: Long): Option[Long] = Option(fragmentRows.get(advisoryBytes)).map(_.longValue)
-
-  private def rowsPerFile(advisoryBytes: Long): Option[Long] = fragmentRowsOf(advisoryBytes)
 
   /** The fragment rows of a packing write's shuffle of `advisoryBytes` per partition. */
   private[write] def packingRowsPerFile(advisoryBytes: Long): Option[Long] =
