@@ -7,18 +7,23 @@ first measured, it is the table's decimal column.) Queries, each 1 warm-up + 5 t
   full        a sum over every column
   projection  two columns
   filter      a selective filter (0.1% of rows)
+  broad       a filter keeping 90% of rows
+  filter 3    the selective filter, reading three narrow columns besides
+  filter wide the selective filter, reading the 64-byte strings and the vectors besides
   count       COUNT(*)
 
 With --per-column, each column is also summed alone. With --pylance, pylance's own scan of the
 same Lance table (the query's columns and filter, streamed batch by batch and dropped) is timed
-too, as the native reference.
+too, as the native reference. `--jar` runs another sparklance jar (an older build, to compare before
+and after a change).
 
-Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2] [--per-column]"""
+Run: bench/setup && .venv-bench/bin/python bench/scan.py [--rows 10000000] [--versions 2.0,2.2] [--per-column] [--jar J]"""
 import argparse
 import math
 from pathlib import Path
 
 import lance
+import sparklance
 
 from common import print_table, scratch_dir, spark_session, timed
 
@@ -27,6 +32,9 @@ QUERIES = {
             "sum(CAST(flag AS INT)), sum(emb[0]) FROM {t}",
     "projection": "SELECT sum(i64), sum(f64) FROM {t}",
     "filter": "SELECT count(*), sum(f32) FROM {t} WHERE i32 % 1000 = 7",
+    "broad": "SELECT count(*), sum(f32) FROM {t} WHERE i32 % 10 <> 7",
+    "filter 3": "SELECT count(*), sum(i64), sum(f32), sum(length(s_short)) FROM {t} WHERE i32 % 1000 = 7",
+    "filter wide": "SELECT count(*), sum(length(s_64)), sum(emb[0]) FROM {t} WHERE i32 % 1000 = 7",
     "count": "SELECT count(*) FROM {t}",
 }
 
@@ -41,6 +49,9 @@ COLUMN_QUERIES = {f"only {c}": f"SELECT {agg} FROM {{t}}" for c, agg in [
 READS = {"full": (["i32", "i64", "f32", "f64", "s_short", "s_64", "flag", "emb"], None),
          "projection": (["i64", "f64"], None),
          "filter": (["i32", "f32"], "i32 % 1000 = 7"),
+         "broad": (["i32", "f32"], "i32 % 10 <> 7"),
+         "filter 3": (["i32", "i64", "f32", "s_short"], "i32 % 1000 = 7"),
+         "filter wide": (["i32", "s_64", "emb"], "i32 % 1000 = 7"),
          "count": ([], None)}
 READS.update({f"only {c}": ([c], None) for c in ["i32", "i64", "f32", "f64", "s_short", "s_64", "flag", "emb"]})
 
@@ -67,7 +78,11 @@ def main():
     ap.add_argument("--versions", default="2.0", help="Lance data_storage_versions to compare, e.g. 2.0,2.2")
     ap.add_argument("--per-column", action="store_true", help="also time each column alone")
     ap.add_argument("--pylance", action="store_true", help="also time pylance's scan of each Lance table")
+    ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
+    ap.add_argument("--queries", default=",".join(QUERIES), help="queries to run, a subset of the default")
     args = ap.parse_args()
+    if args.jar:
+        sparklance.jar_path = lambda: args.jar
     versions = args.versions.split(",")
     root = scratch_dir("sparklance-scan-")
     spark = spark_session(root / "warehouse", memory="12g")
@@ -91,7 +106,10 @@ def main():
     spark.read.parquet(str(parquet)).createOrReplaceTempView("pq")
 
     rows = []
+    asked = args.queries.split(",")
     for name, q in (dict(QUERIES, **COLUMN_QUERIES) if args.per_column else QUERIES).items():
+        if name in QUERIES and name not in asked:
+            continue
         parquet_q = q.format(t="pq")
         expected = spark.sql(parquet_q).collect()
         parquet_t, _ = timed(lambda: spark.sql(parquet_q).collect(), runs=args.runs)
