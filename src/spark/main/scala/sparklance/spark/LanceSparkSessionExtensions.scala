@@ -27,6 +27,7 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * and ADD CONSTRAINT ... CHECK refuses a constraint existing rows violate naming their count ([[AddConstraintStrategy]]);
  * and COUNT(*) is answered from metadata without a job ([[scan.CountScanStrategy]]), with a filter from the
  * rows the table's indices decide ([[scan.FilteredCountStrategy]]);
+ * and a filtered scan decodes the columns its filter does not read only for the rows the filter keeps ([[scan.ScanPrefilterStrategy]]);
  * and filters test long IN lists of integers against a primitive key set ([[rowlevel.InListKeySetRule]]).
  */
 final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit) {
@@ -57,6 +58,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectColumnar(_ => rowlevel.InListKeySetRule)
     extensions.injectPlannerStrategy(_ => scan.CountScanStrategy)
     extensions.injectPlannerStrategy(_ => scan.FilteredCountStrategy)
+    extensions.injectPlannerStrategy(_ => scan.ScanPrefilterStrategy)
     search.VectorSearchFunction.register(extensions)
     search.TextSearchFunction.register(extensions)
     search.HybridSearchFunction.register(extensions)

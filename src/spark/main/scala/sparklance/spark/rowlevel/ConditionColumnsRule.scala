@@ -1,11 +1,10 @@
 package sparklance.spark.rowlevel
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Expression, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, MergeRows, Project, WriteDelta}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.types._
-import sparklance.spark.LanceTable
+import sparklance.spark.scan.Prefilter
 
 /**
  * Tells a DELETE / UPDATE / MERGE on a sparklance table which target columns its conditions read
@@ -45,17 +44,7 @@ object ConditionColumnsRule extends Rule[LogicalPlan] with PredicateHelper {
     val target = read.relation.outputSet
     val filters = w.query.collect { case f: Filter if f.child eq read.relation => f }
     if (filters.size != 1 || w.query.collect { case r if r eq read.relation => r }.size != 1) None
-    else splitConjunctivePredicates(filters.head.condition).filter { c =>
-      c.deterministic && !SubqueryExpression.hasSubquery(c) && c.references.nonEmpty && c.references.subsetOf(target) &&
-        c.references.forall(a => !LanceTable.MetadataNames.contains(a.name) && plain(a.dataType))
-    }.reduceOption(And)
-  }
-
-  /** Types the scan reads as they are: no nesting, no blobs, nothing read as NULL. */
-  private def plain(t: DataType): Boolean = t match {
-    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType | TimestampType |
-         TimestampNTZType | _: DecimalType | _: StringType => true
-    case _ => false
+    else splitConjunctivePredicates(filters.head.condition).filter(Prefilter.evaluable(_, target)).reduceOption(And)
   }
 
   /** The attributes a node computes with: all it references, except values it only passes on. */

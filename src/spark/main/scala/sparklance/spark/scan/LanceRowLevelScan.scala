@@ -1,6 +1,6 @@
 package sparklance.spark.scan
 
-import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BoundReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
@@ -21,17 +21,8 @@ import sparklance.spark.LanceTable
 final class LanceRowLevelScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     groupFilter: Boolean, dataFilter: Option[ColumnFilter], pushed: Seq[Predicate], nullFilled: Set[String] = Set.empty,
     condition: Option[Expression] = None)
-    extends LanceScan(table, required, options, None, None, None, dataFilter, pushed, nullFilled) with SupportsRuntimeV2Filtering {
-
-  /** `condition`, on columns of plain types, bound to the columns the reader decodes first. */
-  override protected def prefilter: Option[Prefilter] = condition.map { c =>
-    val columns = c.references.toSeq.map(_.name).distinct
-    val schema = StructType(columns.map(name => required(name)))
-    val fields = schema.fields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
-      throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
-    val bound = c.transform { case a: AttributeReference => BoundReference(columns.indexOf(a.name), a.dataType, a.nullable) }
-    Prefilter(ReadTarget.encode(fields.toSeq), schema, sparklance.spark.rowlevel.InListKeySetRule.keyTested(bound))
-  }
+    extends LanceScan(table, required, options, None, None, None, dataFilter, pushed, nullFilled, condition)
+    with SupportsRuntimeV2Filtering {
 
   @volatile private var selected: Option[Set[Long]] = None
   @volatile private var keySets: Seq[KeySetFilter] = Nil

@@ -1,6 +1,7 @@
 package sparklance.spark.scan
 
 import java.util.OptionalLong
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BoundReference, Expression}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.arrow.vector.types.pojo.ArrowType
@@ -23,11 +24,14 @@ import sparklance.spark.errors.LanceErrors
  * where it holds more than a partition's budget of the columns read or more than `split_rows`
  * rows, and splits are packed into input partitions by Spark's rule for files ([[SplitPacking]]);
  * `fragmentIds` restricts the fragments, and with a `limit` only as many fragments are planned as
- * hold that many live rows, each reader stopping after `limit` rows.
+ * hold that many live rows, each reader stopping after `limit` rows. With a `condition` (conjuncts of
+ * the query's filter on some of the columns read) the reader evaluates it on its own columns first
+ * and decodes the others only for the rows it keeps ([[Prefilter]]).
  */
 class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiveStringMap,
     fragmentIds: Option[Set[Long]], limit: Option[Int], rowIds: Option[Set[Long]] = None,
-    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil, nullFilled: Set[String] = Set.empty)
+    dataFilter: Option[ColumnFilter] = None, pushed: Seq[Predicate] = Nil, nullFilled: Set[String] = Set.empty,
+    val condition: Option[Expression] = None)
     extends Scan with Batch with SupportsReportStatistics with ReadsTable {
 
   override val read: TableRead = TableRead(table, pushed)
@@ -76,7 +80,8 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   override def readSchema(): StructType = required
   override def toBatch: Batch = this
   override def description(): String =
-    s"LanceScan ${table.tableName} v${snapshot.version} [${required.fieldNames.mkString(", ")}]" + textMatches
+    s"LanceScan ${table.tableName} v${snapshot.version} [${required.fieldNames.mkString(", ")}]" + textMatches +
+      condition.fold("")(c => s" reading other columns where ${c.transform { case a: AttributeReference => a.withQualifier(Nil) }.sql}")
 
   /** The text matches the scan reads through an INVERTED index, for EXPLAIN. */
   private def textMatches: String = {
@@ -162,7 +167,18 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   /** This scan without the fragments `counted`: what a COUNT must still read of the table. */
   def without(counted: Set[Long]): LanceScan = new LanceScan(table, required, options,
-    Some(fragments.map(_.getId).toSet -- counted), limit, rowIds, dataFilter, pushed, nullFilled)
+    Some(fragments.map(_.getId).toSet -- counted), limit, rowIds, dataFilter, pushed, nullFilled, condition)
+
+  /**
+   * Whether every data file of the scan's table is of file format 2.1 or later, whose reader picks
+   * scattered rows out of pages; the 2.0 and legacy readers read ranges around them.
+   */
+  def picksRows: Boolean = snapshot.fragments.forall(_.getFilesList.asScala.forall(f =>
+    f.getFileMajorVersion > 2 || (f.getFileMajorVersion == 2 && f.getFileMinorVersion >= 1)))
+
+  /** This scan, evaluating `condition` first ([[ScanPrefilterStrategy]]). */
+  def withCondition(condition: Expression): LanceScan = new LanceScan(table, required, options, fragmentIds, limit,
+    rowIds, dataFilter, pushed, nullFilled, Some(condition))
 
   override def planInputPartitions(): Array[InputPartition] = LanceErrors.converting {
     val candidates = this.candidates
@@ -226,8 +242,15 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
       table.settings.storageConf, table.settings.readBatchBytes, prefilter, keyFilters))
   }
 
-  /** The condition a row-level statement's reader evaluates first, to read the other columns of fewer rows. */
-  protected def prefilter: Option[Prefilter] = None
+  /** `condition`, on columns of plain types, bound to the columns the reader decodes first. */
+  private def prefilter: Option[Prefilter] = condition.map { c =>
+    val columns = c.references.toSeq.map(_.name).distinct
+    val schema = StructType(columns.map(name => required(name)))
+    val fields = schema.fields.map(f => LanceScan.prune(snapshot.schema.field(f.name).getOrElse(
+      throw new IllegalStateException(s"Column ${f.name} is not in ${table.tableName}")), f.dataType))
+    val bound = c.transform { case a: AttributeReference => BoundReference(columns.indexOf(a.name), a.dataType, a.nullable) }
+    Prefilter(ReadTarget.encode(fields.toSeq), schema, sparklance.spark.rowlevel.InListKeySetRule.keyTested(bound))
+  }
 
   /** The key sets a row-level statement's reader keeps only the rows of (runtime filters it applies exactly). */
   protected def keyFilters: Seq[KeySetFilter] = Nil

@@ -84,10 +84,7 @@ final class LanceScanBuilder(table: LanceTable, options: CaseInsensitiveStringMa
       // indexed key finds the fragments, and the zones within them, without reading any.
       // A prefilter pays where the statement reads other columns than its condition's; it finds
       // the rows, and with them the fragments, the group filter would, in the scan's own tasks.
-      val usedPrefilter = prefilter.filter { c =>
-        val columns = c.references.map(_.name).toSet
-        columns.subsetOf(dataColumns) && !dataColumns.subsetOf(columns)
-      }
+      val usedPrefilter = prefilter.filter(c => Prefilter.pays(c.references.map(_.name).toSet, dataColumns))
       val groupFilter = !keyPruned && usedPrefilter.isEmpty && !conditionColumns.exists(dataColumns.subsetOf)
       new LanceRowLevelScan(table, required, options, groupFilter, dataFilter, pushed, nullFilled, usedPrefilter)
     }

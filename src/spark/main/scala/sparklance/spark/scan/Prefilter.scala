@@ -1,17 +1,19 @@
 package sparklance.spark.scan
 
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.spark.sql.catalyst.expressions.{Expression, Predicate}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.catalyst.expressions.{AttributeSet, Expression, Predicate, SubqueryExpression}
+import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import org.roaringbitmap.RoaringBitmap
 import scala.util.Using
 import sparklance.format.Resources
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{FragmentScanner, LanceField}
+import sparklance.spark.LanceTable
 
 /**
- * Late materialization for the scan of a DELETE / UPDATE / MERGE: the reader decodes a split's
+ * Late materialization for the scan of a DELETE / UPDATE / MERGE, or of a query filtering the rows
+ * it reads ([[ScanPrefilterStrategy]]): the reader decodes a split's
  * `fields` (the columns of the statement's condition on the target, of Spark types `schema`, in
  * that order) first, keeps the offsets of the rows `condition` (bound to `schema`) holds for, and
  * reads the statement's other columns of those rows only. Spark's filter above the scan still
@@ -30,6 +32,33 @@ object Prefilter {
    */
   val MaxSparseShare = 0.5
 
+  /** The rows of a split's first batch at most: a small first batch finds a dense split early. */
+  val ProbeRows: Long = 1L << 16
+
+  /**
+   * Whether `conjunct`, of a filter on the rows of a scan with output `target`, is one the reader
+   * can evaluate itself, on columns of plain types, before it reads the others: deterministic,
+   * without subqueries, on data columns only.
+   */
+  def evaluable(conjunct: Expression, target: AttributeSet): Boolean =
+    conjunct.deterministic && !SubqueryExpression.hasSubquery(conjunct) && conjunct.references.nonEmpty &&
+      conjunct.references.subsetOf(target) &&
+      conjunct.references.forall(a => !LanceTable.MetadataNames.contains(a.name) && plain(a.dataType))
+
+  /** Types the scan reads as they are: no nesting, no blobs, nothing read as NULL. */
+  private def plain(t: DataType): Boolean = t match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType | TimestampType |
+         TimestampNTZType | _: DecimalType | _: StringType => true
+    case _ => false
+  }
+
+  /**
+   * Whether a prefilter on `conditionColumns` pays in a scan decoding `dataColumns`: only where the
+   * scan reads other columns too, whose decoding it spares for the rows the condition drops.
+   */
+  def pays(conditionColumns: Set[String], dataColumns: Set[String]): Boolean =
+    conditionColumns.subsetOf(dataColumns) && !dataColumns.subsetOf(conditionColumns)
+
   /**
    * The offsets of the rows of `fragment` in [start, end) (and in `within`, the rows data skipping
    * kept) that `prefilter` keeps, or None when they are too many to read apart
@@ -41,37 +70,41 @@ object Prefilter {
     val columnar = ColumnarCondition.compile(prefilter.condition)
     lazy val predicate = { val p = Predicate.create(prefilter.condition); p.initialize(0); p }
     val kept = new RoaringBitmap
-    var scanned = 0L
+    var scanned, keptRows = 0L
+    def sparse = keptRows <= scanned * MaxSparseShare
+    // A first batch of at most ProbeRows rows, and no batch after the rows kept so far stop being
+    // sparse: where the condition keeps most rows, the split is read whole, and its columns are
+    // decoded here for the first batch only.
     Using.resource(new FragmentScanner(target.storage, target.files, fragment, prefilter.fields, allocator, start, end,
         batchBytes = target.batchBytes, within = within)) { scanner =>
-      while (scanner.hasNext) Using.resource(scanner.next()) { batch =>
+      def nextBatch() =
+        if (scanned == 0 && scanner.nextOffset < start + ProbeRows) scanner.nextBelow(start + ProbeRows) else scanner.next()
+      while (sparse && scanner.hasNext) Using.resource(nextBatch()) { batch =>
         val adapted = Seq.newBuilder[AutoCloseable]
         try {
           val columns: Array[ColumnVector] = prefilter.schema.fields.zip(batch.vectors).map { case (f, raw) =>
             FragmentSplitReader.sparkColumn(raw, f.dataType, allocator, adapted += _)
           }
-          val rows = new ColumnarBatch(columns, batch.numRows)
+          val n = batch.numRows
+          val keep = columnar match {
+            case Some(condition) => condition.keep(columns, n)
+            case None =>
+              val rows = new ColumnarBatch(columns, n)
+              Array.tabulate(n)(i => predicate.eval(rows.getRow(i)))
+          }
+          var i = 0
+          while (i < n) { if (keep(i)) keptRows += 1; i += 1 }
+          scanned += n
           // Offsets of the kept rows only: most rows fail an UPDATE's or DELETE's condition, and
           // an array of every row's offset cost as much as evaluating the condition on them.
-          var i = 0
-          columnar match {
-            case Some(condition) =>
-              val keep = condition.keep(columns, batch.numRows)
-              while (i < batch.numRows) {
-                if (keep(i)) kept.add(batch.offset(i))
-                i += 1
-              }
-            case None =>
-              while (i < batch.numRows) {
-                if (predicate.eval(rows.getRow(i))) kept.add(batch.offset(i))
-                i += 1
-              }
+          if (sparse) {
+            i = 0
+            while (i < n) { if (keep(i)) kept.add(batch.offset(i)); i += 1 }
           }
-          scanned += batch.numRows
         } finally Resources.closeAll(adapted.result())
       }
       bytesRead(scanner.bytesRead)
     }
-    Option.when(kept.getLongCardinality <= scanned * MaxSparseShare)(kept)
+    Option.when(sparse)(kept)
   }
 }
