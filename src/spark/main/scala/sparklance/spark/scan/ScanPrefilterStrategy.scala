@@ -11,9 +11,9 @@ import sparklance.spark.LanceTable
 /**
  * Late materialization for queries: where a query filters a table's rows on some of the columns it
  * reads, the scan evaluates the filter's conjuncts it can ([[Prefilter.evaluable]]) on their own
- * columns first and decodes the others only for the rows they keep (`SELECT sum(price) ... WHERE
- * day = DATE'2026-01-05'` decodes `price` of that day's rows only). Spark's filter above the scan
- * still evaluates the whole condition.
+ * columns first and decodes the others only for the rows they keep (`SELECT title, embedding ...
+ * WHERE day = DATE'2026-01-05'` decodes the titles and vectors of that day's rows only). Spark's
+ * filter above the scan still evaluates the whole condition.
  *
  * A planner strategy, not an optimizer rule: the scan exists only once Spark has pushed filters
  * and columns down, and that batch runs after every optimizer rule a session extension can add.

@@ -443,8 +443,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    * Picks the rows `local` of a full-zip page of fixed-width values (vectors), as many as fit
    * `budget`, from only their bytes: one read for rows less than ReadGap bytes apart, up to MaxRead
    * bytes. Decoding the page whole for them allocated and filled a page-sized array per page for a
-   * few rows of each (a filtered scan of a 128-dim vector column read 4 times the bytes of reading
-   * it all in order, in JFR's allocation samples).
+   * few rows of each: JFR's allocation samples of a filtered scan of 3M rows of 128-float vectors
+   * counted 38 GB of page buffers over 6 queries.
    */
   private def pickFixed(p: Int, rows: FixedRows, local: Array[Int], out: NodeOut, budget: Budget): (Int, Long) = {
     val c = ctx(p)
