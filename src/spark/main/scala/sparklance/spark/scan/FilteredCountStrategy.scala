@@ -33,10 +33,7 @@ object FilteredCountStrategy extends SparkStrategy with PredicateHelper {
             planLater(LocalRelation(aggregate.output, Seq(InternalRow.fromSeq(aggregate.output.map(_ => known))))) :: Nil
           else {
             // The count of the other fragments, plus those counted here, under the query's own names.
-            val scanned = relation.makeCopy(relation.productIterator.map {
-              case s: LanceScan if s eq scan => scan.without(counted.keySet)
-              case other => other.asInstanceOf[AnyRef]
-            }.toArray).asInstanceOf[DataSourceV2ScanRelation]
+            val scanned = LanceScan.inRelation(relation, scan.without(counted.keySet))
             val total = aggregate.aggregateExpressions.map { e =>
               Alias(Add(e.asInstanceOf[Alias].child, Literal(known)), e.name)(exprId = e.exprId)
             }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.read._
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
 import scala.jdk.CollectionConverters._
 import scala.util.Using
 import org.roaringbitmap.RoaringBitmap
@@ -270,6 +271,16 @@ object LanceScan {
   val DefaultSplitRows: Long = 1L << 20
   /** The read option that turns data skipping off (`false`), to compare results or timings. */
   val DataSkippingOption = "data_skipping"
+
+  /**
+   * `relation` reading `replacement` in place of its Lance scan. Through `makeCopy`: the relation's
+   * constructor differs between the Spark versions supported.
+   */
+  def inRelation(relation: DataSourceV2ScanRelation, replacement: LanceScan): DataSourceV2ScanRelation =
+    relation.makeCopy(relation.productIterator.map {
+      case _: LanceScan => replacement
+      case other => other.asInstanceOf[AnyRef]
+    }.toArray).asInstanceOf[DataSourceV2ScanRelation]
 
   /**
    * Keeps only the nested fields Spark asked for (nested schema pruning), so the reader decodes

@@ -34,12 +34,7 @@ object ScanPrefilterStrategy extends SparkStrategy with PredicateHelper {
       if (conjuncts.isEmpty || !Prefilter.pays(conditionColumns, data.map(_.name).toSet) || !costly(others.map(_.dataType)) ||
           !scan.picksRows) Nil
       else {
-        val prefilteredScan = scan.withCondition(conjuncts.reduce(And))
-        // Through makeCopy: the relation's constructor differs between the Spark versions supported.
-        val prefiltered = relation.makeCopy(relation.productIterator.map {
-          case s: LanceScan if s eq scan => prefilteredScan
-          case other => other.asInstanceOf[AnyRef]
-        }.toArray)
+        val prefiltered = LanceScan.inRelation(relation, scan.withCondition(conjuncts.reduce(And)))
         planLater(plan.transformUp { case r: DataSourceV2ScanRelation if r eq relation => prefiltered }) :: Nil
       }
     case _ => Nil

@@ -101,6 +101,18 @@ class FileReader21Suite extends AnyFunSuite {
                   for (i <- rows.indices) assert(Canon(r, i) == want(rows(i).toInt), s"${f.name} row ${rows(i)} of pick $k (fresh reader: $fresh)")
                 } finally r.close()
               }
+              // The same picks under a budget of Arrow memory: the first rows that fit it, one at least.
+              for ((rows, k) <- picks.zipWithIndex; maxBytes <- Seq(1L, 4096L)) {
+                val r = reader.readRows(f, cols, rows, allocator, maxBytes)
+                try {
+                  val taken = r.getValueCount
+                  assert(taken >= 1 && taken <= rows.length, s"${f.name} pick $k in $maxBytes bytes: $taken rows")
+                  // A null takes no value bytes, so nulls after the first row still fit one byte.
+                  if (maxBytes == 1 && rows.length > 1 && want(rows(1).toInt) != "null")
+                    assert(taken == 1, s"${f.name} pick $k in one byte: $taken rows")
+                  for (i <- 0 until taken) assert(Canon(r, i) == want(rows(i).toInt), s"${f.name} row ${rows(i)} of pick $k in $maxBytes bytes")
+                } finally r.close()
+              }
             }
           }
           assert(allocator.getAllocatedMemory == 0)
