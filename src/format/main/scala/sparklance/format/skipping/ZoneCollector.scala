@@ -64,6 +64,7 @@ final class ZoneCollector(rowsPerZone: Long) {
     case x: TimeStampVector => integral(x, from, end)(x.get)
     case x: Float8Vector => floating(x, from, end)(x.get)
     case x: Float4Vector => floating(x, from, end)(i => x.get(i).toDouble)
+    case x: DecimalVector if MemoryUtil.LITTLE_ENDIAN => decimal(x, from, end)
     case x: BaseVariableWidthVector =>
       bytes(x, from, end, x.getDataBuffer, i => x.getStartOffset(i).toLong, i => x.getEndOffset(i).toLong)
     case x: BaseLargeVariableWidthVector =>
@@ -121,6 +122,35 @@ final class ZoneCollector(rowsPerZone: Long) {
       i += 1
     }
     if (seen) bound(ZoneValue.Floating(lo), ZoneValue.Floating(hi))
+  }
+
+  /**
+   * 128-bit decimals: the least and greatest unscaled values (one scale for the column), compared as
+   * two longs in place; only those two become BigDecimals. A BigDecimal per value (Arrow's
+   * `getObject`) took 6% of a 10M-row append's CPU for one decimal column.
+   */
+  private def decimal(v: DecimalVector, from: Int, end: Int): Unit = {
+    val address = v.getDataBuffer.memoryAddress
+    val width = DecimalVector.TYPE_WIDTH.toLong
+    var lo, hi = -1
+    var loHigh, loLow, hiHigh, hiLow = 0L
+    val checkNulls = v.getNullCount > 0
+    var i = from
+    while (i < end) {
+      if (checkNulls && v.isNull(i)) nulls += 1
+      else {
+        // Little-endian two's complement: the low 8 bytes unsigned, the high 8 signed.
+        val low = MemoryUtil.getLong(address + i * width)
+        val high = MemoryUtil.getLong(address + i * width + 8)
+        if (lo < 0) { lo = i; hi = i; loHigh = high; loLow = low; hiHigh = high; hiLow = low }
+        else {
+          if (high < loHigh || (high == loHigh && java.lang.Long.compareUnsigned(low, loLow) < 0)) { lo = i; loHigh = high; loLow = low }
+          if (high > hiHigh || (high == hiHigh && java.lang.Long.compareUnsigned(low, hiLow) > 0)) { hi = i; hiHigh = high; hiLow = low }
+        }
+      }
+      i += 1
+    }
+    if (lo >= 0) bound(ZoneValue.Decimal(v.getObject(lo)), ZoneValue.Decimal(v.getObject(hi)))
   }
 
   /**

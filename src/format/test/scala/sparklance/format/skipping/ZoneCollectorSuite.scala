@@ -26,7 +26,7 @@ class ZoneCollectorSuite extends AnyFunSuite {
     field("f", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), field("s", ArrowType.Utf8.INSTANCE),
     field("ls", ArrowType.LargeUtf8.INSTANCE), field("bin", ArrowType.Binary.INSTANCE), field("b", ArrowType.Bool.INSTANCE),
     field("dt", new ArrowType.Date(DateUnit.DAY)), field("ts", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
-    field("dec", new ArrowType.Decimal(10, 2, 128))).asJava)
+    field("dec", new ArrowType.Decimal(10, 2, 128)), field("wide_dec", new ArrowType.Decimal(38, 4, 128))).asJava)
   private val schema = LanceSchema.fromArrow(arrow)
   // Longer than ZoneBounds.MaxBytes: ASCII, cut inside a character, all non-ASCII (no short max).
   private val long = Seq("x" * 2000, "x" * 1023 + "\u00e9" + "y" * 50, "\u00e9" * 700, "b" + "\uffff" * 600)
@@ -59,6 +59,11 @@ class ZoneCollectorSuite extends AnyFunSuite {
       case x: BitVector => x.setSafe(i, rnd.nextInt(2))
       case x: DateDayVector => x.setSafe(i, rnd.nextInt(40000) - 20000)
       case x: TimeStampVector => x.setSafe(i, rnd.nextLong() >> 8)
+      case x: DecimalVector if x.getPrecision == 38 =>
+        // Values whose high 8 bytes differ too, of both signs, and ties of the high bytes.
+        val unscaled = Seq(new java.math.BigInteger(1 + rnd.nextInt(120), rnd.self), java.math.BigInteger.valueOf(rnd.nextLong()),
+          java.math.BigInteger.ONE.shiftLeft(64).add(java.math.BigInteger.valueOf(rnd.nextInt(3))))(rnd.nextInt(3))
+        x.setSafe(i, new java.math.BigDecimal(if (rnd.nextBoolean()) unscaled.negate() else unscaled, 4))
       case x: DecimalVector => x.setSafe(i, java.math.BigDecimal.valueOf(rnd.nextInt(100000) - 50000, 2))
     }
     v.setValueCount(n)

@@ -20,16 +20,22 @@ import sparklance.format.table.LanceSchema
 /**
  * The values ArrowRowWriter puts into its vectors are exactly the rows' values, batch after batch,
  * whatever holds the rows: text copied straight from the row's memory into the data buffer (on the
- * heap in an UnsafeRow or a UTF8String of its own, off the heap), integers read without a per-value
- * conversion, NULLs between values, values long enough to make the data buffer grow.
+ * heap in an UnsafeRow or a UTF8String of its own, off the heap), integers and decimals of the
+ * column's scale read without a per-value conversion (decimals of another scale re-scaled), NULLs
+ * between values, values long enough to make the data buffer grow.
  */
 class ArrowRowWriterSuite extends AnyFunSuite {
   private def field(name: String, t: ArrowType, kids: Field*) = new Field(name, FieldType.nullable(t), kids.asJava)
   private val schema = LanceSchema.fromArrow(new Schema(List(
     field("b", new ArrowType.Int(8, true)), field("h", new ArrowType.Int(16, true)), field("i", new ArrowType.Int(32, true)),
     field("k", new ArrowType.Int(64, true)), field("s", ArrowType.Utf8.INSTANCE), field("ls", ArrowType.LargeUtf8.INSTANCE),
-    field("tags", ArrowType.List.INSTANCE, field("item", ArrowType.Utf8.INSTANCE))).asJava))
-  private val sparkTypes = Seq(ByteType, ShortType, IntegerType, LongType, StringType, StringType, ArrayType(StringType))
+    field("tags", ArrowType.List.INSTANCE, field("item", ArrowType.Utf8.INSTANCE)),
+    field("dec", new ArrowType.Decimal(10, 2, 128)), field("wide_dec", new ArrowType.Decimal(38, 4, 128)),
+    field("decs", ArrowType.List.INSTANCE, field("item", new ArrowType.Decimal(38, 4, 128))),
+    field("rescaled", new ArrowType.Decimal(12, 3, 128))).asJava))
+  // The last column's values are of another scale than the table's (re-scaled as they are written).
+  private val sparkTypes = Seq(ByteType, ShortType, IntegerType, LongType, StringType, StringType, ArrayType(StringType),
+    DecimalType(10, 2), DecimalType(38, 4), ArrayType(DecimalType(38, 4)), DecimalType(9, 1))
 
   private val pieces = Seq("a", "é", "日本語", "🙂", "", "x" * 300)
 
@@ -42,15 +48,27 @@ class ArrowRowWriterSuite extends AnyFunSuite {
 
   private def maybe[T](r: Random)(value: => T): Any = if (r.nextInt(6) == 0) null else value
 
+  /** A decimal of up to 38 digits, of either sign, whose two's complement takes 1 to 16 bytes. */
+  private def wide(r: Random): java.math.BigDecimal = {
+    val unscaled = new java.math.BigInteger(1 + r.nextInt(125), r.self)
+    new java.math.BigDecimal(if (r.nextBoolean()) unscaled.negate() else unscaled, 4)
+  }
+
   private def randomRow(r: Random): Seq[Any] = Seq(
     maybe(r)(r.nextInt().toByte), maybe(r)(r.nextInt().toShort), maybe(r)(r.nextInt()), maybe(r)(r.nextLong()),
-    maybe(r)(text(r)), maybe(r)(text(r)), maybe(r)(Seq.fill(r.nextInt(4))(if (r.nextInt(5) == 0) null else text(r))))
+    maybe(r)(text(r)), maybe(r)(text(r)), maybe(r)(Seq.fill(r.nextInt(4))(if (r.nextInt(5) == 0) null else text(r))),
+    maybe(r)(java.math.BigDecimal.valueOf(r.nextLong() % 10000000000L, 2)), maybe(r)(wide(r)),
+    maybe(r)(Seq.fill(r.nextInt(4))(if (r.nextInt(5) == 0) null else wide(r))),
+    maybe(r)(java.math.BigDecimal.valueOf(r.nextInt(1000000000) - 500000000L, 1)))
 
   private def utf8(s: String) = if (s == null) null else UTF8String.fromString(s)
 
   private def internal(values: Seq[Any]): GenericInternalRow = new GenericInternalRow(values.map {
     case s: String => utf8(s)
-    case xs: Seq[_] => new GenericArrayData(xs.map { case s: String => utf8(s); case null => null }.toArray[Any])
+    case xs: Seq[_] => new GenericArrayData(xs.map {
+      case s: String => utf8(s); case d: java.math.BigDecimal => Decimal(d); case null => null
+    }.toArray[Any])
+    case d: java.math.BigDecimal => Decimal(d)
     case v => v
   }.toArray)
 
@@ -73,10 +91,14 @@ class ArrowRowWriterSuite extends AnyFunSuite {
     }
   }
 
-  private def expected(rows: Seq[Seq[Any]], column: Int): Seq[Any] = rows.map(_(column))
+  private def expected(rows: Seq[Seq[Any]], column: Int): Seq[Any] = rows.map(_(column) match {
+    case xs: Seq[_] => xs.map(x => if (x == null) null else x.toString)
+    case d: java.math.BigDecimal if column == schema.fields.size - 1 => d.setScale(3)
+    case x => x
+  })
 
   for (holder <- Seq("UnsafeRow", "GenericInternalRow on the heap", "GenericInternalRow off the heap")) {
-    test(s"text, integers, NULLs and lists from a $holder come out as they went in, over batches") {
+    test(s"text, integers, decimals, NULLs and lists from a $holder come out as they went in, over batches") {
       val random = new Random(holder.hashCode)
       val project = UnsafeProjection.create(StructType(sparkTypes.zipWithIndex.map { case (t, i) => StructField(s"c$i", t) }))
       val owned = ArrayBuffer.empty[Long]
@@ -108,9 +130,12 @@ class ArrowRowWriterSuite extends AnyFunSuite {
             }
             // The bytes the writer counts to cut batches by size: a fixed-width value's width, a text's bytes and 4.
             def textBytes(x: Any): Long = x match { case s: String => s.getBytes(UTF_8).length + 4L; case _ => 0L }
+            def decimalBytes(x: Any): Long = x match { case _: java.math.BigDecimal => 16L; case _ => 0L }
             val bytes = rows.map { r =>
               Seq(1, 2, 4, 8).zip(r).map { case (w, x) => if (x == null) 0L else w.toLong }.sum + textBytes(r(4)) + textBytes(r(5)) +
-                (r(6) match { case xs: Seq[_] => xs.map(textBytes).sum; case _ => 0L })
+                (r(6) match { case xs: Seq[_] => xs.map(textBytes).sum; case _ => 0L }) +
+                decimalBytes(r(7)) + decimalBytes(r(8)) + decimalBytes(r(10)) +
+                (r(9) match { case xs: Seq[_] => xs.map(decimalBytes).sum; case _ => 0L })
             }.sum
             assert(writer.bufferedBytes == bytes)
             writer.reset()
