@@ -74,6 +74,15 @@ object DataFileReader {
   }
 
   /**
+   * Whether the reader of data files of format `major.minor` picks scattered rows out of pages
+   * (2.1 and 2.2); the 2.0 and legacy readers read ranges around them.
+   */
+  def picksRows(major: Int, minor: Int): Boolean = (major, minor) match {
+    case (2, 1) | (2, 2) => true
+    case _ => false
+  }
+
+  /**
    * The reader for a data file whose manifest entry says file format `major.minor`; it owns
    * `input`, which is closed if no reader can be made (unsupported version, corrupt footer).
    */

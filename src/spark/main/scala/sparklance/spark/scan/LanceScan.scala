@@ -12,6 +12,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import org.roaringbitmap.RoaringBitmap
 import sparklance.format.deletion.{DeletionFiles, PortableBitmaps}
+import sparklance.format.file.DataFileReader
 import sparklance.format.index.Indices
 import sparklance.format.skipping.{ColumnFilter, DataSkipping}
 import sparklance.format.proto.TableProtos.DataFragment
@@ -170,12 +171,9 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
   def without(counted: Set[Long]): LanceScan = new LanceScan(table, required, options,
     Some(fragments.map(_.getId).toSet -- counted), limit, rowIds, dataFilter, pushed, nullFilled, condition)
 
-  /**
-   * Whether every data file of the scan's table is of file format 2.1 or later, whose reader picks
-   * scattered rows out of pages; the 2.0 and legacy readers read ranges around them.
-   */
+  /** Whether the readers of all the table's data files pick scattered rows ([[DataFileReader.picksRows]]). */
   def picksRows: Boolean = snapshot.fragments.forall(_.getFilesList.asScala.forall(f =>
-    f.getFileMajorVersion > 2 || (f.getFileMajorVersion == 2 && f.getFileMinorVersion >= 1)))
+    DataFileReader.picksRows(f.getFileMajorVersion, f.getFileMinorVersion)))
 
   /** This scan, evaluating `condition` first ([[ScanPrefilterStrategy]]). */
   def withCondition(condition: Expression): LanceScan = new LanceScan(table, required, options, fragmentIds, limit,
