@@ -114,6 +114,28 @@ class TargetKeyFilterDifferentialSuite extends AnyFunSuite with LocalSpark with 
     }
   }
 
+  test("a fragment read in many batches keeps exactly the source's keys") {
+    // 200,000 rows in one fragment: the reader tests its key column 8,192 rows at a time, and
+    // keys sit on both sides of batch bounds.
+    sql("CREATE NAMESPACE IF NOT EXISTS lance.diff")
+    sql("CREATE TABLE lance.diff.sliced (id BIGINT, v INT) TBLPROPERTIES ('max_rows_per_file' = '1000000', 'optimize_write' = 'false')")
+    spark.range(200000).selectExpr("id", "0 AS v").coalesce(1).writeTo("lance.diff.sliced").append()
+    val matched = ((0L until 200000L by 1009L) ++ Seq(8191L, 8192L, 65535L, 65536L, 196607L, 196608L, 199999L)).distinct.sorted
+    val added = 200000L until 200010L
+    import spark.implicits._
+    (matched ++ added).toDF("id").createOrReplaceTempView("keys")
+    val p = plan("MERGE INTO lance.diff.sliced t USING keys s ON t.id = s.id " +
+      "WHEN MATCHED THEN UPDATE SET v = 1 WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, 2)")
+    assert(collectWithSubqueries(p) { case s: BatchScanExec => s.runtimeFilters }.flatten.exists {
+      case DynamicPruningExpression(_: InSubqueryExec) => true
+      case _ => false
+    }, p)
+    def ids(v: Int) = sql(s"SELECT id FROM lance.diff.sliced WHERE v = $v").collect().map(_.getLong(0)).sorted.toSeq
+    assert(ids(1) == matched)
+    assert(ids(2) == added)
+    assert(sql("SELECT count(*) FROM lance.diff.sliced").first().getLong(0) == 200010L)
+  }
+
   test("random statements narrowed by the source's keys change the rows as statements narrowed by nothing do") {
     (1 to 3).foreach(seed => run(seed, 14))
     // The scan's key sets were at work in a good part of the statements on the indexed table.

@@ -26,6 +26,18 @@ object ColumnFilter {
    * MERGE source's every key, so tests search the values in order rather than scan them.
    */
   final case class In(fieldId: Int, values: Seq[ZoneValue]) extends ColumnFilter {
+    /**
+     * Integral values, sorted as primitive longs: a MERGE's runtime filter lists its source's every
+     * key, and sorting 100,000 of them as objects through an `Ordering` took about a third of the
+     * driver's time between gathering the keys and starting the scan.
+     */
+    private lazy val sortedLongs: Option[Array[Long]] =
+      Option.when(values.forall(_.isInstanceOf[ZoneValue.Integral])) {
+        val longs = values.iterator.map(_.asInstanceOf[ZoneValue.Integral].value).toArray
+        java.util.Arrays.sort(longs)
+        longs
+      }
+
     /** The values in Spark's order; None when they are of several kinds, which do not compare. */
     private lazy val sorted: Option[Array[ZoneValue]] = {
       val kinds = values.map(_.getClass).distinct
@@ -34,12 +46,17 @@ object ColumnFilter {
     }
 
     /** Whether some value lies within [lo, hi]; values that do not compare with the bounds may. */
-    def anyWithin(lo: ZoneValue, hi: ZoneValue): Boolean = sorted match {
-      case Some(vs) if vs.nonEmpty && ZoneValue.compare(vs(0), lo).isDefined && ZoneValue.compare(vs(0), hi).isDefined =>
-        val first = firstAtLeast(vs, lo)
-        first < vs.length && ZoneValue.OneKind.lteq(vs(first), hi)
-      case Some(vs) if vs.isEmpty => false
-      case _ => values.exists(v => ZoneValue.compare(lo, v).forall(_ <= 0) && ZoneValue.compare(hi, v).forall(_ >= 0))
+    def anyWithin(lo: ZoneValue, hi: ZoneValue): Boolean = (lo, hi, sortedLongs) match {
+      case (ZoneValue.Integral(l), ZoneValue.Integral(h), Some(vs)) =>
+        val first = firstAtLeast(vs, l)
+        first < vs.length && vs(first) <= h
+      case _ => sorted match {
+        case Some(vs) if vs.nonEmpty && ZoneValue.compare(vs(0), lo).isDefined && ZoneValue.compare(vs(0), hi).isDefined =>
+          val first = firstAtLeast(vs, lo)
+          first < vs.length && ZoneValue.OneKind.lteq(vs(first), hi)
+        case Some(vs) if vs.isEmpty => false
+        case _ => values.exists(v => ZoneValue.compare(lo, v).forall(_ <= 0) && ZoneValue.compare(hi, v).forall(_ >= 0))
+      }
     }
 
     /** Whether a value equals `v` (one that does not compare with it may). */
@@ -54,6 +71,12 @@ object ColumnFilter {
         if (ZoneValue.OneKind.lt(vs(mid), bound)) lo = mid + 1 else hi = mid
       }
       lo
+    }
+
+    /** The index of a value of `vs` equal to `bound`, else of the first above it, or `vs.length`. */
+    private def firstAtLeast(vs: Array[Long], bound: Long): Int = {
+      val at = java.util.Arrays.binarySearch(vs, bound)
+      if (at < 0) -at - 1 else at
     }
   }
   final case class IsNull(fieldId: Int) extends ColumnFilter
