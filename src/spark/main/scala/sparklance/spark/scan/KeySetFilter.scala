@@ -95,9 +95,9 @@ object KeySetFilter {
     val kept = new RoaringBitmap
     var scanned = 0L
     Using.resource(new FragmentScanner(target.storage, target.files, fragment, fields, allocator, start, end,
-        batchBytes = target.batchBytes, within = within)) { scanner =>
-      // One array of row numbers for every batch: a MERGE's scan tests ten million keys, 8,192
-      // rows at a time, and an array per batch was a seventh of what the statement allocated.
+        batchRows = Prefilter.ChoosingBatchRows, batchBytes = target.batchBytes, within = within)) { scanner =>
+      // One array of row numbers for every batch: an array per batch was a seventh of what a
+      // MERGE testing ten million keys allocated.
       var rows = Array.emptyIntArray
       while (scanner.hasNext) Using.resource(scanner.next()) { batch =>
         if (rows.length < batch.numRows) rows = new Array[Int](batch.numRows)
