@@ -39,7 +39,7 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFi
    */
   def select(batch: ScanBatch, index: Int, allocator: BufferAllocator): Option[ScanBatch] = {
     val rows = Array.range(0, batch.numRows)
-    val n = Resources.closeOnFailure(Seq(batch))(keep(batch, index, rows, rows.length, allocator))
+    val n = Resources.closeOnFailure(Seq(batch))(keep(batch, index, rows, rows.length, new Array[Long](rows.length), allocator))
     if (n == batch.numRows) Some(batch)
     else try Option.when(n > 0)(KeySetFilter.copy(batch, rows, n, allocator)) finally batch.close()
   }
@@ -47,14 +47,20 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFi
   /**
    * Keeps, of the `count` row indices first in `rows`, those whose key (field `index` of `batch`)
    * is in the set: they are moved to the front of `rows`, in order, and their number returned.
+   * `values` is room for as many keys, as [[kept]] needs.
    */
-  private def keep(batch: ScanBatch, index: Int, rows: Array[Int], count: Int, allocator: BufferAllocator): Int = {
+  private def keep(batch: ScanBatch, index: Int, rows: Array[Int], count: Int, values: Array[Long], allocator: BufferAllocator): Int = {
     val adapted = ArrayBuffer.empty[AutoCloseable]
-    try kept(FragmentSplitReader.sparkColumn(batch.vectors(index), dataType, allocator, adapted += _), rows, count)
+    try kept(FragmentSplitReader.sparkColumn(batch.vectors(index), dataType, allocator, adapted += _), rows, count, values)
     finally Resources.closeAll(adapted)
   }
 
-  private def kept(key: ColumnVector, rows: Array[Int], count: Int): Int = {
+  /**
+   * Keeps, of the `count` row indices first in `rows`, those whose `key` is in the set (see
+   * [[keep]]). Integral keys are first copied into `values` (at least `count` long), non-null ones
+   * only, for [[LongKeySet.retain]].
+   */
+  private def kept(key: ColumnVector, rows: Array[Int], count: Int, values: Array[Long]): Int = {
     var k = 0
     var j = 0
     val nulls = key.hasNull
@@ -63,20 +69,20 @@ final case class KeySetFilter(column: String, dataType: DataType, keys: KeySetFi
       case text: KeySetFilter.TextKeys =>
         val texts = text.set
         while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && texts.contains(key.getUTF8String(i))) { rows(k) = i; k += 1 }; j += 1 }
+        k
       case integral: KeySetFilter.IntegralKeys =>
-        val longs = integral.set
         dataType match {
           case LongType | TimestampType | TimestampNTZType =>
-            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getLong(i))) { rows(k) = i; k += 1 }; j += 1 }
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i))) { rows(k) = i; values(k) = key.getLong(i); k += 1 }; j += 1 }
           case IntegerType | DateType =>
-            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getInt(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i))) { rows(k) = i; values(k) = key.getInt(i); k += 1 }; j += 1 }
           case ShortType =>
-            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getShort(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i))) { rows(k) = i; values(k) = key.getShort(i); k += 1 }; j += 1 }
           case ByteType =>
-            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i)) && longs.contains(key.getByte(i).toLong)) { rows(k) = i; k += 1 }; j += 1 }
+            while (j < count) { val i = rows(j); if (!(nulls && key.isNullAt(i))) { rows(k) = i; values(k) = key.getByte(i); k += 1 }; j += 1 }
         }
+        integral.set.retain(values, rows, k)
     }
-    k
   }
 }
 
@@ -96,15 +102,16 @@ object KeySetFilter {
     var scanned = 0L
     Using.resource(new FragmentScanner(target.storage, target.files, fragment, fields, allocator, start, end,
         batchRows = Prefilter.ChoosingBatchRows, batchBytes = target.batchBytes, within = within)) { scanner =>
-      // One array of row numbers for every batch: an array per batch was a seventh of what a
-      // MERGE testing ten million keys allocated.
+      // One array of row numbers (and of keys) for every batch: an array per batch was a seventh
+      // of what a MERGE testing ten million keys allocated.
       var rows = Array.emptyIntArray
+      var values = Array.emptyLongArray
       while (scanner.hasNext) Using.resource(scanner.next()) { batch =>
-        if (rows.length < batch.numRows) rows = new Array[Int](batch.numRows)
+        if (rows.length < batch.numRows) { rows = new Array[Int](batch.numRows); values = new Array[Long](batch.numRows) }
         var j = 0
         while (j < batch.numRows) { rows(j) = j; j += 1 }
         val n = filters.foldLeft(batch.numRows) { case (count, (f, field)) =>
-          if (count == 0) 0 else f.keep(batch, fields.indexWhere(_.name == field.name), rows, count, allocator)
+          if (count == 0) 0 else f.keep(batch, fields.indexWhere(_.name == field.name), rows, count, values, allocator)
         }
         j = 0
         while (j < n) { kept.add(batch.offset(rows(j))); j += 1 }
@@ -163,7 +170,11 @@ object KeySetFilter {
     column.flatMap { f =>
       val held = f.dataType match {
         case _: StringType => gather { case s: UTF8String => s.getBytes }.map(TextKeys)
-        case _ => gather { case n: java.lang.Number => n.longValue }.map(IntegralKeys)
+        case _ => gather { case n: java.lang.Number => n.longValue }.map { values =>
+          // Sorted here, once, rather than by each task for LongKeySet.retain.
+          java.util.Arrays.sort(values)
+          IntegralKeys(values)
+        }
       }
       held.map(KeySetFilter(f.name, f.dataType, _))
     }
