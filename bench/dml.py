@@ -10,15 +10,21 @@ Each operation runs on a fresh copy of the base table: 1 warm-up and 5 timed run
 with the ratios sparklance/Delta and sparklance/pylance.
 
 `--no-zonemaps` writes sparklance's table without zone maps, as pylance writes tables.
+`--source` is how the Spark systems get MERGE's source, cached in memory either way (pylance takes
+the Arrow table): `local` (the default) builds it from the local rows, as an application upserting
+from pandas does, and Spark then carries its rows in the plan, walking them in every analysis;
+`parquet` reads it from a Parquet file, as a staging table would be read.
 `--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change).
 
-Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--no-zonemaps] [--jar path/to/sparklance.jar]"""
+Run: bench/setup && .venv-bench/bin/python bench/dml.py [--rows 10000000] [--no-zonemaps] [--source local|parquet]
+     [--jar path/to/sparklance.jar]"""
 import argparse
 from pathlib import Path
 
 import lance
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import sparklance
 
 from common import print_table, restore, scratch_dir, spark_session, timed
@@ -62,6 +68,8 @@ def main():
     ap.add_argument("--layouts", default="clustered,spread", help="key layouts to run")
     ap.add_argument("--no-zonemaps", action="store_true",
                     help="sparklance's table without zone maps, as pylance writes tables")
+    ap.add_argument("--source", choices=["local", "parquet"], default="local",
+                    help="MERGE's source for Spark: built from local rows, or read from a Parquet file")
     ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
     args = ap.parse_args()
     if args.jar:
@@ -100,7 +108,12 @@ def main():
         if layout not in args.layouts.split(","):
             continue
         src = merge_source(rows, keys["merge_matched"])
-        spark.createDataFrame(src.to_pandas()).createOrReplaceTempView("src")
+        if args.source == "parquet":
+            source_file = root / f"source_{layout}.parquet"
+            pq.write_table(src, str(source_file))
+            spark.read.parquet(str(source_file)).createOrReplaceTempView("src")
+        else:
+            spark.createDataFrame(src.to_pandas()).createOrReplaceTempView("src")
         spark.table("src").cache().count()
         delete_list = ", ".join(map(str, keys["delete"]))
         ops = {
@@ -145,7 +158,8 @@ def main():
     table = [[op, layout] + [f"{m[s]:.3f}" for s in systems] +
              [f"{m['sparklance'] / m[s]:.2f}" for s in systems if s != "sparklance"]
              for op, layout, m in results]
-    print_table(f"DML on {rows:,} rows in 10 fragments (median of {args.runs} runs)", header, table)
+    print_table(f"DML on {rows:,} rows in 10 fragments (median of {args.runs} runs, MERGE source: {args.source})",
+                header, table)
     spark.stop()
 
 
