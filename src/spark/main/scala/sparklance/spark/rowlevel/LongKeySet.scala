@@ -50,14 +50,16 @@ final class LongKeySet private (table: Array[Long], tableShift: Int, seen: Array
    * below the one before it, the rest are looked up.
    */
   def retain(values: Array[Long], rows: Array[Int], count: Int): Int = {
+    val keys = sortedKeys
     var kept = 0
     var j = 0
     var at = 0
     var previous = Long.MinValue
     while (j < count && values(j) >= previous) {
       val value = values(j)
-      at = LongKeySet.firstAtLeast(sortedKeys, at, value)
-      if (at < sortedKeys.length && sortedKeys(at) == value) { rows(kept) = rows(j); kept += 1 }
+      // Mostly the key at hand is still at or above the value: most values are no key.
+      if (at < keys.length && keys(at) < value) at = LongKeySet.firstAtLeast(keys, at, value)
+      if (at < keys.length && keys(at) == value) { rows(kept) = rows(j); kept += 1 }
       previous = value
       j += 1
     }
