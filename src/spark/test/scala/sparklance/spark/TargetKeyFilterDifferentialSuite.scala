@@ -114,13 +114,13 @@ class TargetKeyFilterDifferentialSuite extends AnyFunSuite with LocalSpark with 
     }
   }
 
-  test("a fragment read in many batches keeps exactly the source's keys") {
-    // 200,000 rows in one fragment: the reader tests its key column 8,192 rows at a time, and
-    // keys sit on both sides of batch bounds.
+  test("a fragment read in several batches keeps exactly the source's keys") {
+    // 200,000 rows in one fragment, ascending: the reader tests its key column 65,536 rows at a
+    // time, merging the keys in order, and keys sit on both sides of batch bounds.
     sql("CREATE NAMESPACE IF NOT EXISTS lance.diff")
     sql("CREATE TABLE lance.diff.sliced (id BIGINT, v INT) TBLPROPERTIES ('max_rows_per_file' = '1000000', 'optimize_write' = 'false')")
     spark.range(200000).selectExpr("id", "0 AS v").coalesce(1).writeTo("lance.diff.sliced").append()
-    val matched = ((0L until 200000L by 1009L) ++ Seq(8191L, 8192L, 65535L, 65536L, 196607L, 196608L, 199999L)).distinct.sorted
+    val matched = ((0L until 200000L by 1009L) ++ Seq(65535L, 65536L, 131071L, 131072L, 196607L, 196608L, 199999L)).distinct.sorted
     val added = 200000L until 200010L
     import spark.implicits._
     (matched ++ added).toDF("id").createOrReplaceTempView("keys")
