@@ -7,6 +7,7 @@ import sys
 import threading
 from pathlib import Path
 
+import duckdb
 import lance
 import pyarrow as pa
 import pytest
@@ -108,6 +109,38 @@ def test_random_dml_on_s3a_matches_duckdb_and_pylance(spark, s3, s3_catalog, req
     t = _ident(s3_catalog, request)
     run_random_dml(spark, t, lambda: _rows_lance(_s3_path(t), s3.storage_options()), seed=3, mode="columns",
                    statements=20)
+
+
+def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, request):
+    t = _ident(s3_catalog, request)
+    fragments = 4
+    spark.sql(f"CREATE TABLE {t} TBLPROPERTIES ('max_rows_per_file' = '50000') AS SELECT id, CAST(id % 1000 AS INT) AS k, "
+              f"concat('s', id) AS s, CAST(id AS DOUBLE) / 3 AS d FROM range({fragments * 50000})")
+    scan = f"SELECT sum(id), sum(k), max(s), sum(d) FROM {t}"
+
+    def requests(statement):
+        s3.reset_counts()
+        result = spark.sql(statement).collect()
+        counts, log = s3.snapshot_counts(), list(s3.log)
+        return result, counts, log
+
+    _, clean, _ = requests(scan)
+    _, _, deleting = requests(f"DELETE FROM {t} WHERE id % 100 = 37")
+    # Rows deleted all over every fragment: the scan reads around them in as few requests as
+    # before, plus one for each fragment's deletion file (read per batch of rows, the chunks
+    # holding the live rows were six times as many GETs).
+    got, spread, _ = requests(scan)
+    assert spread["GET"] <= clean["GET"] + fragments, (clean, spread)
+    expected = duckdb.sql("SELECT sum(id), sum(id % 1000), max('s' || id), sum(id::DOUBLE / 3) FROM range(200000) t(id) "
+                          "WHERE id % 100 <> 37").fetchall()[0]
+    assert got[0][:3] == expected[:3] and got[0][3] == pytest.approx(expected[3])
+    # A commit writes files under new names, whose parents need no directory markers (S3A's mkdirs
+    # is a HEAD, two LISTs and a PUT): none for the new fragment's zone map segment either.
+    _, _, appending = requests(f"INSERT INTO {t} SELECT id, 0, 'new', 0.0 FROM range(200000, 200100)")
+    for kind, key in deleting + appending:
+        assert not (kind == "PUT" and key.endswith("/")), (kind, key)
+        assert not (kind == "HEAD" and "/_indices/" in key), (kind, key)
+    assert any(kind == "PUT" and "/_indices/" in key for kind, key in appending)
 
 
 def test_lost_response_of_a_landed_commit_counts_once(spark, s3, s3_catalog, request):

@@ -80,7 +80,6 @@ object ZoneMapSegment {
       field("zone_length", u64, false)).asJava)
     val schema = LanceSchema.fromArrow(arrow).copy(metadata = Map("rows_per_zone" -> rowsPerZone.toString.getBytes(UTF_8)))
     val dir = Storage.join(tablePath, s"_indices/$uuid")
-    storage.mkdirs(dir)
     val writer = new FileWriter21(storage.create(Storage.join(dir, FileName)), schema, minor = 2)
     writer.writeRows(arrow, zones.size, allocator) { vectors =>
       val Seq(min, max, nulls: UInt4Vector, nans: UInt4Vector, fragment: UInt8Vector, start: UInt8Vector, length: UInt8Vector) = vectors

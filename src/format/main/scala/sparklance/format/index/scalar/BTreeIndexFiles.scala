@@ -24,7 +24,6 @@ final class BTreeIndexFiles(storage: Storage, tablePath: String, val uuid: UUID,
   private def field(name: String, t: ArrowType, nullable: Boolean) = new Field(name, new FieldType(nullable, t, null), null)
   private val u32 = new ArrowType.Int(32, false)
   private val dir = Storage.join(tablePath, s"_indices/$uuid")
-  storage.mkdirs(dir)
   private val dataArrow = new Schema(Seq(field("values", valueType, nullable = true), field("ids", new ArrowType.Int(64, false), nullable = false)).asJava)
   private val data = new FileWriter21(storage.create(Storage.join(dir, BTreeSegment.DataFile)), LanceSchema.fromArrow(dataArrow), minor = 2)
   private val page = ArrayBuffer.empty[(Option[ZoneValue], Long)]

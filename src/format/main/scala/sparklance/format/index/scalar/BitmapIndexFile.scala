@@ -30,7 +30,6 @@ object BitmapIndexFile {
       listNulls.map(_ => "lance:label_list_nulls" -> "1")
     val schema = LanceSchema.fromArrow(arrow).copy(metadata = metadata.map { case (k, v) => k -> v.getBytes(UTF_8) })
     val dir = Storage.join(tablePath, s"_indices/$uuid")
-    storage.mkdirs(dir)
     val writer = new FileWriter21(storage.create(Storage.join(dir, BitmapSegment.LookupFile)), schema, minor = 2)
     entries.grouped(RowsPerWrite).foreach { chunk =>
       writer.writeRows(arrow, chunk.size, allocator) { case Seq(keys, bitmaps: VarBinaryVector) =>

@@ -32,7 +32,6 @@ object IvfSegmentFiles {
 
   /** Writes both files into `dir`; returns (file name, size) in the order pylance lists them. */
   def write(storage: Storage, dir: String, model: VectorModel, rows: PartitionedRows, allocator: BufferAllocator): Seq[(String, Long)] = {
-    storage.mkdirs(dir)
     val auxiliary = writeAuxiliary(storage, Storage.join(dir, AuxiliaryFileName), model, rows, allocator)
     val index = writeIndex(storage, Storage.join(dir, IndexFileName), model, allocator)
     Seq(AuxiliaryFileName -> auxiliary, IndexFileName -> index)
