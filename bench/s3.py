@@ -3,15 +3,17 @@ same on local disk, in one Spark process (local[2]); the S3 requests each statem
 GET, HEAD, PUT, POST, DELETE) as the server counted them, and the requests of pylance's own scan
 (to_table) and merge_insert of the same table and source.
 
-  scan    SELECT sum(id), sum(k), max(s), sum(d): every column, every row
-  merge   MERGE of 10,000 source rows: 1% of the ids, spread over the table (UPDATE SET d), and
-          1,000 new ones (INSERT)
+  scan        SELECT sum(id), sum(k), max(s), sum(d): every column, every row
+  merge       MERGE of 10,000 source rows: 1% of the ids, spread over the table (UPDATE SET d), and
+              1,000 new ones (INSERT)
+  scan after  the scan again, after the MERGEs: 1% of every fragment's rows deleted, a few fragments
+              more (pylance's scan is of this table)
 
 Printed: median seconds of --runs after a warm-up, the ratio of S3 to local disk, and the median
 request counts per statement. moto is a Python server (one request at a time here, for atomic
 conditional PUTs), so S3 times measure request counts and sizes more than S3's own latency.
 
-Run: bench/setup && .venv-bench/bin/python bench/s3.py [--rows 1000000] [--runs 3]"""
+Run: bench/setup && .venv-bench/bin/python bench/s3.py [--rows 1000000] [--runs 3] [--jar J]"""
 import argparse
 import glob
 import os
@@ -36,7 +38,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
     args = ap.parse_args()
+    if args.jar:
+        import sparklance
+        sparklance.jar_path = lambda: args.jar
 
     server = S3Server()
     server.create_bucket("lakehouse")
@@ -61,10 +67,13 @@ def main():
         t = f"{catalog}.db.t"
         spark.sql(f"CREATE TABLE {t} TBLPROPERTIES ('max_rows_per_file' = '{rows // 10}') AS "
                   f"SELECT id, CAST(id % 100000 AS INT) AS k, concat('s', id) AS s, CAST(id AS DOUBLE) / 3 AS d FROM range({rows})")
+        scan = lambda: spark.sql(f"SELECT sum(id), sum(k), max(s), sum(d) FROM {t}").collect()
         statements = {
-            "scan": lambda: spark.sql(f"SELECT sum(id), sum(k), max(s), sum(d) FROM {t}").collect(),
+            "scan": scan,
             "merge": lambda: spark.sql(f"MERGE INTO {t} USING src ON {t}.id = src.id WHEN MATCHED THEN UPDATE SET d = src.d "
                                        f"WHEN NOT MATCHED THEN INSERT (id, k, s, d) VALUES (src.id, 0, 'new', src.d)").collect(),
+            # The MERGEs left 1% of every fragment's rows deleted: the scan reads around them.
+            "scan after": scan,
         }
         for name, fn in statements.items():
             counts = []
@@ -83,8 +92,9 @@ def main():
     src = spark.sql("SELECT src.id, coalesce(t.k, 0) AS k, coalesce(t.s, 'new') AS s, src.d FROM src "
                     "LEFT JOIN s3lance.db.t t ON t.id = src.id").toPandas()
     src_table = pa.Table.from_pandas(src, preserve_index=False).cast(lance.dataset(path, storage_options=options).schema)
+    # pylance's scan runs after the MERGEs, on the table "scan after" read.
     for name, fn in {
-        "scan": lambda: lance.dataset(path, storage_options=options).to_table(columns=["id", "k", "s", "d"]),
+        "scan after": lambda: lance.dataset(path, storage_options=options).to_table(columns=["id", "k", "s", "d"]),
         "merge": lambda: lance.dataset(path, storage_options=options).merge_insert("id").when_matched_update_all()
             .when_not_matched_insert_all().execute(src_table),
     }.items():
@@ -98,8 +108,10 @@ def main():
         requests[(name, "pylance")] = {k: statistics.median(c.get(k, 0) for c in counts[1:]) for k in KINDS}
 
     table = []
-    for name in ["scan", "merge"]:
+    for name in ["scan", "merge", "scan after"]:
         for system, label in [("lance", "sparklance, local disk"), ("s3lance", "sparklance, S3"), ("pylance", "pylance, S3")]:
+            if (name, system) not in results:
+                continue
             r = requests[(name, system)]
             table.append([name, label, f"{results[(name, system)]:.2f}",
                           f"{results[(name, system)] / results[(name, 'lance')]:.2f}",
