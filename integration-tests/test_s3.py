@@ -141,6 +141,11 @@ def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, reque
         assert not (kind == "PUT" and key.endswith("/")), (kind, key)
         assert not (kind == "HEAD" and "/_indices/" in key), (kind, key)
     assert any(kind == "PUT" and "/_indices/" in key for kind, key in appending)
+    # The manifest is read once, to open the table: the work after the commit (auto compaction,
+    # zone map folding, cleanup) starts from the version the commit wrote, while it is the latest.
+    for log in [deleting, appending]:
+        assert [key for kind, key in log if kind == "GET" and key.endswith(".manifest")] == \
+            [key for kind, key in log if key.endswith(".manifest")][:1], log
 
 
 def test_lost_response_of_a_landed_commit_counts_once(spark, s3, s3_catalog, request):

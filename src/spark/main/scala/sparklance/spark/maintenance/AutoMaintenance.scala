@@ -2,6 +2,7 @@ package sparklance.spark.maintenance
 
 import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
+import sparklance.format.TableNotFoundException
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
@@ -14,18 +15,28 @@ object AutoMaintenance {
   private val log = LoggerFactory.getLogger(getClass)
 
   /**
-   * After a statement that read `read` committed version `committed`; `compact`: whether auto
+   * After a statement that read `read` committed `committed`; `compact`: whether auto
    * compaction applies, `compactByDefault`: whether it runs on a table that does not set
    * `auto_compact`. A streaming sink's batches pass true: a stream of small batches adds a
    * fragment per batch and task (200 batches of 100 rows left 200 fragments), and compaction
    * every `auto_compact.min_fragments` batches keeps them few (4 after the same 200 batches,
    * at the same rows per second); `auto_compact` = false on the table still turns it off.
    */
-  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Long,
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Snapshot,
       compact: Boolean = true, compactByDefault: Boolean = false): Unit = {
     // One look at the table serves compaction and folding, unless compaction commits in between.
-    val latest = try Some(dataset.snapshot()) catch {
-      case NonFatal(e) => log.warn(s"Maintenance of $tableName after version $committed skipped; the statement committed", e); None
+    // While the version committed is the latest, as it mostly is, its snapshot is at hand: the
+    // listing alone says so, without reading and decoding the manifest again (a GET on S3).
+    val latest = try Some {
+      val listed = dataset.listing()
+      if (listed.dropped) throw new TableNotFoundException(dataset.path)
+      listed.versions.lastOption match {
+        case Some(v) if v == committed.version => committed
+        case Some(v) => listed.snapshot(v)
+        case None => throw new TableNotFoundException(dataset.path)
+      }
+    } catch {
+      case NonFatal(e) => log.warn(s"Maintenance of $tableName after version ${committed.version} skipped; the statement committed", e); None
     }
     val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _, compactByDefault))
     val compacted = compaction.flatMap(r => r.version.map(r.readVersion -> _))
@@ -33,6 +44,6 @@ object AutoMaintenance {
       ZoneMapFolding.run(dataset, tableName, settings, ZoneMapFolding.AfterWrite,
         if (compacted.isEmpty) before else dataset.snapshot())
     }
-    AutoCleanup.afterCommits(dataset, tableName, read.config, (read.version -> committed) +: (compacted.toSeq ++ folds))
+    AutoCleanup.afterCommits(dataset, tableName, read.config, (read.version -> committed.version) +: (compacted.toSeq ++ folds))
   }
 }
