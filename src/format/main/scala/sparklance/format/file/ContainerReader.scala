@@ -95,5 +95,6 @@ final class ContainerReader(input: InputFile) {
 }
 
 object ContainerReader {
-  private val TailBytes = 64L * 1024
+  /** The bytes read at once from a file's end: its footer and, mostly, all its metadata. */
+  private[file] val TailBytes = 64L * 1024
 }

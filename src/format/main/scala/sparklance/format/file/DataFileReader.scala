@@ -64,13 +64,34 @@ trait DataFileReader extends Closeable {
 }
 
 object DataFileReader {
-  /** The reader for a file whose version only its footer tells (an index file); it owns `input`. */
+  /**
+   * The reader for a file whose version only its footer tells (an index file); it owns `input`.
+   * The footer comes with the rest of the file's tail, which the reader then reads from memory: one
+   * read (a GET on an object store) where there were two.
+   */
   def open(input: InputFile): DataFileReader = {
-    val footer = Resources.closeOnFailure(Seq(input)) {
+    val (tailStart, tail, footer) = Resources.closeOnFailure(Seq(input)) {
       if (input.length < Footer.Size) throw new sparklance.format.CorruptFileException(input.path, s"${input.length} bytes, shorter than a footer")
-      Footer.parse(input.read(input.length - Footer.Size, Footer.Size), 0, input.path)
+      val tailStart = input.length - math.min(input.length, ContainerReader.TailBytes)
+      val tail = input.read(tailStart, (input.length - tailStart).toInt)
+      (tailStart, tail, Footer.parse(tail, tail.length - Footer.Size, input.path))
     }
-    open(input, footer.majorVersion, footer.minorVersion)
+    open(new TailReadInput(input, tailStart, tail), footer.majorVersion, footer.minorVersion)
+  }
+
+  /** `input`, whose bytes from `tailStart` on are `tail`, already read: reads within them copy them. */
+  private final class TailReadInput(input: InputFile, tailStart: Long, tail: Array[Byte]) extends InputFile {
+    def path: String = input.path
+    def length: Long = input.length
+    override def readAheadBytes: Int = input.readAheadBytes
+    private def inTail(position: Long, n: Int): Boolean = position >= tailStart && position + n <= length
+    def read(position: Long, n: Int): Array[Byte] =
+      if (inTail(position, n)) java.util.Arrays.copyOfRange(tail, (position - tailStart).toInt, (position - tailStart).toInt + n)
+      else input.read(position, n)
+    override def readInto(position: Long, target: java.nio.ByteBuffer): Unit =
+      if (inTail(position, target.remaining)) target.put(tail, (position - tailStart).toInt, target.remaining)
+      else input.readInto(position, target)
+    def close(): Unit = input.close()
   }
 
   /**
