@@ -18,8 +18,8 @@ class FragmentScannerSuite extends AnyFunSuite {
     new Field("v", FieldType.notNullable(new ArrowType.Int(64, true)), null)).asJava))
 
   /** Writes rows 0..n-1 (value = offset) as one fragment and returns it. */
-  private def fragment(dir: String, n: Int, allocator: RootAllocator) = {
-    val writer = new FragmentWriter(LocalStorage, dir, schema, StorageVersion.V2_0, allocator)
+  private def fragment(dir: String, n: Int, allocator: RootAllocator, version: StorageVersion = StorageVersion.V2_0) = {
+    val writer = new FragmentWriter(LocalStorage, dir, schema, version, allocator)
     Using.resource(new BigIntVector("v", allocator)) { v =>
       v.allocateNew(n); (0 until n).foreach(i => v.set(i, i.toLong)); v.setValueCount(n)
       writer.write(Seq(v))
@@ -54,6 +54,48 @@ class FragmentScannerSuite extends AnyFunSuite {
         val expected = (start until end).filterNot(i => deleted.contains(i.toInt))
         assert(values == expected)
         assert(offsets.map(_.toLong) == expected)
+      }
+    }
+  }
+
+  test("randomized deletions: every live row of the range, once and in order, on 2.0 and 2.2 fragments") {
+    Using.resource(new RootAllocator()) { allocator =>
+      val rnd = new scala.util.Random(57)
+      val n = 30000
+      for (version <- Seq(StorageVersion.V2_0, StorageVersion.V2_2)) {
+        val dir = Files.createTempDirectory("scan-random").toString
+        val base = fragment(dir, n, allocator, version)
+        for (round <- 0 until 12) {
+          // Every kind of pattern: spread (every k-th row), random at several rates, runs, and mixes of them.
+          val deleted = new RoaringBitmap()
+          round % 4 match {
+            case 0 => val k = 2 + rnd.nextInt(150); (rnd.nextInt(k) until n by k).foreach(deleted.add)
+            case 1 => val rate = Seq(0.001, 0.01, 0.3, 0.97)(rnd.nextInt(4)); (0 until n).filter(_ => rnd.nextDouble() < rate).foreach(deleted.add)
+            case 2 => (0 until 1 + rnd.nextInt(6)).foreach { _ => val a = rnd.nextInt(n); deleted.add(a.toLong, math.min(n, a + 1 + rnd.nextInt(9000)).toLong) }
+            case _ =>
+              (0 until n by 1 + rnd.nextInt(40)).foreach(deleted.add)
+              val a = rnd.nextInt(n); deleted.add(a.toLong, math.min(n, a + rnd.nextInt(5000)).toLong)
+          }
+          if (rnd.nextBoolean()) deleted.add(n - 1)
+          val withDeletions = base.toBuilder.setDeletionFile(DeletionFiles.write(LocalStorage, dir, 4, round + 1, deleted)).build()
+          val start = if (rnd.nextBoolean()) 0L else rnd.nextInt(n / 2).toLong
+          val end = if (rnd.nextBoolean()) n.toLong else start + rnd.nextInt(n - start.toInt + 1)
+          val batchRows = Seq(1, 7, 1024, 8192)(rnd.nextInt(4))
+          val scanner = new FragmentScanner(LocalStorage, BasePaths.own(dir), withDeletions, schema.fields, allocator, start, end, batchRows = batchRows)
+          val values = scala.collection.mutable.ArrayBuffer.empty[Long]
+          val offsets = scala.collection.mutable.ArrayBuffer.empty[Int]
+          try scanner.foreach { b =>
+            try {
+              val v = b.vectors.head.asInstanceOf[BigIntVector]
+              (0 until b.numRows).foreach(i => values += v.get(i))
+              offsets ++= b.offsets
+            } finally b.close()
+          } finally scanner.close()
+          val expected = (start until end).filterNot(i => deleted.contains(i.toInt))
+          val what = s"$version round $round: rows $start-$end, batches of $batchRows, ${deleted.getCardinality} deleted"
+          assert(values == expected, what)
+          assert(offsets.map(_.toLong) == expected, what)
+        }
       }
     }
   }
