@@ -17,7 +17,7 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
   private def versionsDir = Storage.join(path, "_versions")
 
   /** Whether the table has versions and was not dropped with its files kept (see [[markDropped]]). */
-  def exists: Boolean = { val l = listing(); l.versions.nonEmpty && !l.dropped }
+  def exists: Boolean = listing().exists
 
   /** Whether the table was dropped from its catalog with its files kept (see [[markDropped]]). */
   def isDropped: Boolean = listing().dropped
@@ -75,8 +75,17 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
    */
   def snapshotIfExists(version: Option[Long] = None, forWrite: Boolean = false): Option[Snapshot] = {
     val listed = listing()
-    if (listed.versions.isEmpty || listed.dropped) None
-    else Some(listed.snapshot(version.getOrElse(listed.versions.last), forWrite))
+    Option.when(listed.exists)(listed.snapshot(version.getOrElse(listed.versions.last), forWrite))
+  }
+
+  /**
+   * The latest snapshot: `known` itself while it is still the latest version (as after its own
+   * commit, mostly), which the listing alone tells, without reading its manifest again.
+   */
+  def latest(known: Snapshot): Snapshot = {
+    val listed = listing()
+    if (!listed.exists) throw new TableNotFoundException(path)
+    if (listed.versions.last == known.version) known else listed.snapshot(listed.versions.last)
   }
 
   /** One listing of `_versions`, from which any number of versions open without listing again. */
@@ -89,6 +98,8 @@ final class Dataset(val storage: Storage, val path: String, val branch: Option[S
     def naming: VersionNaming = scheme.getOrElse(VersionNaming.V2)
     /** Whether the table was dropped with its files kept (see [[markDropped]]). */
     def dropped: Boolean = Dataset.droppedIn(entries)
+    /** Whether the listing shows a table: a version, and no drop. */
+    def exists: Boolean = all.nonEmpty && !dropped
     /** The size of `version`'s manifest, if listed. */
     def manifestSize(version: Long): Option[Long] = {
       val name = naming.fileName(version)

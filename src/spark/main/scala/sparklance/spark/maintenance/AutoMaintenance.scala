@@ -2,7 +2,6 @@ package sparklance.spark.maintenance
 
 import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
-import sparklance.format.TableNotFoundException
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
@@ -25,17 +24,8 @@ object AutoMaintenance {
   def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Snapshot,
       compact: Boolean = true, compactByDefault: Boolean = false): Unit = {
     // One look at the table serves compaction and folding, unless compaction commits in between.
-    // While the version committed is the latest, as it mostly is, its snapshot is at hand: the
-    // listing alone says so, without reading and decoding the manifest again (a GET on S3).
-    val latest = try Some {
-      val listed = dataset.listing()
-      if (listed.dropped) throw new TableNotFoundException(dataset.path)
-      listed.versions.lastOption match {
-        case Some(v) if v == committed.version => committed
-        case Some(v) => listed.snapshot(v)
-        case None => throw new TableNotFoundException(dataset.path)
-      }
-    } catch {
+    // While the version committed is the latest, its manifest is not read and decoded again (a GET on S3).
+    val latest = try Some(dataset.latest(committed)) catch {
       case NonFatal(e) => log.warn(s"Maintenance of $tableName after version ${committed.version} skipped; the statement committed", e); None
     }
     val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _, compactByDefault))
