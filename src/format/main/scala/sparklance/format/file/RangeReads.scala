@@ -2,6 +2,7 @@ package sparklance.format.file
 
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
+import scala.collection.mutable.ArrayBuffer
 import sparklance.format.Resources
 
 /**
@@ -17,13 +18,17 @@ object RangeReads {
    * The first of rows `rows` (ascending, distinct) as one new vector, reading ranges with
    * `readRange(start, count, maxBytes)`, which may return fewer than `count` rows (one at least)
    * where more would take over `maxBytes` (see [[DataFileReader.read]]); the ranges read take at
-   * most `maxBytes` together, one row more at most.
+   * most `maxBytes` together, one row more at most. The ranges' rows are copied out in runs
+   * ([[RowSelection]]), into one vector at once: Arrow's copy value by value refuses some nested
+   * types (a large list inside a list).
    */
   def rows(rows: Array[Long], allocator: BufferAllocator, maxBytes: Long = Long.MaxValue)(
       readRange: (Long, Int, Long) => FieldVector): FieldVector = {
     require(rows.nonEmpty, "no rows to read")
-    var out: FieldVector = null
-    Resources.closeOnFailure(Seq[AutoCloseable](() => if (out != null) out.close())) {
+    // The ranges read are kept until their rows are copied, at once: they take at most `maxBytes`.
+    val read = ArrayBuffer.empty[FieldVector]
+    val chosen = ArrayBuffer.empty[RowSelection.Runs]
+    try {
       var used = 0L
       var i = 0
       var spent = false
@@ -32,23 +37,17 @@ object RangeReads {
         var j = i + 1
         while (j < rows.length && rows(j) - start < MaxSpan) j += 1
         val part = readRange(start, (rows(j - 1) - start + 1).toInt, maxBytes - used)
-        try {
-          if (out == null) {
-            out = part.getTransferPair(allocator).getTo.asInstanceOf[FieldVector]
-            out.setInitialCapacity(rows.length)
-            out.allocateNew()
-          }
-          val read = part.getValueCount
-          if (maxBytes < Long.MaxValue) used += RowBytes(part, 0, read)
-          val copy = part.makeTransferPair(out)
-          var k = i
-          while (k < j && rows(k) - start < read) { copy.copyValueSafe((rows(k) - start).toInt, k); k += 1 }
-          spent = k < j || used >= maxBytes
-          i = k
-        } finally part.close()
+        read += part
+        val count = part.getValueCount
+        val local = new Array[Int](j - i)
+        var k = i
+        while (k < j && rows(k) - start < count) { local(k - i) = (rows(k) - start).toInt; k += 1 }
+        chosen += RowSelection.Runs.of(local, k - i)
+        if (maxBytes < Long.MaxValue) used += RowBytes(part, 0, count)
+        spent = k < j || used >= maxBytes
+        i = k
       }
-      out.setValueCount(i)
-      out
-    }
+      RowSelection.copy(read.toSeq.zip(chosen), allocator)
+    } finally Resources.closeAll(read)
   }
 }

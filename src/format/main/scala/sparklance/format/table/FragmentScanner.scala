@@ -9,7 +9,7 @@ import scala.collection.mutable.ArrayBuffer
 import sparklance.format.{FileGoneException, Primitives, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.v2_1.PackedStructs
-import sparklance.format.file.{BlobDescriptors, BlobLocation, BlobSidecars, DataFileReader, RangeReads, RowBytes}
+import sparklance.format.file.{BlobDescriptors, BlobLocation, BlobSidecars, DataFileReader, RangeReads, RowBytes, RowSelection}
 import sparklance.format.io.{InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
@@ -48,6 +48,20 @@ object ScanBatch {
   /** The `n` consecutive physical rows from `from`. */
   def run(vectors: Seq[FieldVector], from: Long, n: Int): ScanBatch =
     new ScanBatch(vectors, n, () => Primitives.ints(n)(i => (from + i).toInt), from)
+
+  /** The rows of `runs` counted from physical row `from`, whose offsets are built on first use. */
+  def runs(vectors: Seq[FieldVector], from: Long, runs: RowSelection.Runs): ScanBatch =
+    new ScanBatch(vectors, runs.rows, () => {
+      val offsets = new Array[Int](runs.rows)
+      var at = 0
+      var r = 0
+      while (r < runs.count) {
+        var i = 0
+        while (i < runs.lengths(r)) { offsets(at) = (from + runs.starts(r) + i).toInt; at += 1; i += 1 }
+        r += 1
+      }
+      offsets
+    }, -1L)
 
   /** Takes a row's address: an interface of primitives, so that no address is boxed. */
   trait AddressSink { def put(row: Int, address: Long): Unit }
@@ -284,6 +298,13 @@ final class FragmentScanner(
         val read = readRows(from, liveRun)
         position += read.numRows
         read
+      } else if (blobFields.isEmpty && 2L * (rows - deleted.rangeCardinality(from, from + rows)) >= rows) {
+        // Most of the window is live (as after a DELETE or MERGE of a few rows): it is read as a
+        // run and its live rows copied out in runs, which costs a plain scan and a copy, where
+        // picking every live row alone took three times a plain scan's CPU.
+        val read = readRows(from, rows)
+        position += read.numRows
+        liveOf(read, from)
       } else {
         // Blob rows are budgeted by bytes over the window; other rows by count only.
         val picked = pickRows(liveRows(from, if (blobFields.isEmpty) math.min(end, limit) else from + rows, window))
@@ -342,6 +363,41 @@ final class FragmentScanner(
     var i = 0
     while (i < n) { offsets(i) = rows(i).toInt; i += 1 }
     new ScanBatch(vectors, offsets)
+  }
+
+  /** The live rows of `batch`, a run of rows from physical row `from`, copied out (`batch` is closed). */
+  private def liveOf(batch: ScanBatch, from: Long): ScanBatch = {
+    val runs = liveRuns(from, batch.numRows)
+    if (runs.rows == batch.numRows) batch
+    else try {
+      val copies = ArrayBuffer.empty[FieldVector]
+      Resources.closeOnFailure(copies) { batch.vectors.foreach(v => copies += RowSelection.copy(v, runs, allocator)) }
+      ScanBatch.runs(copies.toSeq, from, runs)
+    } finally batch.close()
+  }
+
+  /**
+   * The runs of live rows among the `n` physical rows from `from`, as rows from `from`: found by
+   * walking the deleted rows among them, not every row.
+   */
+  private def liveRuns(from: Long, n: Int): RowSelection.Runs = {
+    val starts = new scala.collection.mutable.ArrayBuilder.ofInt
+    val lengths = new scala.collection.mutable.ArrayBuilder.ofInt
+    val gone = deleted.getIntIterator
+    gone.advanceIfNeeded(from.toInt)
+    var at = 0
+    while (at < n) {
+      val nextGone = if (gone.hasNext) Integer.toUnsignedLong(gone.peekNext) - from else Long.MaxValue
+      if (nextGone == at) { gone.next(); at += 1 }
+      else {
+        val runEnd = math.min(nextGone, n.toLong).toInt
+        starts += at
+        lengths += runEnd - at
+        at = runEnd
+      }
+    }
+    val s = starts.result()
+    RowSelection.Runs.of(s, lengths.result(), s.length)
   }
 
   /** Up to `count` live rows from physical row `from` (live itself), below `bound`. */

@@ -27,6 +27,24 @@ class FragmentScannerSuite extends AnyFunSuite {
     writer.finish().head.toBuilder.setId(4).build()
   }
 
+  // The randomized test's columns: an integer, and a string that is NULL every 13th row.
+  private val twoColumns = LanceSchema.fromArrow(new Schema(List(
+    new Field("v", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+    new Field("s", FieldType.nullable(ArrowType.Utf8.INSTANCE), null)).asJava))
+
+  private def text(i: Int): Option[String] = if (i % 13 == 5) None else Some("r" * (i % 7) + i)
+
+  private def twoColumnFragment(dir: String, n: Int, allocator: RootAllocator, version: StorageVersion) = {
+    val writer = new FragmentWriter(LocalStorage, dir, twoColumns, version, allocator)
+    Using.resources(new BigIntVector("v", allocator), new VarCharVector("s", allocator)) { (v, s) =>
+      v.allocateNew(n); s.allocateNew(n)
+      (0 until n).foreach { i => v.set(i, i.toLong); text(i).fold(s.setNull(i))(t => s.setSafe(i, t.getBytes("UTF-8"))) }
+      v.setValueCount(n); s.setValueCount(n)
+      writer.write(Seq(v, s))
+    }
+    writer.finish().head.toBuilder.setId(4).build()
+  }
+
   test("live rows and their offsets, across deleted runs and scattered deletions") {
     Using.resource(new RootAllocator()) { allocator =>
       val dir = Files.createTempDirectory("scan").toString
@@ -58,13 +76,13 @@ class FragmentScannerSuite extends AnyFunSuite {
     }
   }
 
-  test("randomized deletions: every live row of the range, once and in order, on 2.0 and 2.2 fragments") {
+  test("randomized deletions: every live row of the range, once and in order with its values, on 2.0 and 2.2 fragments") {
     Using.resource(new RootAllocator()) { allocator =>
       val rnd = new scala.util.Random(57)
       val n = 30000
       for (version <- Seq(StorageVersion.V2_0, StorageVersion.V2_2)) {
         val dir = Files.createTempDirectory("scan-random").toString
-        val base = fragment(dir, n, allocator, version)
+        val base = twoColumnFragment(dir, n, allocator, version)
         for (round <- 0 until 12) {
           // Every kind of pattern: spread (every k-th row), random at several rates, runs, and mixes of them.
           val deleted = new RoaringBitmap()
@@ -81,19 +99,22 @@ class FragmentScannerSuite extends AnyFunSuite {
           val start = if (rnd.nextBoolean()) 0L else rnd.nextInt(n / 2).toLong
           val end = if (rnd.nextBoolean()) n.toLong else start + rnd.nextInt(n - start.toInt + 1)
           val batchRows = Seq(1, 7, 1024, 8192)(rnd.nextInt(4))
-          val scanner = new FragmentScanner(LocalStorage, BasePaths.own(dir), withDeletions, schema.fields, allocator, start, end, batchRows = batchRows)
+          val scanner = new FragmentScanner(LocalStorage, BasePaths.own(dir), withDeletions, twoColumns.fields, allocator, start, end, batchRows = batchRows)
           val values = scala.collection.mutable.ArrayBuffer.empty[Long]
+          val texts = scala.collection.mutable.ArrayBuffer.empty[Option[String]]
           val offsets = scala.collection.mutable.ArrayBuffer.empty[Int]
           try scanner.foreach { b =>
             try {
               val v = b.vectors.head.asInstanceOf[BigIntVector]
-              (0 until b.numRows).foreach(i => values += v.get(i))
+              val s = b.vectors(1).asInstanceOf[VarCharVector]
+              (0 until b.numRows).foreach { i => values += v.get(i); texts += Option(s.getObject(i)).map(_.toString) }
               offsets ++= b.offsets
             } finally b.close()
           } finally scanner.close()
           val expected = (start until end).filterNot(i => deleted.contains(i.toInt))
           val what = s"$version round $round: rows $start-$end, batches of $batchRows, ${deleted.getCardinality} deleted"
           assert(values == expected, what)
+          assert(texts == expected.map(i => text(i.toInt)), what)
           assert(offsets.map(_.toLong) == expected, what)
         }
       }

@@ -11,6 +11,7 @@ import org.roaringbitmap.RoaringBitmap
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Using
 import sparklance.format.Resources
+import sparklance.format.file.RowSelection
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.table.{FragmentScanner, LanceField, ScanBatch}
 import sparklance.spark.rowlevel.{LongKeySet, SourceKeysContain}
@@ -184,16 +185,8 @@ object KeySetFilter {
   private def copy(batch: ScanBatch, rows: Array[Int], n: Int, allocator: BufferAllocator): ScanBatch = {
     val copies = ArrayBuffer.empty[FieldVector]
     Resources.closeOnFailure(copies) {
-      batch.vectors.foreach { from =>
-        val pair = from.getTransferPair(allocator)
-        val to = pair.getTo.asInstanceOf[FieldVector]
-        copies += to
-        to.setInitialCapacity(n)
-        to.allocateNew()
-        var i = 0
-        while (i < n) { pair.copyValueSafe(rows(i), i); i += 1 }
-        to.setValueCount(n)
-      }
+      val runs = RowSelection.Runs.of(rows, n)
+      batch.vectors.foreach(from => copies += RowSelection.copy(from, runs, allocator))
       new ScanBatch(copies.toSeq, Array.tabulate(n)(i => batch.offset(rows(i))))
     }
   }
