@@ -4,15 +4,17 @@ import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.{BaseLargeVariableWidthVector, BaseVariableWidthVector, ValueVector}
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
+import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import org.scalatest.funsuite.AnyFunSuite
 import scala.util.Random
 import sparklance.format.file.v2_1.{Canon, Writer21Fixtures}
+import sparklance.format.table.LanceField
 
 /**
  * Rows copied in runs hold the values of the rows chosen, for every kind of vector the readers
- * make (flat, nested, long values, NULLs), with offsets of their own. (Arrow's copy value by value
- * is no oracle: it refuses a large list inside a list.)
+ * make (flat, nested, maps, long values, NULLs), with offsets of their own. (Arrow's copy value
+ * by value is no oracle: it refuses a large list inside a list.)
  */
 class RowSelectionSuite extends AnyFunSuite {
   import Writer21Fixtures._
@@ -55,7 +57,15 @@ class RowSelectionSuite extends AnyFunSuite {
     },
     s"random ${rnd.nextInt(100)}%" -> { val p = rnd.nextDouble(); Array.range(0, rows).filter(_ => rnd.nextDouble() < p) })
 
-  for ((name, schema, long) <- Seq(("flat", flatSchema, false), ("nested", nestedSchema, false), ("long values", longSchema, true)))
+  // Maps are lists of entry structs (2.2 tables store them).
+  private val mapSchema = schemaOf { id =>
+    def f(name: String, t: ArrowType, nullable: Boolean, kids: LanceField*) = LanceField(id(), name, t, nullable, kids)
+    Seq(f("m", new ArrowType.Map(false), true, f("entries", ArrowType.Struct.INSTANCE, false,
+      f("key", ArrowType.Utf8.INSTANCE, false), f("value", new ArrowType.Int(64, true), true))))
+  }
+
+  for ((name, schema, long) <- Seq(("flat", flatSchema, false), ("nested", nestedSchema, false), ("long values", longSchema, true),
+    ("map", mapSchema, false)))
     test(s"$name vectors: rows copied in runs hold the values of the rows chosen") {
       val a = new RootAllocator()
       try {
