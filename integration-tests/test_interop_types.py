@@ -68,9 +68,6 @@ def _pylance_nested(n, seed=3):
         "id": pa.array(ids),
         "li": pa.array(lists, pa.list_(pa.int32())),
         "ll": pa.array([[int(i)] * (i % 3) for i in range(n)], pa.large_list(pa.int64())),
-        # A large list inside a list: Arrow Java's copy value by value refuses it.
-        "lll": pa.array([None if i % 8 == 0 else [[int(i), None][: i % 3], None, []][: i % 4] for i in range(n)],
-                        pa.list_(pa.large_list(pa.int64()))),
         "ls": pa.array([None if i % 7 == 0 else [f"s{i}", None, ""][: i % 4] for i in range(n)], pa.list_(pa.string())),
         "st": pa.StructArray.from_arrays(
             [nulled(pa.array(ids.astype(np.int32))), nulled(pa.array([f"b{i % 17}" for i in range(n)])),
@@ -96,6 +93,9 @@ def _pylance_nested(n, seed=3):
 def test_pylance_nested_with_deletions_read_by_spark(spark, warehouse, table_name, version, deleted):
     path = table_path(warehouse, table_name)
     data = _pylance_nested(12_000)
+    # A large list inside a list: Arrow Java's copy value by value refuses it.
+    data = data.append_column("lll", pa.array([None if i % 8 == 0 else [[i, None][: i % 3], None, []][: i % 4]
+                                               for i in range(data.num_rows)], pa.list_(pa.large_list(pa.int64()))))
     # Small pages: many pages per column, list items spread over pages.
     lance.write_dataset(data, path, data_storage_version=version, max_rows_per_file=5000, max_page_bytes=64 * 1024)
     lance.dataset(path).delete(deleted)
