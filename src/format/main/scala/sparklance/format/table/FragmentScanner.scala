@@ -381,8 +381,11 @@ final class FragmentScanner(
    * walking the deleted rows among them, not every row.
    */
   private def liveRuns(from: Long, n: Int): RowSelection.Runs = {
-    val starts = new scala.collection.mutable.ArrayBuilder.ofInt
-    val lengths = new scala.collection.mutable.ArrayBuilder.ofInt
+    // A run at most after each deleted row, and one before the first.
+    val most = (deleted.rangeCardinality(from, from + n) + 1).toInt
+    val starts = new Array[Int](most)
+    val lengths = new Array[Int](most)
+    var count = 0
     val gone = deleted.getIntIterator
     gone.advanceIfNeeded(from.toInt)
     var at = 0
@@ -391,13 +394,13 @@ final class FragmentScanner(
       if (nextGone == at) { gone.next(); at += 1 }
       else {
         val runEnd = math.min(nextGone, n.toLong).toInt
-        starts += at
-        lengths += runEnd - at
+        starts(count) = at
+        lengths(count) = runEnd - at
+        count += 1
         at = runEnd
       }
     }
-    val s = starts.result()
-    RowSelection.Runs.of(s, lengths.result(), s.length)
+    RowSelection.Runs.of(starts, lengths, count)
   }
 
   /** Up to `count` live rows from physical row `from` (live itself), below `bound`. */
