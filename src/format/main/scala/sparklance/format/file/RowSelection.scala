@@ -1,6 +1,7 @@
 package sparklance.format.file
 
 import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
+import org.apache.arrow.memory.util.MemoryUtil
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import scala.jdk.CollectionConverters._
@@ -66,19 +67,19 @@ object RowSelection {
    */
   def copy(parts: Seq[(FieldVector, Runs)], allocator: BufferAllocator): FieldVector = {
     require(parts.nonEmpty, "no vectors to copy rows of")
-    parts.foreach { case (from, runs) =>
-      if (runs.count > 0) {
-        val last = runs.starts(runs.count - 1) + runs.lengths(runs.count - 1)
-        if (last > from.getValueCount)
-          throw new IllegalArgumentException(s"Rows ${runs.starts(0)} to ${last - 1} asked of a vector of ${from.getValueCount}")
-      }
-    }
+    parts.foreach { case (from, runs) => checkWithin(runs, from.getValueCount) }
     val to = parts.head._1.getTransferPair(allocator).getTo.asInstanceOf[FieldVector]
     Resources.closeOnFailure(Seq(to)) {
       fill(parts.map { case (from, runs) => Part(from, runs) }, to)
       to
     }
   }
+
+  private def checkWithin(runs: Runs, count: Long): Unit =
+    if (runs.count > 0) {
+      val last = runs.starts(runs.count - 1) + runs.lengths(runs.count - 1)
+      if (last > count) throw new IllegalArgumentException(s"Rows ${runs.starts(0)} to ${last - 1} asked of a vector of $count")
+    }
 
   /** Rows `runs` of `from`, copied after those of the parts before it. */
   private final case class Part(from: ValueVector, runs: Runs)
@@ -103,13 +104,19 @@ object RowSelection {
       case t: BaseFixedWidthVector if t.getTypeWidth > 0 =>
         t.allocateNew(rows)
         val w = t.getTypeWidth.toLong
+        // Runs are checked against the vectors' lengths (`copy`) and `to` holds them all, so their
+        // bytes are copied by address, without ArrowBuf's checks: most runs are a few rows long.
+        val into = t.getDataBuffer.memoryAddress
         var at = 0
         parts.foreach { p =>
           val f = p.from.asInstanceOf[BaseFixedWidthVector]
+          // Items of lists and structs get their runs from their parents' offsets: checked here too.
+          checkWithin(p.runs, math.min(f.getValueCount.toLong, f.getDataBuffer.capacity / w))
           copyValidity(f, t.getValidityBuffer, p.runs, at)
+          val data = f.getDataBuffer.memoryAddress
           var r = 0
           while (r < p.runs.count) {
-            t.getDataBuffer.setBytes(at * w, f.getDataBuffer, p.runs.starts(r) * w, p.runs.lengths(r) * w)
+            MemoryUtil.copyMemory(data + p.runs.starts(r) * w, into + at * w, p.runs.lengths(r) * w)
             at += p.runs.lengths(r)
             r += 1
           }
