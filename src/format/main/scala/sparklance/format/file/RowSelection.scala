@@ -32,6 +32,7 @@ object RowSelection {
       var count = 0
       var i = 0
       while (i < n) {
+        if (rows(i) < 0) throw new IllegalArgumentException(s"Row ${rows(i)} asked to copy")
         if (i > 0 && rows(i) <= rows(i - 1)) throw new IllegalArgumentException(s"Rows to copy must ascend: ${rows(i)} after ${rows(i - 1)}")
         if (count > 0 && rows(i) == starts(count - 1) + lengths(count - 1)) lengths(count - 1) += 1
         else { starts(count) = rows(i); lengths(count) = 1; count += 1 }
@@ -45,7 +46,7 @@ object RowSelection {
       var rows = 0L
       var i = 0
       while (i < count) {
-        if (lengths(i) <= 0 || starts(i) < 0 || (i > 0 && starts(i) < starts(i - 1) + lengths(i - 1)))
+        if (lengths(i) <= 0 || starts(i) < 0 || (i > 0 && starts(i) < starts(i - 1).toLong + lengths(i - 1)))
           throw new IllegalArgumentException(s"Run $i of rows to copy (${starts(i)}, ${lengths(i)} rows) is empty, or overlaps or precedes the run before it")
         rows += lengths(i)
         i += 1
@@ -77,7 +78,7 @@ object RowSelection {
 
   private def checkWithin(runs: Runs, count: Long): Unit =
     if (runs.count > 0) {
-      val last = runs.starts(runs.count - 1) + runs.lengths(runs.count - 1)
+      val last = runs.starts(runs.count - 1).toLong + runs.lengths(runs.count - 1)
       if (last > count) throw new IllegalArgumentException(s"Rows ${runs.starts(0)} to ${last - 1} asked of a vector of $count")
     }
 

@@ -95,6 +95,8 @@ class RowSelectionSuite extends AnyFunSuite {
         intercept[IllegalArgumentException](RowSelection.copy(v.head, Array(3, 2), 2, a))
         intercept[IllegalArgumentException](RowSelection.copy(v.head, Array(3, 3), 2, a))
         intercept[IllegalArgumentException](RowSelection.copy(v.head, Array(9, 10), 2, a))
+        intercept[IllegalArgumentException](RowSelection.copy(v.head, Array(-1, 2), 2, a))
+        intercept[IllegalArgumentException](RowSelection.copy(v.head, RowSelection.Runs.of(Array(Int.MaxValue - 1), Array(3), 1), a))
         intercept[IllegalArgumentException](RowSelection.Runs.of(Array(0, 2), Array(3, 1), 2))
         intercept[IllegalArgumentException](RowSelection.Runs.of(Array(0, 5), Array(3, 0), 2))
         intercept[IllegalArgumentException](RowSelection.Runs.of(Array(-1), Array(3), 1))
