@@ -367,7 +367,7 @@ final class FragmentScanner(
 
   /** The live rows of `batch`, a run of rows from physical row `from`, copied out (`batch` is closed). */
   private def liveOf(batch: ScanBatch, from: Long): ScanBatch = {
-    val runs = liveRuns(from, batch.numRows)
+    val runs = liveRuns(from, from + batch.numRows, batch.numRows)
     if (runs.rows == batch.numRows) batch
     else try {
       val copies = ArrayBuffer.empty[FieldVector]
@@ -377,25 +377,28 @@ final class FragmentScanner(
   }
 
   /**
-   * The runs of live rows among the `n` physical rows from `from`, as rows from `from`: found by
-   * walking the deleted rows among them, not every row.
+   * The runs of live rows from physical row `from` below `bound`, as rows from `from`, holding
+   * `maxRows` rows at most: two bitmap lookups a run (the next live row, the next deleted one).
+   * Walking every deleted row was half a scan's time where most rows are deleted; looking up the
+   * next live row at every row, a third where 1% are.
    */
-  private def liveRuns(from: Long, n: Int): RowSelection.Runs = {
+  private def liveRuns(from: Long, bound: Long, maxRows: Int): RowSelection.Runs = {
     // A run at most after each deleted row, and one before the first.
-    val most = (deleted.rangeCardinality(from, from + n) + 1).toInt
+    val most = math.max(1L, math.min(maxRows.toLong, deleted.rangeCardinality(from, bound) + 1)).toInt
     val starts = new Array[Int](most)
     val lengths = new Array[Int](most)
     var count = 0
-    val gone = deleted.getIntIterator
-    gone.advanceIfNeeded(from.toInt)
-    var at = 0
-    while (at < n) {
-      val nextGone = if (gone.hasNext) Integer.toUnsignedLong(gone.peekNext) - from else Long.MaxValue
-      if (nextGone == at) { gone.next(); at += 1 }
+    var rows = 0
+    var at = from
+    while (rows < maxRows && at < bound) {
+      val runStart = deleted.nextAbsentValue(at.toInt)
+      if (runStart < 0 || runStart >= bound) at = bound
       else {
-        val runEnd = math.min(nextGone, n.toLong).toInt
-        starts(count) = at
-        lengths(count) = runEnd - at
+        val nextGone = deleted.nextValue(runStart.toInt)
+        val runEnd = math.min(if (nextGone < 0) bound else math.min(nextGone, bound), runStart + (maxRows - rows))
+        starts(count) = (runStart - from).toInt
+        lengths(count) = (runEnd - runStart).toInt
+        rows += lengths(count)
         count += 1
         at = runEnd
       }
@@ -404,33 +407,26 @@ final class FragmentScanner(
   }
 
   /** Up to `count` live rows from physical row `from` (live itself), below `bound`. */
-  private def liveRows(from: Long, bound: Long, count: Int): Array[Long] = {
-    // Written into an array: ArrayBuilder's `+=` boxed every row (Growable is not specialized).
-    val out = new Array[Long](math.max(0L, math.min(count.toLong, bound - from)).toInt)
-    var n = 0
-    only match {
-      case Some(rows) =>
-        val it = rows.getIntIterator
-        it.advanceIfNeeded(from.toInt)
-        while (n < out.length && it.hasNext && Integer.toUnsignedLong(it.peekNext) < bound) { out(n) = Integer.toUnsignedLong(it.next()); n += 1 }
-      case None =>
-        // Run by run: the next live row, then the next deleted one, two lookups a run. Walking
-        // every deleted row was half a scan's time where most rows are deleted; looking up the
-        // next live row at every row, a third where 1% are.
-        var at = from
-        while (n < out.length && at < bound) {
-          val runStart = deleted.nextAbsentValue(at.toInt)
-          if (runStart < 0 || runStart >= bound) at = bound
-          else {
-            val nextGone = deleted.nextValue(runStart.toInt)
-            val runEnd = math.min(if (nextGone < 0) bound else math.min(nextGone, bound), runStart + (out.length - n))
-            var row = runStart
-            while (row < runEnd) { out(n) = row; n += 1; row += 1 }
-            at = runEnd
-          }
-        }
-    }
-    if (n == out.length) out else java.util.Arrays.copyOf(out, n)
+  private def liveRows(from: Long, bound: Long, count: Int): Array[Long] = only match {
+    case Some(rows) =>
+      // Written into an array: ArrayBuilder's `+=` boxed every row (Growable is not specialized).
+      val out = new Array[Long](math.max(0L, math.min(count.toLong, bound - from)).toInt)
+      var n = 0
+      val it = rows.getIntIterator
+      it.advanceIfNeeded(from.toInt)
+      while (n < out.length && it.hasNext && Integer.toUnsignedLong(it.peekNext) < bound) { out(n) = Integer.toUnsignedLong(it.next()); n += 1 }
+      if (n == out.length) out else java.util.Arrays.copyOf(out, n)
+    case None =>
+      val runs = liveRuns(from, bound, count)
+      val out = new Array[Long](runs.rows)
+      var n = 0
+      var r = 0
+      while (r < runs.count) {
+        var i = 0
+        while (i < runs.lengths(r)) { out(n) = from + runs.starts(r) + i; n += 1; i += 1 }
+        r += 1
+      }
+      out
   }
 
   private def columnIn(src: Source): Int => Int = id => src.columnOf.getOrElse(id,
