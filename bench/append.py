@@ -9,10 +9,12 @@ DataFrame as Parquet (`parquet`), and pylance's `write_dataset` of the same rows
 `max_rows_per_file`, which is sparklance's too). The kinds take turns run by run, so a busy machine
 slows them alike; the ratios to `none`, `parquet` and `pylance` are printed.
 `--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change);
-`--storage-version` picks the tables' `data_storage_version` (2.2 by default, e.g. 2.0).
+`--storage-version` picks the tables' `data_storage_version` (2.2 by default, e.g. 2.0);
+`--vector-dim D` adds `emb`, a vector of D float32s (an embedding: `ARRAY<FLOAT>` declared a vector
+of D items, a fixed-size list for pylance, a list in Parquet).
 
 Run: .venv/bin/python bench/append.py [--rows 10000000] [--runs 3] [--storage-version 2.0]
-     [--only default parquet pylance] [--jar path/to/sparklance.jar]"""
+     [--only default parquet pylance] [--jar path/to/sparklance.jar] [--vector-dim 128]"""
 import argparse
 import itertools
 import shutil
@@ -20,6 +22,7 @@ import statistics
 import time
 
 import lance
+import numpy as np
 import pyarrow as pa
 import sparklance
 from common import print_table, scratch_dir, spark_session
@@ -40,6 +43,7 @@ def main():
     ap.add_argument("--only", nargs="+", choices=["default", "all", "none", "noopt", "parquet", "pylance"],
                     help="measure these kinds only")
     ap.add_argument("--storage-version", default="2.2", help="the tables' data_storage_version")
+    ap.add_argument("--vector-dim", type=int, default=0, help="add a vector column of this many float32s")
     args = ap.parse_args()
     if args.jar:
         sparklance.jar_path = lambda: args.jar
@@ -49,14 +53,24 @@ def main():
     df = spark.range(args.rows).selectExpr(
         "id AS k", "date_add(DATE'2020-01-01', CAST(id DIV 100000 AS INT)) AS day", "id * 0.5 AS v",
         "concat('s', CAST(id % 1000 AS STRING)) AS s", "sha2(CAST(id AS STRING), 256) AS payload")
+    columns = "k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING"
+    dim = args.vector_dim
+    if dim:
+        df = df.selectExpr("*", f"array_repeat(CAST(k % 97 AS FLOAT), {dim}) AS emb")
+        columns += ", emb ARRAY<FLOAT>"
+    vector = f", 'emb.arrow.fixed-size-list.size' = '{dim}'" if dim else ""
     counter = itertools.count()
     version = f"'data_storage_version' = '{args.storage_version}'"
-    kinds = {"default": f"TBLPROPERTIES ({version})", "all": f"TBLPROPERTIES ('zonemap_columns' = '*', {version})",
-             "none": f"TBLPROPERTIES ('zonemap_columns' = '', {version})",
-             "noopt": f"TBLPROPERTIES ('optimize_write' = 'false', {version})", "parquet": None, "pylance": None}
+    kinds = {"default": f"TBLPROPERTIES ({version}{vector})", "all": f"TBLPROPERTIES ('zonemap_columns' = '*', {version}{vector})",
+             "none": f"TBLPROPERTIES ('zonemap_columns' = '', {version}{vector})",
+             "noopt": f"TBLPROPERTIES ('optimize_write' = 'false', {version}{vector})", "parquet": None, "pylance": None}
     if args.only:
         kinds = {k: kinds[k] for k in args.only}
-    arrow = aligned(df.toArrow()) if "pylance" in kinds else None
+    arrow = aligned(df.drop("emb").toArrow() if dim else df.toArrow()) if "pylance" in kinds else None
+    if arrow is not None and dim:
+        # The same vectors built here: collected, they would exceed what a task may send the driver.
+        items = np.repeat((arrow.column("k").to_numpy() % 97).astype(np.float32), dim)
+        arrow = arrow.append_column("emb", pa.FixedSizeListArray.from_arrays(pa.array(items), dim))
 
     def append(kind, props):
         n = next(counter)
@@ -72,7 +86,7 @@ def main():
             shutil.rmtree(root / f"l{n}")
         else:
             name = f"lance.bench.t{n}"
-            spark.sql(f"CREATE TABLE {name} (k BIGINT, day DATE, v DOUBLE, s STRING, payload STRING) {props}")
+            spark.sql(f"CREATE TABLE {name} ({columns}) {props}")
             start = time.perf_counter()
             df.writeTo(name).append()
             elapsed = time.perf_counter() - start
@@ -92,7 +106,8 @@ def main():
         return f"{m / medians[base]:.3f}" if base in medians else "-"
     rows = [[k, f"{m:.3f}", ratio(m, "none"), ratio(m, "parquet"), ratio(m, "pylance"), " ".join(f"{x:.2f}" for x in samples[k])]
             for k, m in medians.items()]
-    print_table(f"Append of {args.rows:,} rows, data_storage_version {args.storage_version} (median of {args.runs}, kinds interleaved)",
+    vectors = f" with vectors of {dim} float32s" if dim else ""
+    print_table(f"Append of {args.rows:,} rows{vectors}, data_storage_version {args.storage_version} (median of {args.runs}, kinds interleaved)",
                 ["kind", "seconds", "vs none", "vs parquet", "vs pylance", "runs"], rows)
     spark.stop()
 

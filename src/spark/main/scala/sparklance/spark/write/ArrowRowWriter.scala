@@ -8,6 +8,7 @@ import org.apache.arrow.vector.types.TimeUnit
 import org.apache.arrow.vector.types.pojo.ArrowType
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
 import scala.collection.mutable.ArrayBuffer
 import sparklance.format.Resources
@@ -93,9 +94,6 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
 
   // Per column, the bytes a fixed-width value takes (0 for the others, whose setters count their bytes).
   private val widths: Array[Int] = vectorArray.map(ArrowRowWriter.fixedWidth)
-
-  private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
-      nullable: Boolean, path: String): Unit = put(src, ordinal, index, vec, set, nullable, path, ArrowRowWriter.fixedWidth(vec))
 
   private def put(src: SpecializedGetters, ordinal: Int, index: Int, vec: FieldVector, set: Setter,
       nullable: Boolean, path: String, width: Int): Unit =
@@ -233,15 +231,16 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: StructVector, s: StructType) =>
         val kids = f.children.zip(s.fields).map { case (cf, sf) =>
           val child = v.getChild(cf.name).asInstanceOf[FieldVector]
-          (child, setter(cf, sf.dataType, child, s"$path.${cf.name}"), cf)
-        }
+          val childPath = s"$path.${cf.name}"
+          (child, setter(cf, sf.dataType, child, childPath), cf.nullable, childPath, ArrowRowWriter.fixedWidth(child))
+        }.toArray  // indexed for every row: a List's apply would walk it
         (r, c, i) => {
           val struct = r.getStruct(c, kids.size)
           v.setIndexDefined(i)
           var k = 0
           while (k < kids.size) {
-            val (child, set, cf) = kids(k)
-            put(struct, k, i, child, set, cf.nullable, s"$path.${cf.name}")
+            val (child, set, nullable, childPath, width) = kids(k)
+            put(struct, k, i, child, set, nullable, childPath, width)
             k += 1
           }
         }
@@ -250,8 +249,10 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
         val Seq(keyField, valueField) = f.children.head.children
         val keys = entries.getChild(keyField.name).asInstanceOf[FieldVector]
         val values = entries.getChild(valueField.name).asInstanceOf[FieldVector]
-        val setKey = setter(keyField, keyType, keys, s"$path.key")
-        val setValue = setter(valueField, valueType, values, s"$path.value")
+        val (keyPath, valuePath) = (s"$path.key", s"$path.value")
+        val (keyWidth, valueWidth) = (ArrowRowWriter.fixedWidth(keys), ArrowRowWriter.fixedWidth(values))
+        val setKey = setter(keyField, keyType, keys, keyPath)
+        val setValue = setter(valueField, valueType, values, valuePath)
         (r, c, i) => {
           val map = r.getMap(c)
           val (ks, vs) = (map.keyArray(), map.valueArray())
@@ -259,8 +260,8 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
           var k = 0
           while (k < map.numElements()) {
             entries.setIndexDefined(start + k)
-            put(ks, k, start + k, keys, setKey, keyField.nullable, s"$path.key")
-            put(vs, k, start + k, values, setValue, valueField.nullable, s"$path.value")
+            put(ks, k, start + k, keys, setKey, keyField.nullable, keyPath, keyWidth)
+            put(vs, k, start + k, values, setValue, valueField.nullable, valuePath, valueWidth)
             k += 1
           }
           v.endValue(i, map.numElements())
@@ -268,40 +269,53 @@ final class ArrowRowWriter(table: String, fields: Seq[LanceField], sparkTypes: S
       case (v: ListVector, ArrayType(element, _)) =>
         val item = f.children.head
         val data = v.getDataVector
-        val set = setter(item, element, data, s"$path.element")
+        val items = new Items(item, element, data, path)
         (r, c, i) => {
           val array = r.getArray(c)
-          val start = v.startNewValue(i)
-          var k = 0
-          while (k < array.numElements()) { put(array, k, start + k, data, set, item.nullable, s"$path.element"); k += 1 }
+          items.put(array, v.startNewValue(i), array.numElements())
           v.endValue(i, array.numElements())
         }
       case (v: LargeListVector, ArrayType(element, _)) =>
         val item = f.children.head
         val data = v.getDataVector
-        val set = setter(item, element, data, s"$path.element")
+        val items = new Items(item, element, data, path)
         (r, c, i) => {
           val array = r.getArray(c)
-          val start = Math.toIntExact(v.startNewValue(i))
-          var k = 0
-          while (k < array.numElements()) { put(array, k, start + k, data, set, item.nullable, s"$path.element"); k += 1 }
+          items.put(array, Math.toIntExact(v.startNewValue(i)), array.numElements())
           v.endValue(i, array.numElements())
         }
       case (v: FixedSizeListVector, ArrayType(element, _)) =>
         val item = LanceField(-1, "item", f.arrowItemType.get, nullable = true)
         val data = v.getDataVector
-        val set = setter(item, element, data, s"$path.element")
+        val items = new Items(item, element, data, path)
         val dim = v.getListSize
         (r, c, i) => {
           val array = r.getArray(c)
           if (array.numElements() != dim)
             throw new InvalidValueException(table, path, s"the column holds vectors of $dim items; got an array of ${array.numElements()}")
-          val start = v.startNewValue(i)
-          var k = 0
-          while (k < dim) { put(array, k, start + k, data, set, nullable = true, s"$path.element"); k += 1 }
+          items.put(array, v.startNewValue(i), dim)
         }
       case _ => throw new UnsupportedTypeException(table, path, f.logicalType)
     }
+  }
+
+  /**
+   * Writes the items of a list column's arrays into its item vector `data`: numbers without NULLs
+   * at once where the array is Spark's own (PrimitiveItems), others one by one.
+   */
+  private final class Items(item: LanceField, element: DataType, data: FieldVector, listPath: String) {
+    private val path = s"$listPath.element"
+    private val width = ArrowRowWriter.fixedWidth(data)
+    private val set = setter(item, element, data, path)
+    private val copyable = PrimitiveItems.copyable(element, data)
+
+    /** Writes the first `n` items of `array` at `start` of `data`. */
+    def put(array: ArrayData, start: Int, n: Int): Unit =
+      if (copyable && PrimitiveItems.copy(array, data.asInstanceOf[BaseFixedWidthVector], start, width)) appended += n.toLong * width
+      else {
+        var k = 0
+        while (k < n) { ArrowRowWriter.this.put(array, k, start + k, data, set, item.nullable, path, width); k += 1 }
+      }
   }
 
   private def fromMicros(path: String, f: LanceField, micros: Long, unit: TimeUnit): Long = unit match {

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.ListVector
+import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection}
@@ -142,6 +143,57 @@ class ArrowRowWriterSuite extends AnyFunSuite {
           }
         }
       } finally owned.foreach(Platform.freeMemory)
+    }
+  }
+
+  // Arrays of numbers: Spark's own arrays (an UnsafeRow's) without NULLs are copied into the item
+  // vector at once, the others item by item; both must give the same vectors.
+  private val arraySchema = LanceSchema.fromArrow(new Schema(List(
+    field("vec", new ArrowType.FixedSizeList(3), field("item", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))),
+    field("longs", ArrowType.List.INSTANCE, field("item", new ArrowType.Int(64, true))),
+    field("doubles", ArrowType.LargeList.INSTANCE, field("item", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))),
+    field("bytes", ArrowType.List.INSTANCE, field("item", new ArrowType.Int(8, true)))).asJava))
+  private val arrayTypes = Seq(ArrayType(FloatType), ArrayType(LongType), ArrayType(DoubleType), ArrayType(ByteType))
+
+  /** An array of `n` items made by `item`, with a NULL item in one array of five, or a NULL array in one of six. */
+  private def numbers(r: Random, n: Int)(item: => Any): Any =
+    if (r.nextInt(6) == 0) null
+    else {
+      val nullAt = if (r.nextInt(5) == 0 && n > 0) r.nextInt(n) else -1
+      new GenericArrayData(Array.tabulate[Any](n)(k => if (k == nullAt) null else item))
+    }
+
+  private def arrayRow(r: Random): GenericInternalRow = new GenericInternalRow(Array[Any](
+    numbers(r, 3)(r.nextFloat()), numbers(r, r.nextInt(70))(r.nextLong()),
+    numbers(r, r.nextInt(140))(r.nextDouble()), numbers(r, r.nextInt(9))(r.nextInt().toByte)))
+
+  private def listValues(v: FieldVector): Seq[Any] = (0 until v.getValueCount).map { i =>
+    if (v.isNull(i)) null else v.getObject(i).asInstanceOf[java.util.List[_]].asScala.toSeq
+  }
+
+  test("arrays of numbers (vectors, lists, large lists) come out as they went in, copied at once or item by item") {
+    val random = new Random(7)
+    val project = UnsafeProjection.create(StructType(arrayTypes.zipWithIndex.map { case (t, i) => StructField(s"c$i", t) }))
+    Using.resource(new RootAllocator()) { allocator =>
+      val writers = Seq("unsafe", "generic").map(_ -> new ArrowRowWriter("t", arraySchema.fields, arrayTypes, allocator))
+      try for (batch <- 0 until 3) {
+        // Enough rows that the item vectors grow past their first capacity.
+        val rows = Seq.fill(if (batch == 0) 1 else 3000 + random.nextInt(2000))(arrayRow(random))
+        rows.foreach { row =>
+          writers.head._2.append(project(row).copy())
+          writers(1)._2.append(row)
+        }
+        val Seq(unsafe, generic) = writers.map(_._2.seal())
+        unsafe.zip(generic).zipWithIndex.foreach { case ((u, g), c) =>
+          val want: Seq[Any] = rows.map(r => if (r.isNullAt(c)) null else r.getArray(c).toSeq[Any](arrayTypes(c).elementType))
+          assert(listValues(u) == want,
+            s"column ${arraySchema.fields(c).name}, batch $batch, Spark's arrays")
+          assert(listValues(g) == listValues(u), s"column ${arraySchema.fields(c).name}, batch $batch, arrays of objects")
+        }
+        // Counted the same either way: each non-NULL item's width.
+        assert(writers.head._2.bufferedBytes == writers(1)._2.bufferedBytes)
+        writers.foreach(_._2.reset())
+      } finally writers.foreach(_._2.close())
     }
   }
 }

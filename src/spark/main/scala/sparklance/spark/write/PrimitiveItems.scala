@@ -1,0 +1,59 @@
+package sparklance.spark.write
+
+import org.apache.arrow.memory.ArrowBuf
+import org.apache.arrow.vector._
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+
+/**
+ * Copies the items of a Spark array of numbers into an Arrow vector at once. An UnsafeArrayData
+ * (what Spark's rows hold) keeps numbers of a fixed width side by side after its null bits, in the
+ * byte order Arrow keeps them, so an array without NULLs is one memory copy and a run of validity
+ * bits: an embedding of 128 floats was 128 checked writes and 128 bit sets before.
+ */
+private[write] object PrimitiveItems {
+  /** Whether items of Spark type `element` are stored in `data` as they are, byte for byte. */
+  def copyable(element: DataType, data: FieldVector): Boolean = (element, data) match {
+    case (ByteType, _: TinyIntVector) | (ShortType, _: SmallIntVector) | (IntegerType, _: IntVector) |
+         (LongType, _: BigIntVector) | (FloatType, _: Float4Vector) | (DoubleType, _: Float8Vector) => true
+    case _ => false
+  }
+
+  /**
+   * Copies every item of `array` into `data` from index `start`, if `array` is an UnsafeArrayData
+   * without NULLs; otherwise returns false and leaves `data` as it was (the caller writes the items
+   * one by one). `width` is the items' byte width, the same in both (see `copyable`).
+   */
+  def copy(array: ArrayData, data: BaseFixedWidthVector, start: Int, width: Int): Boolean = array match {
+    case u: UnsafeArrayData if !hasNull(u) =>
+      val n = u.numElements()
+      while (data.getValueCapacity < start + n) data.reAlloc()
+      Platform.copyMemory(u.getBaseObject, u.getBaseOffset + UnsafeArrayData.calculateHeaderPortionInBytes(n),
+        null, data.getDataBuffer.memoryAddress() + start.toLong * width, n.toLong * width)
+      setValid(data.getValidityBuffer, start, n)
+      true
+    case _ => false
+  }
+
+  /** Whether any of the array's null bits (one 8-byte word per 64 items, after its item count) is set. */
+  private def hasNull(u: UnsafeArrayData): Boolean = {
+    val words = (u.numElements() + 63) / 64
+    var w = 0
+    while (w < words) {
+      if (Platform.getLong(u.getBaseObject, u.getBaseOffset + 8 + 8L * w) != 0) return true
+      w += 1
+    }
+    false
+  }
+
+  /** Sets validity bits `from` until `from + n`: whole bytes at once, bit by bit at either end. */
+  private def setValid(validity: ArrowBuf, from: Int, n: Int): Unit = {
+    val until = from + n
+    var bit = from
+    while (bit < until && (bit & 7) != 0) { BitVectorHelper.setBit(validity, bit); bit += 1 }
+    while (bit + 8 <= until) { validity.setByte(bit >>> 3, 0xff); bit += 8 }
+    while (bit < until) { BitVectorHelper.setBit(validity, bit); bit += 1 }
+  }
+}
