@@ -1,7 +1,8 @@
 package sparklance.format.file.v2_0
 
 import com.github.luben.zstd.{Zstd, ZstdException}
-import net.jpountz.lz4.{LZ4Exception, LZ4Factory}
+import net.jpountz.lz4.LZ4Exception
+import sparklance.format.file.Lz4
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 
 /** Decompression of a `Flat` buffer that carries `compression` (§2.3): one block per buffer. */
@@ -47,7 +48,7 @@ private[v2_0] object Codecs {
     val size = sizeOf(intLE(src, 0) & 0xffffffffL, path, where)
     val out = new Array[Byte](size)
     val n =
-      try LZ4Factory.fastestInstance().safeDecompressor().decompress(src.array, src.offset + 4, src.length - 4, out, 0, size)
+      try Lz4.decompressor.decompress(src.array, src.offset + 4, src.length - 4, out, 0, size)
       catch { case e: LZ4Exception => throw new CorruptFileException(path, s"$where: lz4 data is damaged", e) }
     if (n != size) throw new CorruptFileException(path, s"$where: lz4 data holds $n bytes, its header says $size")
     ByteSlice(out, 0, size)

@@ -1,7 +1,8 @@
 package sparklance.format.file.v2_1
 
 import com.github.luben.zstd.{Zstd, ZstdException}
-import net.jpountz.lz4.{LZ4Exception, LZ4Factory}
+import net.jpountz.lz4.LZ4Exception
+import sparklance.format.file.Lz4
 import sparklance.format.CorruptFileException
 import sparklance.format.proto.Encodings21Protos.{BufferCompression, CompressionScheme}
 
@@ -51,7 +52,7 @@ private[v2_1] object Codecs {
         if (Zstd.isError(n) || n != size) throw ctx.corrupt(s"zstd data does not decode to its $size bytes")
       case _ =>
         val n =
-          try LZ4Factory.fastestInstance().safeDecompressor().decompress(src, from + 4, len - 4, out, at, size)
+          try Lz4.decompressor.decompress(src, from + 4, len - 4, out, at, size)
           catch { case e: LZ4Exception => throw new CorruptFileException(ctx.path, s"${ctx.where}: lz4 data is damaged", e) }
         if (n != size) throw ctx.corrupt(s"lz4 data holds $n bytes, its header says $size")
     }
