@@ -29,7 +29,8 @@ private[write] object PrimitiveItems {
   def copy(array: ArrayData, data: BaseFixedWidthVector, start: Int, width: Int): Boolean = array match {
     case u: UnsafeArrayData if !hasNull(u) =>
       val n = u.numElements()
-      while (data.getValueCapacity < start + n) data.reAlloc()
+      // In longs: the copy goes by address, so the room checked must be the room needed.
+      while (data.getValueCapacity.toLong < start.toLong + n) data.reAlloc()
       Platform.copyMemory(u.getBaseObject, u.getBaseOffset + UnsafeArrayData.calculateHeaderPortionInBytes(n),
         null, data.getDataBuffer.memoryAddress() + start.toLong * width, n.toLong * width)
       setValid(data.getValidityBuffer, start, n)
