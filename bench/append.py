@@ -66,7 +66,7 @@ def main():
              "noopt": f"TBLPROPERTIES ('optimize_write' = 'false', {version}{vector})", "parquet": None, "pylance": None}
     if args.only:
         kinds = {k: kinds[k] for k in args.only}
-    arrow = aligned(df.drop("emb").toArrow() if dim else df.toArrow()) if "pylance" in kinds else None
+    arrow = aligned(df.drop("emb").toArrow()) if "pylance" in kinds else None
     if arrow is not None and dim:
         # The same vectors built here: collected, they would exceed what a task may send the driver.
         items = np.repeat((arrow.column("k").to_numpy() % 97).astype(np.float32), dim)

@@ -258,18 +258,8 @@ object RowSelection {
 
   /** `from`'s validity of the rows of `runs` into `to` (zeroed) from bit `at`: where no row is null, set in bulk. */
   private def copyValidity(from: ValueVector, to: ArrowBuf, runs: Runs, at: Int): Unit =
-    if (from.getNullCount == 0) setBits(to, at, runs.rows)
+    if (from.getNullCount == 0) ValidityBits.setRange(to, at, runs.rows)
     else copyBits(from.getValidityBuffer, to, runs, at)
-
-  /** Sets bits `[at, at + n)` of `to`: whole bytes at once. */
-  private def setBits(to: ArrowBuf, at: Int, n: Int): Unit = {
-    val end = at + n
-    var i = at
-    while (i < end && (i & 7) != 0) { BitVectorHelper.setBit(to, i); i += 1 }
-    val bytes = (end - i) / 8
-    if (bytes > 0) { to.setOne(i / 8, bytes); i += bytes * 8 }
-    while (i < end) { BitVectorHelper.setBit(to, i); i += 1 }
-  }
 
   /** Bits of the rows of `runs` of `from` into `to` (zeroed) from bit `at`, one by one. */
   private def copyBits(from: ArrowBuf, to: ArrowBuf, runs: Runs, at: Int): Unit = {

@@ -1,11 +1,12 @@
 package sparklance.spark.write
 
-import org.apache.arrow.memory.ArrowBuf
 import org.apache.arrow.vector._
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.bitset.BitSetMethods
+import sparklance.format.file.ValidityBits
 
 /**
  * Copies the items of a Spark array of numbers into an Arrow vector at once. An UnsafeArrayData
@@ -33,28 +34,12 @@ private[write] object PrimitiveItems {
       while (data.getValueCapacity.toLong < start.toLong + n) data.reAlloc()
       Platform.copyMemory(u.getBaseObject, u.getBaseOffset + UnsafeArrayData.calculateHeaderPortionInBytes(n),
         null, data.getDataBuffer.memoryAddress() + start.toLong * width, n.toLong * width)
-      setValid(data.getValidityBuffer, start, n)
+      ValidityBits.setRange(data.getValidityBuffer, start, n)
       true
     case _ => false
   }
 
   /** Whether any of the array's null bits (one 8-byte word per 64 items, after its item count) is set. */
-  private def hasNull(u: UnsafeArrayData): Boolean = {
-    val words = (u.numElements() + 63) / 64
-    var w = 0
-    while (w < words) {
-      if (Platform.getLong(u.getBaseObject, u.getBaseOffset + 8 + 8L * w) != 0) return true
-      w += 1
-    }
-    false
-  }
-
-  /** Sets validity bits `from` until `from + n`: whole bytes at once, bit by bit at either end. */
-  private def setValid(validity: ArrowBuf, from: Int, n: Int): Unit = {
-    val until = from + n
-    var bit = from
-    while (bit < until && (bit & 7) != 0) { BitVectorHelper.setBit(validity, bit); bit += 1 }
-    while (bit + 8 <= until) { validity.setByte(bit >>> 3, 0xff); bit += 8 }
-    while (bit < until) { BitVectorHelper.setBit(validity, bit); bit += 1 }
-  }
+  private def hasNull(u: UnsafeArrayData): Boolean =
+    BitSetMethods.anySet(u.getBaseObject, u.getBaseOffset + 8, (u.numElements() + 63) / 64)
 }

@@ -8,7 +8,7 @@ import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, Li
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
-import sparklance.format.file.{BlobDescriptors, DataFileReader, RowBytes}
+import sparklance.format.file.{BlobDescriptors, DataFileReader, RowBytes, ValidityBits}
 import sparklance.format.io.InputFile
 import sparklance.format.proto.FileProtos.Metadata
 import sparklance.format.proto.TableProtos.Manifest
@@ -161,7 +161,7 @@ final class FileReaderV1(input: InputFile) extends DataFileReader {
         // A fixed-size list is one plain run of its items.
         val size = t.getListSize
         fillFixed(l.getDataVector, itemType.get, None, position, from * size, count * size, at * size, name)
-        (at until at + count).foreach(i => BitVectorHelper.setBit(l.getValidityBuffer, i))
+        ValidityBits.setRange(l.getValidityBuffer, at, count)
       case (_: ArrowType.Bool, b: BitVector) =>
         val bytes = read(position + from / 8, (from % 8 + count + 7) / 8, s"page of '$name'")
         var i = 0
@@ -174,7 +174,7 @@ final class FileReaderV1(input: InputFile) extends DataFileReader {
         val width = f.getTypeWidth
         val bytes = read(position + from * width, count.toLong * width, s"page of '$name'")
         f.getDataBuffer.setBytes(at.toLong * width, bytes)
-        (at until at + count).foreach(i => BitVectorHelper.setBit(f.getValidityBuffer, i))
+        ValidityBits.setRange(f.getValidityBuffer, at, count)
       case (t, _) => throw new UnsupportedFeatureException(
         s"Column '$name' of legacy (V1) file $path holds $t in a fixed-size list, which sparklance does not read in V1 files")
     }
