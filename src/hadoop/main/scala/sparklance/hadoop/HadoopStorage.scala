@@ -69,12 +69,20 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
 
   private final class HadoopInputFile(val path: String, val length: Long, in: FSDataInputStream) extends InputFile {
     def read(position: Long, len: Int): Array[Byte] = {
-      if (position < 0 || position + len > length)
-        throw new EOFException(s"$path: wanted $len bytes at $position, file has $length")
       val buf = new Array[Byte](len)
-      in.readFully(position, buf) // positioned read: safe for concurrent callers
+      readInto(position, java.nio.ByteBuffer.wrap(buf))
       buf
     }
+    // Heap buffers are read into directly: readers reuse their arrays, and go through here.
+    override def readInto(position: Long, target: java.nio.ByteBuffer): Unit =
+      if (!target.hasArray) super.readInto(position, target)
+      else {
+        val len = target.remaining
+        if (position < 0 || position + len > length)
+          throw new EOFException(s"$path: wanted $len bytes at $position, file has $length")
+        in.readFully(position, target.array, target.arrayOffset + target.position, len) // positioned read: safe for concurrent callers
+        target.position(target.position + len)
+      }
     def close(): Unit = in.close()
   }
 

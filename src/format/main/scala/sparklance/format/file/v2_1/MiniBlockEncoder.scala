@@ -128,14 +128,16 @@ private[v2_1] object MiniBlockEncoder {
 
   /**
    * One level stream of the page: out-of-line bit-packed at the width of the page's largest
-   * level (the form pylance writes), or raw u16 when that saves nothing.
+   * level (the form pylance writes), or raw u16 when that saves nothing. A chunk's levels are
+   * valid until the next chunk's are encoded (see [[ChunkValues.write]]).
    */
   private final class Levels(levels: Array[Int], n: Int) {
     private val w = LE.bitLength(maxOf(levels, n).toLong)
     private val packed = w < 16
     val encoding: CompressiveEncoding = if (packed) BitPacking.outOfLineEncoding(16, w) else PageEncoding.flat(16)
+    private val out = new ByteSink(256)
     def encode(from: Int, to: Int): ByteSink = {
-      val out = new ByteSink(2 * (to - from))
+      out.clear()
       if (packed) BitPacking.outOfLine(Primitives.longs(to - from)(i => levels(from + i).toLong), 0, to - from, w, 16, out)
       else { var i = from; while (i < to) { LE.u16(out, levels(i)); i += 1 }; }
       out
@@ -152,9 +154,16 @@ private[v2_1] object MiniBlockEncoder {
     def numBuffers: Int
     /** The chunk size (a power of two) for a chunk starting at slot a of n. */
     def cap(a: Int, n: Int): Int
-    /** The value buffers of slots [a, b) (page-relative). */
+    /**
+     * The value buffers of slots [a, b) (page-relative), valid until the next call: each is a sink
+     * of this object's, reused from chunk to chunk (a new array per chunk buffer, zeroed by the JVM
+     * and then copied into the page, was 4% of an append's CPU).
+     */
     def write(a: Int, b: Int): Seq[ByteSink]
   }
+
+  /** A sink reused from chunk to chunk, emptied. */
+  private def cleared(sink: ByteSink): ByteSink = { sink.clear(); sink }
 
   private def fixedCap(bits: Long): Int = {
     var c = MaxChunkValues
@@ -172,9 +181,10 @@ private[v2_1] object MiniBlockEncoder {
         val encoding = f.encoding
         val numBuffers = 1
         private val c = fixedCap(f.width * 8L)
+        private val sink = new ByteSink(c * f.width)
         def cap(a: Int, n: Int) = c
         def write(a: Int, b: Int) = {
-          val out = new ByteSink((b - a) * f.width)
+          val out = cleared(sink)
           out.append(f.data.array, (base + a) * f.width, (b - a) * f.width)
           Seq(out)
         }
@@ -182,8 +192,9 @@ private[v2_1] object MiniBlockEncoder {
       case bools: ValueSink.Bools => new ChunkValues {
         val encoding = PageEncoding.flat(1)
         val numBuffers = 1
+        private val sink = new ByteSink(MaxChunkValues / 8)
         def cap(a: Int, n: Int) = MaxChunkValues
-        def write(a: Int, b: Int) = Seq(bits(bools.bits, (base + a).toLong, (b - a).toLong))
+        def write(a: Int, b: Int) = Seq(bits(bools.bits, (base + a).toLong, (b - a).toLong, sink))
       }
       case v: ValueSink.Variable if packing =>
         val plain = ChunkValues(s, packing = false)
@@ -198,8 +209,10 @@ private[v2_1] object MiniBlockEncoder {
           while (c < MaxChunkValues && a + c < n && bytes(a, math.min(n, a + 2 * c)) <= 4096) c *= 2
           c
         }
+        private val sink = new ByteSink(4096 + 8)
         def write(a: Int, b: Int) = {
-          val out = new ByteSink(bytes(a, b).toInt + 8)
+          val out = cleared(sink)
+          out.ensure(bytes(a, b) + 8)
           val first = v.offsets.array(base + a)
           val head = ob * (b - a + 1L)
           // `out` was sized for the chunk: the offsets go in without a capacity check each.
@@ -217,13 +230,15 @@ private[v2_1] object MiniBlockEncoder {
           .setItemsPerValue(l.dim.toLong).setHasValidity(hasValidity).setValues(PageEncoding.flat(l.itemBits))).build()
         val numBuffers = if (hasValidity) 2 else 1
         private val c = fixedCap(l.dim.toLong * l.itemBits)
+        private val dataSink = new ByteSink(64)
+        private val validitySink = new ByteSink(64)
         def cap(a: Int, n: Int) = c
         def write(a: Int, b: Int) = {
           val d = l.dim.toLong
           val data =
-            if (l.itemBits == 1) bits(l.itemBools, (base + a) * d, (b - a) * d)
-            else { val out = new ByteSink((b - a) * l.slotBytes); out.append(l.data.array, (base + a) * l.slotBytes, (b - a) * l.slotBytes); out }
-          if (hasValidity) Seq(bits(l.validity, (base + a) * d, (b - a) * d), data) else Seq(data)
+            if (l.itemBits == 1) bits(l.itemBools, (base + a) * d, (b - a) * d, dataSink)
+            else { val out = cleared(dataSink); out.append(l.data.array, (base + a) * l.slotBytes, (b - a) * l.slotBytes); out }
+          if (hasValidity) Seq(bits(l.validity, (base + a) * d, (b - a) * d, validitySink), data) else Seq(data)
         }
       }
       case other => throw new IllegalStateException(s"no mini-block values for ${other.getClass.getSimpleName}")
@@ -240,17 +255,20 @@ private[v2_1] object MiniBlockEncoder {
       .setValues(inner.encoding)).build()
     val numBuffers = 1
     override def compressed = true
+    private val sink = new ByteSink(64)
     def cap(a: Int, n: Int) = inner.cap(a, n)
-    def write(a: Int, b: Int) = Seq(Lz4Chunks.compress(inner.write(a, b).head))
+    def write(a: Int, b: Int) = Seq(Lz4Chunks.compress(inner.write(a, b).head, sink))
   }
 
   private object Lz4Chunks {
     private lazy val lz4 = net.jpountz.lz4.LZ4Factory.fastestInstance().fastCompressor()
 
-    def compress(raw: ByteSink): ByteSink = {
-      val out = new ByteSink(4 + lz4.maxCompressedLength(raw.size))
+    /** `raw` compressed into `out` (emptied first), behind its u32 size. */
+    def compress(raw: ByteSink, out: ByteSink): ByteSink = {
+      out.clear()
+      out.ensure(4L + lz4.maxCompressedLength(raw.size))
       LE.u32(out, raw.size.toLong)
-      out.size += lz4.compress(raw.array, 0, raw.size, out.array, 4, out.array.length - 4)
+      out.size += lz4.compress(raw.array, 0, raw.size, out.array, out.size, out.array.length - out.size)
       out
     }
 
@@ -260,11 +278,12 @@ private[v2_1] object MiniBlockEncoder {
       var packed = 0L
       var a = 0
       var k = 0
+      val out = new ByteSink(64)
       while (a < n && k < 8) {
         val b = math.min(n, a + values.cap(a, n))
         val buf = values.write(a, b).head
         raw += buf.size
-        packed += compress(buf).size
+        packed += compress(buf, out).size
         a = b
         k += 1
       }
@@ -287,8 +306,9 @@ private[v2_1] object MiniBlockEncoder {
     override def minChunk = 1024
     override def compressed = true
     def cap(a: Int, n: Int) = 1024
+    private val sink = new ByteSink(t / 8 + 128 * t)
     def write(a: Int, b: Int) = {
-      val out = new ByteSink(t / 8 + 128 * t)
+      val out = cleared(sink)
       // Chunks start at multiples of 1024 (minChunk = cap), so slot a's chunk width is known.
       val w = if (a % 1024 == 0 && b == math.min(n, a + 1024)) widths(a / 1024) else BitPacking.width(longs, a, b, t)
       BitPacking.inlineChunk(longs, a, b - a, t, w, out)
@@ -303,11 +323,11 @@ private[v2_1] object MiniBlockEncoder {
     m
   }
 
-  private def bits(src: BitSink, from: Long, n: Long): ByteSink = {
+  /** Bits [from, from + n) of `src` into `out`, emptied first. */
+  private def bits(src: BitSink, from: Long, n: Long, out: ByteSink): ByteSink = {
     val b = new BitSink(n.toInt)
     b.appendBits(src.array, from, n)
-    val out = new ByteSink(Bytes.bytesForBits(n))
-    out.append(b.array, 0, Bytes.bytesForBits(n))
+    cleared(out).append(b.array, 0, Bytes.bytesForBits(n))
     out
   }
 }
