@@ -11,9 +11,11 @@ GET, HEAD, PUT, POST, DELETE) as the server counted them, and the requests of py
 
 Printed: median seconds of --runs after a warm-up, the ratio of S3 to local disk, and the median
 request counts per statement. moto is a Python server (one request at a time here, for atomic
-conditional PUTs), so S3 times measure request counts and sizes more than S3's own latency.
+conditional PUTs), so S3 times measure request counts and sizes more than S3's own latency;
+`--latency-ms` has every request wait that long first (side by side, as S3's first bytes do),
+which shows what reads overlapping each other and the decoding save.
 
-Run: bench/setup && .venv-bench/bin/python bench/s3.py [--rows 1000000] [--runs 3] [--jar J]"""
+Run: bench/setup && .venv-bench/bin/python bench/s3.py [--rows 1000000] [--runs 3] [--latency-ms 30] [--jar J]"""
 import argparse
 import glob
 import os
@@ -39,12 +41,14 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jar", help="the sparklance jar to run instead of the package's")
+    ap.add_argument("--latency-ms", type=int, default=0,
+                    help="delay every request by this much before the server serves it, as S3's first byte comes")
     args = ap.parse_args()
     if args.jar:
         import sparklance
         sparklance.jar_path = lambda: args.jar
 
-    server = S3Server()
+    server = S3Server(latency_ms=args.latency_ms)
     server.create_bucket("lakehouse")
     jars = sorted(glob.glob(str(ROOT / "target" / "s3-connector" / "*.jar")))
     if not jars:
@@ -55,7 +59,7 @@ def main():
     spark.conf.set("spark.sql.catalog.s3lance.warehouse", "s3a://lakehouse/warehouse")
     for k, v in server.hadoop_conf().items():
         spark.conf.set(f"spark.sql.catalog.s3lance.hadoop.{k}", v)
-    print(f"{args.rows:,} rows, load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
+    print(f"{args.rows:,} rows, {args.latency_ms} ms a request, load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
 
     rows, step = args.rows, 100
     source = (f"SELECT id, CAST(-1 AS DOUBLE) AS d FROM range(0, {rows}, {step}) "

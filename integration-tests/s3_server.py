@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import re
 import threading
+import time
 import urllib.parse
 
 import werkzeug.serving
@@ -42,8 +43,11 @@ class Fault:
 
 
 class S3Server:
-    def __init__(self):
+    def __init__(self, latency_ms=0):
+        """`latency_ms`: how long each request waits before it is served, as a store's first byte
+        does (requests wait side by side; moto then serves them one at a time)."""
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+        self.latency = latency_ms / 1000
         self._app = DomainDispatcherApplication(create_backend_app)
         self._lock = threading.Lock()
         self._faults = []
@@ -74,6 +78,8 @@ class S3Server:
         path = urllib.parse.unquote(environ.get("PATH_INFO", ""))
         query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         kind = self._kind(method, path, query)
+        if self.latency:
+            time.sleep(self.latency)
         with self._lock:
             self.counts[kind] += 1
             self.log.append((kind, path))

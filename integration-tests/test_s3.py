@@ -148,6 +148,25 @@ def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, reque
             [key for kind, key in log if key.endswith(".manifest")][:1], log
 
 
+def test_scans_fetching_pages_ahead_read_every_row_once(spark, s3, s3_catalog, request):
+    """A scan on S3 fetches each column's first page in the background at once, and each next page
+    as it reaches the one before (storage.md): columns of several pages, read whole and in splits
+    that start and end inside pages, give the rows DuckDB computes."""
+    t = _ident(s3_catalog, request)
+    spark.sql(f"CREATE TABLE {t} TBLPROPERTIES ('max_rows_per_file' = '150000') AS SELECT id, "
+              f"rpad(concat('v', id), 60, 'x') AS s, CAST(id AS DOUBLE) / 4 AS d FROM range(300000)")
+    scan = f"SELECT count(*), sum(id), max(s), min(s), sum(length(s)), sum(d) FROM {t} WHERE id % 7 <> 3"
+    expected = duckdb.sql("SELECT count(*), sum(id), max(rpad('v' || id, 60, 'x')), min(rpad('v' || id, 60, 'x')), 60 * count(*), "
+                          "sum(id::DOUBLE / 4) FROM range(300000) t(id) WHERE id % 7 <> 3").fetchall()[0]
+    for split in ["128m", "2m"]:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", split)
+        try:
+            got = spark.sql(scan).collect()[0]
+        finally:
+            spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        assert tuple(got[:5]) == tuple(expected[:5]) and got[5] == pytest.approx(expected[5]), split
+
+
 def test_lost_response_of_a_landed_commit_counts_once(spark, s3, s3_catalog, request):
     t = _ident(s3_catalog, request)
     spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING)")

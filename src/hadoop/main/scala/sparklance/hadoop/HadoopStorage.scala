@@ -67,15 +67,27 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   private def schemeOf(fs: FileSystem): String =
     Option(fs.getUri.getScheme).getOrElse("file").toLowerCase(Locale.ROOT)
 
-  private final class HadoopInputFile(val path: String, val length: Long, in: FSDataInputStream) extends InputFile {
+  /**
+   * `aside`, where the store is remote, opens another stream on the file: bytes prefetched for a
+   * reader ([[InputFile.prefetch]]) are fetched through it on a background thread.
+   */
+  private final class HadoopInputFile(val path: String, val length: Long, in: FSDataInputStream,
+      aside: Option[() => FSDataInputStream]) extends InputFile {
+    private val prefetches = aside.map(open => new Prefetches((position, n) => {
+      val s = open()
+      try { val buf = new Array[Byte](n); s.readFully(position, buf); buf } finally s.close()
+    }))
     def read(position: Long, len: Int): Array[Byte] = {
       val buf = new Array[Byte](len)
       readInto(position, java.nio.ByteBuffer.wrap(buf))
       buf
     }
+    override def prefetch(stream: Int, position: Long, n: Int): Unit =
+      if (position >= 0 && position + n <= length) prefetches.foreach(_.start(stream, position, n))
     // Heap buffers are read into directly: readers reuse their arrays, and go through here.
     override def readInto(position: Long, target: java.nio.ByteBuffer): Unit =
-      if (!target.hasArray) super.readInto(position, target)
+      if (prefetches.exists(_.serve(position, target))) ()
+      else if (!target.hasArray) super.readInto(position, target)
       else {
         val len = target.remaining
         if (position < 0 || position + len > length)
@@ -83,20 +95,30 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
         in.readFully(position, target.array, target.arrayOffset + target.position, len) // positioned read: safe for concurrent callers
         target.position(target.position + len)
       }
-    def close(): Unit = in.close()
+    def close(): Unit = try prefetches.foreach(_.close()) finally in.close()
   }
+
+  /**
+   * Another stream on a file in an object store, for prefetches. None for local files and HDFS,
+   * whose reads answer in milliseconds, and where each stream opened asks the NameNode for its blocks.
+   */
+  private def aside(f: FileSystem, hp: Path, length: Long): Option[() => FSDataInputStream] =
+    if (schemeOf(f) == "file" || HadoopStorage.NameNodeSchemes(schemeOf(f))) None
+    else Some(() => HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)))
 
   // Opened with openFile: given the status or the length, S3A and ABFS send no HEAD of their own.
   def openInput(p: String): InputFile = {
     val hp = path(p)
     val f = fs(hp)
     val status = f.getFileStatus(hp)
-    new HadoopInputFile(p, status.getLen, HadoopStorage.opened(f.openFile(hp).withFileStatus(status)))
+    new HadoopInputFile(p, status.getLen, HadoopStorage.opened(f.openFile(hp).withFileStatus(status)), aside(f, hp, status.getLen))
   }
 
   override def openInput(p: String, length: Long): InputFile = {
     val hp = path(p)
-    new HadoopInputFile(p, length, HadoopStorage.opened(fs(hp).openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)))
+    val f = fs(hp)
+    new HadoopInputFile(p, length, HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)),
+      aside(f, hp, length))
   }
 
   // Every file written is new (a fresh name, or a put-if-absent), so the checks an object store's

@@ -71,6 +71,12 @@ final class ContainerReader(input: InputFile) {
 
   def readAheadBytes: Int = input.readAheadBytes
 
+  /** See [[InputFile.prefetch]]; bytes of the tail, held already, are not fetched again. */
+  def prefetch(stream: Int, position: Long, length: Int): Unit = {
+    checkRange(position, length, s"bytes prefetched for stream $stream")
+    if (position + length <= tailStart) input.prefetch(stream, position, length)
+  }
+
   /** Reads `target.remaining` bytes at `position` into `target` (see [[InputFile.readInto]]). */
   def readInto(position: Long, target: java.nio.ByteBuffer, what: => String): Unit = {
     checkRange(position, target.remaining, what)

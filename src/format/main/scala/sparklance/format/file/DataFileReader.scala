@@ -56,6 +56,15 @@ trait DataFileReader extends Closeable {
   def readSparsely(): Unit = ()
 
   /**
+   * Tells the reader that a scan will read `columns` (file column, field name) over rows `[from,
+   * until)`, in order. A reader that fetches pages ahead ([[sparklance.format.io.InputFile.prefetch]])
+   * fetches the page of each column holding row `from` now, all at once, and each next page when
+   * the scan reaches the one before, none starting at `until` or later; without this, nothing is
+   * fetched ahead. A hint: results are the same either way.
+   */
+  def willRead(columns: Seq[(Int, String)], from: Long, until: Long): Unit = ()
+
+  /**
    * Global buffer `i` of a v2 file (0 is the FileDescriptor; index files keep payloads such as an
    * IVF model or a PQ codebook in the others, named by number in the schema metadata).
    */
@@ -84,6 +93,7 @@ object DataFileReader {
     def path: String = input.path
     def length: Long = input.length
     override def readAheadBytes: Int = input.readAheadBytes
+    override def prefetch(stream: Int, position: Long, n: Int): Unit = if (!inTail(position, n)) input.prefetch(stream, position, n)
     private def inTail(position: Long, n: Int): Boolean = position >= tailStart && position + n <= length
     def read(position: Long, n: Int): Array[Byte] =
       if (inTail(position, n)) java.util.Arrays.copyOfRange(tail, (position - tailStart).toInt, (position - tailStart).toInt + n)

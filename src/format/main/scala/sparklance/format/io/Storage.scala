@@ -26,6 +26,14 @@ trait InputFile extends Closeable {
    * below the size the JVM's G1 collector allocates outside its young generation.
    */
   def readAheadBytes: Int = 8 << 20
+  /**
+   * A hint that bytes `[position, position + length)` will be read soon, by a reader going on
+   * through one of its streams (`stream`: a column). A file on an object store fetches them on a
+   * background thread, so that the request's latency passes while the reader decodes what it
+   * has, and a later prefetch for the same stream drops what an earlier one fetched. Reads give
+   * the same bytes either way; other files ignore the hint.
+   */
+  def prefetch(stream: Int, position: Long, length: Int): Unit = ()
 }
 
 /**

@@ -142,6 +142,11 @@ final class FragmentScanner(
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
     // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
     if (within.isDefined || only.isDefined) reader.readSparsely()
+    else {
+      val live = deleted.nextAbsentValue(start.toInt)
+      val firstLive = if (live < 0) end else math.min(end, live)
+      if (firstLive < end) reader.willRead(fields.flatMap(_.preOrder).flatMap(f => columnOf.get(f.id).map(_ -> f.name)), firstLive, end)
+    }
     Source(reader, columnOf, input, f)
   }
 
@@ -150,6 +155,8 @@ final class FragmentScanner(
     def path: String = file.path
     def length: Long = file.length
     override def readAheadBytes: Int = file.readAheadBytes
+    // Counted when read: bytes fetched ahead that the scan never reads are not its reads.
+    override def prefetch(stream: Int, position: Long, length: Int): Unit = file.prefetch(stream, position, length)
     override def readInto(position: Long, target: java.nio.ByteBuffer): Unit = {
       FragmentScanner.this.read.addAndGet(target.remaining)
       file.readInto(position, target)

@@ -40,9 +40,13 @@ private[v2_1] object Segment {
  * young generation, and frees them only by a concurrent cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
  * rows asked for are scattered runs), which also decodes pages whole where a run needs more than
  * a quarter of a page's chunks. Other pages are decoded whole, on demand, and the last two decoded
- * are kept, so that consecutive increasing row ranges decode each page once.
+ * are kept, so that consecutive increasing row ranges decode each page once. Pages starting
+ * before `prefetchBefore()` (the end of the rows a scan reads, 0 for none) are fetched ahead
+ * ([[sparklance.format.io.InputFile.prefetch]]): the first read of a page has the file fetch the
+ * next one in the background.
  */
-private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String, sparse: Boolean = false) {
+private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String, sparse: Boolean = false,
+    prefetchBefore: () => Long = () => 0L) {
   private val path = container.path
   private val meta = container.columns(index)
   private val pages = meta.getPagesList.asScala.toIndexedSeq
@@ -80,7 +84,45 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     catch { case e: InvalidProtocolBufferException => throw new sparklance.format.CorruptFileException(path, s"${c.where}: malformed page layout", e) }
   }
 
+  /** The last page starting at or before `row` (an empty page may precede the one holding it). */
+  private def pageOf(row: Long): Int = java.util.Arrays.binarySearch(rowStarts, row) match { case i if i >= 0 => i; case i => -i - 2 }
+
+  // The last page whose successor was prefetched: scans go through a column's pages in order.
+  private var prefetchedAfter = -1
+
+  private def prefetchNext(p: Int): Unit = if (p > prefetchedAfter) {
+    prefetchedAfter = p
+    prefetch(p + 1)
+  }
+
+  /** Fetches ahead the page holding `row` (see [[prefetchNext]] for the pages after it). */
+  def prefetchPageOf(row: Long): Unit = if (row >= 0 && row < numRows) {
+    var p = pageOf(row)
+    while (p < pages.size && rowStarts(p + 1) <= row) p += 1 // past empty pages
+    prefetchedAfter = math.max(prefetchedAfter, p - 1)
+    prefetch(p)
+  }
+
+  /**
+   * Has the file fetch page p's buffers (its first `MaxPrefetch` bytes) in the background, under
+   * a stream of its own parity, so that fetching page p + 1 leaves page p's bytes to its reads.
+   */
+  private def prefetch(p: Int): Unit =
+    if (!sparse && p < pages.size && rowStarts(p) < prefetchBefore() && pages(p).getLength > 0) {
+      // A page whose buffers lie outside the file is reported where it is read, not here.
+      try {
+        val (offsets, sizes) = buffers(p)
+        val used = offsets.indices.filter(sizes(_) > 0)
+        if (used.nonEmpty) {
+          val start = used.map(offsets).min
+          val end = used.map(i => offsets(i) + sizes(i)).max
+          container.prefetch(2 * index + (p & 1), start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
+        }
+      } catch { case _: sparklance.format.CorruptFileException => }
+    }
+
   private def decode(p: Int, kind: LeafKind): PageData = {
+    prefetchNext(p)
     val c = ctx(p)
     val pg = pages(p)
     val rows = pg.getLength
@@ -169,6 +211,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   }
 
   private def windows(p: Int): Option[PageWindows] = {
+    prefetchNext(p)
     val known = windowsOf.get(p)
     if (known != null) return known
     val layout = layoutOf(p)
@@ -354,7 +397,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
       val r = rows(i)
       if (r < 0 || r >= numRows || (i > 0 && r <= rows(i - 1)))
         throw new IllegalArgumentException(s"Row $r of column $index of $path is out of order or range (${numRows} rows)")
-      val p = java.util.Arrays.binarySearch(rowStarts, r) match { case k if k >= 0 => k; case k => -k - 2 }
+      val p = pageOf(r)
       var j = i + 1
       while (j < rows.length && rows(j) < rowStarts(p + 1)) j += 1
       val local = new Array[Int](j - i)
@@ -590,7 +633,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
    */
   def readFixedRowsInto(start: Long, n: Int, valueBytes: Int, target: org.apache.arrow.memory.ArrowBuf): Boolean = {
     if (start < 0 || start + n > numRows) return false
-    val first = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
+    val first = pageOf(start)
     val parts = Iterator.from(first).takeWhile(p => p < pages.size && rowStarts(p) < start + n).map(p => p -> windows(p)).toSeq
     val plain = parts.forall { case (_, w) => w.exists { case r: FixedRows => r.valueBytes == valueBytes; case _ => false } }
     if (plain) parts.foreach { case (p, w) =>
@@ -619,7 +662,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     val end = start + n
     var used = 0L
     var spent = false
-    var p = java.util.Arrays.binarySearch(rowStarts, start) match { case i if i >= 0 => i; case i => -i - 2 }
+    var p = pageOf(start)
     while (row < end && !spent) {
       while (p < pages.size && rowStarts(p + 1) <= row) p += 1
       val first = row == start
@@ -665,4 +708,10 @@ private[v2_1] object ColumnReader21 {
    * the memory the single read-ahead array did, for an allocation their latency dwarfs.
    */
   val PooledBytes: Int = 4 << 20
+
+  /**
+   * The most bytes of a page fetched ahead ([[ColumnReader21.prefetchNext]]): the writers' pages
+   * are about 8 MB, and a larger page's first bytes are what its reader needs first.
+   */
+  val MaxPrefetch: Int = 16 << 20
 }

@@ -50,12 +50,18 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
     if (i < 0 || i >= columns.length)
       throw new CorruptFileException(path, s"column $i (field '$name') was requested, but the file has ${columns.length} columns")
-    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name, sparse)
+    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name, sparse, () => readEnd)
     columns(i)
   }
 
   @volatile private var sparse = false
   override def readSparsely(): Unit = sparse = true
+
+  @volatile private var readEnd = 0L
+  override def willRead(columns: Seq[(Int, String)], from: Long, until: Long): Unit = if (!sparse) {
+    readEnd = until
+    columns.foreach { case (c, name) => if (c >= 0 && c < this.columns.length) column(c, name).prefetchPageOf(from) }
+  }
 
   /** Whether any page of column i was needed so far (for tests of projection). */
   private[v2_1] def columnOpened(i: Int): Boolean = columns(i) != null

@@ -1,0 +1,112 @@
+package sparklance.format.file.v2_1
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.vector.types.pojo.ArrowType
+import org.scalatest.funsuite.AnyFunSuite
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+import sparklance.format.file.{ContainerReader, DataFileReader}
+import sparklance.format.io.InputFile
+import sparklance.format.table.LanceField
+
+/**
+ * A scan that says which columns and rows it reads ([[DataFileReader.willRead]]) has the file
+ * fetch each column's first page at once, then each next page as the scan reaches the one before,
+ * none past the rows it reads; scattered reads fetch nothing ahead.
+ */
+class PrefetchSuite extends AnyFunSuite {
+  import Writer21Fixtures._
+
+  /** A file's bytes, with the prefetches asked of it recorded as (stream, position, length). */
+  private final class RecordingFile(bytes: Array[Byte]) extends InputFile {
+    private val file = new MemFile(bytes, "recording")
+    val prefetches = ArrayBuffer.empty[(Int, Long, Int)]
+    def path: String = file.path
+    def length: Long = file.length
+    def read(position: Long, len: Int): Array[Byte] = file.read(position, len)
+    override def prefetch(stream: Int, position: Long, length: Int): Unit = prefetches += ((stream, position, length))
+    def close(): Unit = ()
+  }
+
+  private val schema = schemaOf(id => Seq(
+    LanceField(id(), "id", new ArrowType.Int(64, true), nullable = true),
+    LanceField(id(), "name", ArrowType.Utf8.INSTANCE, nullable = true)))
+  private val columns = Seq(0 -> "id", 1 -> "name")
+  private val columnOf = schema.fields.map(_.id).zipWithIndex.toMap
+
+  /** Per column, its pages' first rows (one more: the column's end) and the byte span of their buffers. */
+  private def pagesOf(bytes: Array[Byte], column: Int): (IndexedSeq[Long], IndexedSeq[(Long, Int)]) = {
+    val pages = new ContainerReader(new MemFile(bytes, "meta")).columns(column).getPagesList.asScala.toIndexedSeq
+    val starts = pages.scanLeft(0L)(_ + _.getLength)
+    val spans = pages.map { p =>
+      val used = (0 until p.getBufferOffsetsCount).filter(p.getBufferSizes(_) > 0)
+      val start = used.map(p.getBufferOffsets(_)).min
+      val end = used.map(i => p.getBufferOffsets(i) + p.getBufferSizes(i)).max
+      (start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
+    }
+    (starts, spans)
+  }
+
+  for (minor <- Seq(1, 2))
+    test(s"2.$minor: the first page of every column at once, then each next page before it is read, none past the rows read") {
+      val a = new RootAllocator()
+      try {
+        val n = 40000
+        val bs = batches(schema, Seq(n), 5L + minor, 0.1, a)
+        val (bytes, _) = try write(schema, bs, minor, maxPageBytes = 32 << 10) finally bs.flatten.foreach(_.close())
+        val (starts0, _) = pagesOf(bytes, 0)
+        assert(starts0.size > 6, s"column 0 has ${starts0.size - 1} pages")
+        // From inside a page, to where a page of column 0 starts: that page is not fetched.
+        val from = (starts0(1) + starts0(2)) / 2
+        val until = starts0(starts0.size - 3)
+        val expected = {
+          val r = new FileReader21(new MemFile(bytes, "expected"))
+          try schema.fields.map { f => val v = r.read(f, columnOf, 0, n, a); try (0 until n).map(Canon(v, _)) finally v.close() }
+          finally r.close()
+        }
+
+        val file = new RecordingFile(bytes)
+        val reader: DataFileReader = new FileReader21(file)
+        reader.willRead(columns, from, until)
+        def wanted(c: Int, pages: Seq[Int]) = { val spans = pagesOf(bytes, c)._2; pages.map(p => (2 * c + (p & 1), spans(p)._1, spans(p)._2)) }
+        def pageOf(c: Int, row: Long) = pagesOf(bytes, c)._1.lastIndexWhere(_ <= row)
+        assert(file.prefetches == columns.flatMap { case (c, _) => wanted(c, Seq(pageOf(c, from))) })
+
+        var start = from
+        while (start < until) {
+          val count = math.min(3000L, until - start).toInt
+          for ((f, fi) <- schema.fields.zipWithIndex) {
+            val v = reader.read(f, columnOf, start, count, a)
+            try assert((0 until count).forall(i => Canon(v, i) == expected(fi)((start + i).toInt)), s"${f.name} rows $start+$count")
+            finally v.close()
+          }
+          start += count
+        }
+        reader.close()
+        for ((c, _) <- columns) {
+          val (starts, _) = pagesOf(bytes, c)
+          val pages = pageOf(c, from) until starts.indexWhere(_ >= until)
+          assert(file.prefetches.filter(_._1 / 2 == c) == wanted(c, pages), s"column $c")
+        }
+        assert(a.getAllocatedMemory == 0)
+      } finally a.close()
+    }
+
+  test("scattered reads, and reads of a reader not told what it reads, fetch nothing ahead") {
+    val a = new RootAllocator()
+    try {
+      val bs = batches(schema, Seq(20000), 3L, 0.1, a)
+      val (bytes, _) = try write(schema, bs, 2, maxPageBytes = 64 << 10) finally bs.flatten.foreach(_.close())
+      val sparse = new RecordingFile(bytes)
+      val picking = new FileReader21(sparse)
+      picking.readSparsely()
+      picking.willRead(columns, 0, 20000)
+      schema.fields.foreach(f => picking.readRows(f, columnOf, (0L until 20000L by 7).toArray, a).close())
+      val untold = new RecordingFile(bytes)
+      val plain = new FileReader21(untold)
+      schema.fields.foreach(f => plain.read(f, columnOf, 0, 20000, a).close())
+      assert(sparse.prefetches.isEmpty && untold.prefetches.isEmpty)
+      assert(a.getAllocatedMemory == 0)
+    } finally a.close()
+  }
+}
