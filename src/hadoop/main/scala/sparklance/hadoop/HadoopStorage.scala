@@ -104,7 +104,10 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
    */
   private def aside(f: FileSystem, hp: Path, length: Long): Option[() => FSDataInputStream] =
     if (schemeOf(f) == "file" || HadoopStorage.NameNodeSchemes(schemeOf(f))) None
-    else Some(() => HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)))
+    else Some(() => ofLength(f, hp, length))
+
+  private def ofLength(f: FileSystem, hp: Path, length: Long): FSDataInputStream =
+    HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length))
 
   // Opened with openFile: given the status or the length, S3A and ABFS send no HEAD of their own.
   def openInput(p: String): InputFile = {
@@ -117,8 +120,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   override def openInput(p: String, length: Long): InputFile = {
     val hp = path(p)
     val f = fs(hp)
-    new HadoopInputFile(p, length, HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length)),
-      aside(f, hp, length))
+    new HadoopInputFile(p, length, ofLength(f, hp, length), aside(f, hp, length))
   }
 
   // Every file written is new (a fresh name, or a put-if-absent), so the checks an object store's
