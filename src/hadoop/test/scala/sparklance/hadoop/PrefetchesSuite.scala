@@ -63,7 +63,7 @@ class PrefetchesSuite extends AnyFunSuite {
     big.close()
   }
 
-  test("a fetch that fails leaves the read to the file; a fetch under way serves the read once done") {
+  test("a fetch that fails leaves the read to the file; a read waits for a fetch under way") {
     val failing = new Prefetches((_, _) => throw new java.io.IOException("the store said no"))
     failing.start(0, 0, 100)
     assert(serve(failing, 0, 100).isEmpty)
@@ -72,10 +72,16 @@ class PrefetchesSuite extends AnyFunSuite {
     val release = new CountDownLatch(1)
     val slow = new Prefetches((position, n) => { release.await(10, TimeUnit.SECONDS); bytes(position, n) })
     slow.start(0, 100, 100)
-    val waiting = new Thread(() => release.countDown())
-    waiting.start()
+    // The fetch ends only once the read is waiting for it: a read that did not wait would get nothing.
+    val reader = Thread.currentThread
+    val releaser = new Thread(() => {
+      val deadline = System.nanoTime + TimeUnit.SECONDS.toNanos(10)
+      while (reader.getState != Thread.State.WAITING && System.nanoTime < deadline) Thread.onSpinWait()
+      release.countDown()
+    })
+    releaser.start()
     assert(serve(slow, 150, 50).map(_.toSeq).contains(bytes(150, 50).toSeq))
-    waiting.join()
+    releaser.join()
     slow.close()
   }
 }
