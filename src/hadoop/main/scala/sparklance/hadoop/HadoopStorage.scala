@@ -9,7 +9,7 @@ import org.apache.hadoop.ipc.RemoteException
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 import sparklance.format.{LanceException, UnsupportedFeatureException}
-import sparklance.format.io.{FileEntry, InputFile, LocalStorage, Storage}
+import sparklance.format.io.{Background, FileEntry, InputFile, LocalStorage, Storage}
 
 /**
  * Storage over Hadoop's `FileSystem` (the client Spark ships): HDFS, and through their connectors
@@ -103,8 +103,14 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
    * whose reads answer in milliseconds, and where each stream opened asks the NameNode for its blocks.
    */
   private def aside(f: FileSystem, hp: Path, length: Long): Option[() => FSDataInputStream] =
-    if (schemeOf(f) == "file" || HadoopStorage.NameNodeSchemes(schemeOf(f))) None
-    else Some(() => ofLength(f, hp, length))
+    if (answersAtOnce(f)) None else Some(() => ofLength(f, hp, length))
+
+  /** A local file system, or HDFS-like (a NameNode); not an object store, where every request waits tens of milliseconds. */
+  private def answersAtOnce(f: FileSystem): Boolean = schemeOf(f) == "file" || HadoopStorage.NameNodeSchemes(schemeOf(f))
+
+  // On the fetching threads: a store's requests wait side by side there.
+  override def inBackground[T](p: String)(work: () => T): Background[T] =
+    if (answersAtOnce(fs(path(p)))) super.inBackground(p)(work) else Prefetches.inBackground(work)
 
   private def ofLength(f: FileSystem, hp: Path, length: Long): FSDataInputStream =
     HadoopStorage.opened(f.openFile(hp).optLong(Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH, length))
@@ -252,10 +258,7 @@ final class HadoopStorage(conf: Configuration) extends Storage with Serializable
   }
 
   /** On a local file system and HDFS-like stores (a NameNode renames under its lock); not on object stores. */
-  def renamesAtomically(p: String): Boolean = {
-    val scheme = schemeOf(fs(path(p)))
-    scheme == "file" || HadoopStorage.NameNodeSchemes(scheme)
-  }
+  def renamesAtomically(p: String): Boolean = answersAtOnce(fs(path(p)))
 
   override def toString: String = s"HadoopStorage(fs.defaultFS=${wrapped.value.get("fs.defaultFS")})"
 }

@@ -1,10 +1,11 @@
 package sparklance.hadoop
 
 import java.nio.ByteBuffer
-import java.util.concurrent.{CancellationException, ExecutionException, Future, RejectedExecutionException, SynchronousQueue,
+import java.util.concurrent.{Callable, CancellationException, ExecutionException, Future, RejectedExecutionException, SynchronousQueue,
   ThreadFactory, ThreadPoolExecutor, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 import scala.collection.mutable
+import sparklance.format.io.Background
 
 /**
  * Bytes of one file fetched ahead on background threads ([[sparklance.format.io.InputFile.prefetch]]):
@@ -50,6 +51,14 @@ private[hadoop] final class Prefetches(readAside: (Long, Int) => Array[Byte]) {
 private[hadoop] object Prefetches {
   /** The bytes one file may hold fetched ahead: a few columns' next pages. */
   val MaxBytes: Long = 64L << 20
+
+  /**
+   * `work` (reads of a small file, as a deletion file) on a fetching thread, or on the caller's
+   * where every one is busy.
+   */
+  def inBackground[T](work: () => T): Background[T] =
+    try Background.of(pool.submit(new Callable[T] { def call(): T = work() }))
+    catch { case _: RejectedExecutionException => Background.now(work) }
 
   /**
    * The threads fetching for every file of the process: a fetch that finds them all busy is

@@ -84,4 +84,26 @@ class PrefetchesSuite extends AnyFunSuite {
     releaser.join()
     slow.close()
   }
+
+  test("work in the background: on a fetching thread for an object store, on the caller's for local files; its value, or what it threw") {
+    val conf = new org.apache.hadoop.conf.Configuration()
+    conf.set("fs.fakeobj.impl", classOf[ObjectStoreLikeFileSystem].getName)
+    val storage = new HadoopStorage(conf)
+    val threadName = () => Thread.currentThread.getName
+    assert(storage.inBackground("fakeobj:///tmp/x")(threadName).result.startsWith("sparklance-prefetch-"))
+    assert(storage.inBackground("file:///tmp/x")(threadName).result == threadName())
+    val gone = storage.inBackground("fakeobj:///tmp/x")(() => throw new java.io.FileNotFoundException("no such object"))
+    assert(intercept[java.io.FileNotFoundException](gone.result).getMessage == "no such object")
+  }
+
+  test("work in the background runs on the caller's thread when every fetching thread is busy") {
+    val release = new CountDownLatch(1)
+    val started = new CountDownLatch(32)
+    val busy = (1 to 32).map(_ => Prefetches.inBackground(() => { started.countDown(); release.await(10, TimeUnit.SECONDS) }))
+    try {
+      assert(started.await(10, TimeUnit.SECONDS))
+      assert(Prefetches.inBackground(() => Thread.currentThread.getName).result == Thread.currentThread.getName)
+    } finally release.countDown()
+    assert(busy.forall(_.result))
+  }
 }

@@ -71,20 +71,31 @@ final class ContainerReader(input: InputFile) {
 
   def readAheadBytes: Int = input.readAheadBytes
 
-  /** See [[InputFile.prefetch]]; bytes of the tail, held already, are not fetched again. */
+  /**
+   * See [[InputFile.prefetch]]; bytes of the tail, held already, are not fetched again. A range
+   * running into the tail (the last page of the last column, mostly) is fetched up to it.
+   */
   def prefetch(stream: Int, position: Long, length: Int): Unit = {
     checkRange(position, length, s"bytes prefetched for stream $stream")
-    if (position + length <= tailStart) input.prefetch(stream, position, length)
+    if (position < tailStart) input.prefetch(stream, position, math.min(length.toLong, tailStart - position).toInt)
   }
+
+  /** How many of `length` bytes at `position` lie before the tail, and are read from the file. */
+  private def beforeTail(position: Long, length: Long): Long = math.max(0L, math.min(length, tailStart - position))
 
   /** Reads `target.remaining` bytes at `position` into `target` (see [[InputFile.readInto]]). */
   def readInto(position: Long, target: java.nio.ByteBuffer, what: => String): Unit = {
     checkRange(position, target.remaining, what)
-    if (position >= tailStart) target.put(tail, (position - tailStart).toInt, target.remaining)
-    else {
+    // The part before the tail comes from the file (as the part fetched ahead, where it was), the rest from the tail.
+    val fromFile = beforeTail(position, target.remaining).toInt
+    if (fromFile > 0) {
+      val limit = target.limit
+      target.limit(target.position + fromFile)
       try input.readInto(position, target)
       catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
+      finally target.limit(limit)
     }
+    if (target.hasRemaining) target.put(tail, (position + fromFile - tailStart).toInt, target.remaining)
   }
 
   def read(position: Long, length: Long, what: => String): Array[Byte] = {
@@ -93,9 +104,13 @@ final class ContainerReader(input: InputFile) {
     if (position >= tailStart) {
       val from = (position - tailStart).toInt
       java.util.Arrays.copyOfRange(tail, from, from + length.toInt)
-    } else {
+    } else if (beforeTail(position, length) == length) {
       try input.read(position, length.toInt)
       catch { case e: EOFException => throw new CorruptFileException(path, s"$what: file ended early", e) }
+    } else {
+      val bytes = new Array[Byte](length.toInt)
+      readInto(position, ByteBuffer.wrap(bytes), what)
+      bytes
     }
   }
 }

@@ -60,6 +60,13 @@ trait Storage {
       throw new UnsupportedFeatureException(s"External blob URI '$uri' is not absolute (it has no scheme)")
     openInput(uri)
   }
+  /**
+   * Runs `work`, whose requests are to the store `path` is in, so that they may overlap the
+   * caller's own: an object store runs it on a background thread, so that the latencies of both
+   * pass side by side; where a request answers at once (local files), the caller's thread runs it
+   * before this returns.
+   */
+  def inBackground[T](path: String)(work: () => T): Background[T] = Background.now(work)
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream
   /** Writes `bytes` to `path` only if nothing exists there; returns false if it already existed. */

@@ -10,7 +10,7 @@ import sparklance.format.{FileGoneException, Primitives, Resources, UnsupportedF
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.v2_1.PackedStructs
 import sparklance.format.file.{BlobDescriptors, BlobLocation, BlobSidecars, DataFileReader, RangeReads, RowBytes, RowSelection}
-import sparklance.format.io.{InputFile, Storage}
+import sparklance.format.io.{Background, InputFile, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 
 /**
@@ -99,10 +99,16 @@ final class FragmentScanner(
   // only rows that may be read (those data skipping kept, or a lookup named), less the deleted
   // ones: a lookup by row id or address must not find a deleted row. Every other row
   // is skipped as if deleted, so long unselected runs are never decoded.
-  private val deleted: RoaringBitmap = only match {
+  // On an object store the deletion file (a HEAD for its length, then a GET) is read while the
+  // data files open (a GET of each one's tail): the task waits out their latencies side by side.
+  private val deletionFile: Option[Background[RoaringBitmap]] =
+    if (only.isDefined || !fragment.hasDeletionFile) None
+    else Some(storage.inBackground(files.deletionFile(fragment))(() => DeletionFiles.read(storage, files, fragment)))
+
+  private lazy val deleted: RoaringBitmap = only match {
     case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))
     case None =>
-      val deletions = DeletionFiles.read(storage, files, fragment)
+      val deletions = deletionFile.fold(new RoaringBitmap())(_.result)
       within.foreach(rows => deletions.or(RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))))
       deletions
   }
@@ -143,8 +149,11 @@ final class FragmentScanner(
     // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
     if (within.isDefined || only.isDefined) reader.readSparsely()
     else {
-      val live = deleted.nextAbsentValue(start.toInt)
-      val firstLive = if (live < 0) end else math.min(end, live)
+      // Pages are fetched from the first live row where the deletion file has been read already;
+      // from the split's start where it is still on its way, rather than waiting for it.
+      val firstLive =
+        if (!deletionFile.forall(_.isDone)) start
+        else { val live = deleted.nextAbsentValue(start.toInt); if (live < 0) end else math.min(end, live) }
       if (firstLive < end) reader.willRead(fields.flatMap(_.preOrder).flatMap(f => columnOf.get(f.id).map(_ -> f.name)), firstLive, end)
     }
     Source(reader, columnOf, input, f)
@@ -246,8 +255,13 @@ final class FragmentScanner(
       n
     }
 
-  // A data file that fails to open closes the ones opened before it.
-  private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader))(fields.map(sourceFor))
+  // A data file that fails to open closes the ones opened before it; so does a deletion file
+  // that cannot be read, which fails the scanner here as it did before data files were opened.
+  private val sources: Seq[Option[Source]] = Resources.closeOnFailure(opened.values.map(_.reader)) {
+    val opening = fields.map(sourceFor)
+    deleted
+    opening
+  }
 
   // A struct child added after the fragment was written (ADD COLUMN s.z) has no leaf in any of its
   // data files: the struct is read without it, and the child is added back as NULL.

@@ -7,6 +7,7 @@ class ForwardingStorage(to: Storage = LocalStorage) extends Storage {
   def openInput(path: String): InputFile = to.openInput(path)
   override def openInput(path: String, length: Long): InputFile = to.openInput(path, length)
   override def openExternal(uri: String): InputFile = to.openExternal(uri)
+  override def inBackground[T](path: String)(work: () => T): Background[T] = to.inBackground(path)(work)
   def create(path: String): OutputStream = to.create(path)
   def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = to.putIfAbsent(path, bytes)
   def overwrite(path: String, bytes: Array[Byte]): Unit = to.overwrite(path, bytes)

@@ -11,7 +11,8 @@ import scala.jdk.CollectionConverters._
 import scala.util.Using
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.file.RowBytes
-import sparklance.format.io.LocalStorage
+import sparklance.format.FileGoneException
+import sparklance.format.io.{Background, ForwardingStorage, InputFile, LocalStorage}
 
 class FragmentScannerSuite extends AnyFunSuite {
   private val schema = LanceSchema.fromArrow(new Schema(List(
@@ -183,6 +184,46 @@ class FragmentScannerSuite extends AnyFunSuite {
           assert(seen == only.fold[Seq[Long]]((0 until small + large).map(_.toLong))(_.toArray.toSeq.map(_.toLong)), version)
         }
       }
+    }
+  }
+
+  test("where the store reads in the background, a fragment's deletion file is read while its data file opens") {
+    Using.resource(new RootAllocator()) { allocator =>
+      val dir = Files.createTempDirectory("scan").toString
+      val n = 5000
+      val deleted = RoaringBitmap.bitmapOf(0, 7, 4999)
+      val withDeletions = fragment(dir, n, allocator).toBuilder.setDeletionFile(DeletionFiles.write(LocalStorage, dir, 4, 1, deleted)).build()
+      val dataRead = new java.util.concurrent.CountDownLatch(1)
+      // The deletion file's read waits until the data file has been read from: read one after the other, they wait 10 s and fail.
+      val storage = new ForwardingStorage() {
+        override def inBackground[T](path: String)(work: () => T): Background[T] = {
+          val task = new java.util.concurrent.FutureTask[T](() => work())
+          new Thread(task).start()
+          Background.of(task)
+        }
+        override def openInput(path: String): InputFile = {
+          if (path.contains("_deletions") && !dataRead.await(10, java.util.concurrent.TimeUnit.SECONDS))
+            throw new java.io.IOException(s"$path was read before the data file")
+          super.openInput(path)
+        }
+        override def openInput(path: String, length: Long): InputFile = {
+          val file = super.openInput(path, length)
+          new InputFile {
+            def path: String = file.path
+            def length: Long = file.length
+            def read(position: Long, n: Int): Array[Byte] = { dataRead.countDown(); file.read(position, n) }
+            def close(): Unit = file.close()
+          }
+        }
+      }
+      val scanner = new FragmentScanner(storage, BasePaths.own(dir), withDeletions, schema.fields, allocator, 0, n)
+      val values = scala.collection.mutable.ArrayBuffer.empty[Long]
+      scanner.foreach { b => val v = b.vectors.head.asInstanceOf[BigIntVector]; (0 until b.numRows).foreach(i => values += v.get(i)); b.close() }
+      scanner.close()
+      assert(values == (0L until n).filterNot(i => deleted.contains(i.toInt)))
+      // A deletion file gone fails the scanner as it opens, with the error a reader catches.
+      Files.delete(java.nio.file.Paths.get(BasePaths.own(dir).deletionFile(withDeletions)))
+      assertThrows[FileGoneException](new FragmentScanner(storage, BasePaths.own(dir), withDeletions, schema.fields, allocator, 0, n))
     }
   }
 }

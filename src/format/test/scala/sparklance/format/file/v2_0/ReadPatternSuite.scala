@@ -78,10 +78,14 @@ class ReadPatternSuite extends AnyFunSuite {
       reads.foreach { case (lo, hi) =>
         assert(!unwanted.exists { case (a0, a1) => a0 < hi && lo < a1 }, s"read $lo..$hi touches column 0")
       }
+      // Bytes of the tail, read when the file opened, are not read again: of a buffer running
+      // into it, only the part before it is read.
+      val tailStart = file.length - 65536
       wanted.foreach { case (lo, hi) =>
-        val covering = reads.count { case (a0, a1) => a0 <= lo && hi <= a1 }
-        val inTail = lo >= file.length - 65536
-        assert(covering == 1 || (covering == 0 && inTail), s"page buffer $lo..$hi read $covering times")
+        val covering =
+          if (lo >= tailStart) reads.count { case (a0, a1) => a0 < hi && lo < a1 }
+          else reads.count { case (a0, a1) => a0 <= lo && math.min(hi, tailStart) <= a1 }
+        assert(covering == (if (lo >= tailStart) 0 else 1), s"page buffer $lo..$hi read $covering times")
       }
       assert(a.getAllocatedMemory == 0)
     } finally a.close()

@@ -21,9 +21,10 @@ class PrefetchSuite extends AnyFunSuite {
   private final class RecordingFile(bytes: Array[Byte]) extends InputFile {
     private val file = new MemFile(bytes, "recording")
     val prefetches = ArrayBuffer.empty[(Int, Long, Int)]
+    val reads = ArrayBuffer.empty[(Long, Int)]
     def path: String = file.path
     def length: Long = file.length
-    def read(position: Long, len: Int): Array[Byte] = file.read(position, len)
+    def read(position: Long, len: Int): Array[Byte] = { reads += ((position, len)); file.read(position, len) }
     override def prefetch(stream: Int, position: Long, length: Int): Unit = prefetches += ((stream, position, length))
     def close(): Unit = ()
   }
@@ -88,6 +89,41 @@ class PrefetchSuite extends AnyFunSuite {
           val pages = pageOf(c, from) until starts.indexWhere(_ >= until)
           assert(file.prefetches.filter(_._1 / 2 == c) == wanted(c, pages), s"column $c")
         }
+        assert(a.getAllocatedMemory == 0)
+      } finally a.close()
+    }
+
+  for (minor <- Seq(1, 2))
+    test(s"2.$minor: a page running into the tail the file opened with is fetched up to the tail, and read from the file only that far") {
+      val a = new RootAllocator()
+      try {
+        val n = 30000
+        val bs = batches(schema, Seq(n), 11L + minor, 0.1, a)
+        val (bytes, _) = try write(schema, bs, minor, maxPageBytes = 1 << 20) finally bs.flatten.foreach(_.close())
+        val tailStart = bytes.length - ContainerReader.TailBytes
+        val (_, spans) = pagesOf(bytes, 1)
+        val (lastStart, lastLength) = spans.last
+        assert(lastStart < tailStart && lastStart + lastLength > tailStart, s"the last page spans ${spans.last}, the tail starts at $tailStart")
+        val expected = {
+          val r = new FileReader21(new MemFile(bytes, "expected"))
+          try { val v = r.read(schema.fields(1), columnOf, 0, n, a); try (0 until n).map(Canon(v, _)) finally v.close() }
+          finally r.close()
+        }
+        val file = new RecordingFile(bytes)
+        val reader: DataFileReader = new FileReader21(file)
+        reader.willRead(columns, 0, n)
+        var start = 0
+        while (start < n) {
+          val count = math.min(7000, n - start)
+          val v = reader.read(schema.fields(1), columnOf, start, count, a)
+          try assert((0 until count).forall(i => Canon(v, i) == expected(start + i)), s"rows $start+$count")
+          finally v.close()
+          start += count
+        }
+        reader.close()
+        assert(file.prefetches.contains((2 + ((spans.size - 1) & 1), lastStart, (tailStart - lastStart).toInt)))
+        // A read of the file across the tail's start could not be served by what was fetched ahead.
+        assert(file.reads.forall { case (p, l) => p >= tailStart || p + l <= tailStart }, file.reads)
         assert(a.getAllocatedMemory == 0)
       } finally a.close()
     }
