@@ -12,7 +12,7 @@ import org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel
 import org.roaringbitmap.RoaringBitmap
 import scala.util.Using
 import sparklance.format.{CorruptFileException, FileGoneException}
-import sparklance.format.io.Storage
+import sparklance.format.io.{DecodedFileCache, Storage}
 import sparklance.format.table.BasePaths
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile}
 import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
@@ -48,6 +48,15 @@ object DeletionFiles {
     if (!fragment.hasDeletionFile) return new RoaringBitmap()
     val file = fragment.getDeletionFile
     val path = files.deletionFile(fragment)
+    // A deletion file is written once, under a name no other gets (a random id), so what the
+    // process decoded of it is kept for the next scan of the fragment (on an object store, a HEAD
+    // and a GET); every caller gets a copy of its own to change.
+    DecodedFileCache.get(s"$path|deletions|${file.getNumDeletedRows}", (b: RoaringBitmap) => b.getLongSizeInBytes)(
+      decode(storage, files, fragment, path)).clone()
+  }
+
+  private def decode(storage: Storage, files: BasePaths, fragment: DataFragment, path: String): RoaringBitmap = {
+    val file = fragment.getDeletionFile
     val bytes = FileGoneException.guard(files.tablePath, relativePath(fragment.getId, file))(storage.readAll(path))
     val bitmap =
       try {

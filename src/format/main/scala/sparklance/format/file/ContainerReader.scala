@@ -4,7 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException
 import java.io.EOFException
 import java.nio.{ByteBuffer, ByteOrder}
 import sparklance.format.CorruptFileException
-import sparklance.format.io.InputFile
+import sparklance.format.io.{DecodedFileCache, InputFile}
 import sparklance.format.proto.File2Protos.ColumnMetadata
 
 /**
@@ -22,8 +22,11 @@ final class ContainerReader(input: InputFile) {
   /** Everything from here to the footer is data; metadata and page buffers must end before it. */
   private val dataEnd = fileLength - Footer.Size
 
-  private var tailStart = fileLength - math.min(fileLength, ContainerReader.TailBytes)
-  private var tail = input.read(tailStart, (fileLength - tailStart).toInt)
+  // A file written once has its metadata kept by the first reader (see the end), for later readers of the path.
+  private val keptAs = if (input.writtenOnce) Some(s"$path|metadata|$fileLength") else None
+  private val kept = keptAs.flatMap(DecodedFileCache.find[ContainerReader.Metadata])
+  private var tailStart = kept.fold(fileLength - math.min(fileLength, ContainerReader.TailBytes))(_.start)
+  private var tail = kept.fold(input.read(tailStart, (fileLength - tailStart).toInt))(_.bytes)
 
   val footer: Footer = Footer.parse(tail, tail.length - Footer.Size, path)
 
@@ -36,7 +39,7 @@ final class ContainerReader(input: InputFile) {
     }
   }
 
-  private val globalEntries = {
+  private val (globalEntries, metaStart) = {
     val positions = Seq(footer.columnMetaStart, footer.columnMetaOffsetsPosition, footer.globalBufferOffsetsPosition)
     positions.foreach(p => checkRange(p, 0, "a footer position"))
     val entries = table(footer.globalBufferOffsetsPosition, footer.numGlobalBuffers, "global buffer")
@@ -46,7 +49,7 @@ final class ContainerReader(input: InputFile) {
       tail = input.read(metaStart, Math.toIntExact(tailStart - metaStart)) ++ tail
       tailStart = metaStart
     }
-    entries
+    (entries, metaStart)
   }
 
   val columns: IndexedSeq[ColumnMetadata] =
@@ -54,6 +57,14 @@ final class ContainerReader(input: InputFile) {
       try ColumnMetadata.parseFrom(read(p, l, s"column metadata $i"))
       catch { case e: InvalidProtocolBufferException => throw new CorruptFileException(path, s"column metadata $i is malformed", e) }
     }
+
+  // Only the metadata is kept, not the pages' bytes the tail held: a scan of a table of 10,000
+  // files keeps kilobytes a file, and a reader of a kept file reads its pages from the file.
+  if (kept.isEmpty) keptAs.foreach { key =>
+    val from = (metaStart - tailStart).toInt
+    DecodedFileCache.get(key, (m: ContainerReader.Metadata) => m.bytes.length.toLong)(
+      ContainerReader.Metadata(metaStart, java.util.Arrays.copyOfRange(tail, from, tail.length)))
+  }
 
   def numGlobalBuffers: Int = globalEntries.size
 
@@ -116,6 +127,9 @@ final class ContainerReader(input: InputFile) {
 }
 
 object ContainerReader {
+  /** A file's bytes from `start` (its metadata's first byte) to its end. */
+  private final case class Metadata(start: Long, bytes: Array[Byte])
+
   /** The bytes read at once from a file's end: its footer and, mostly, all its metadata. */
   private[file] val TailBytes = 64L * 1024
 }

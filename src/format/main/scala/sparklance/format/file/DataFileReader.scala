@@ -93,6 +93,7 @@ object DataFileReader {
     def path: String = input.path
     def length: Long = input.length
     override def readAheadBytes: Int = input.readAheadBytes
+    override def writtenOnce: Boolean = input.writtenOnce
     override def prefetch(stream: Int, position: Long, n: Int): Unit = if (!inTail(position, n)) input.prefetch(stream, position, n)
     private def inTail(position: Long, n: Int): Boolean = position >= tailStart && position + n <= length
     def read(position: Long, n: Int): Array[Byte] =

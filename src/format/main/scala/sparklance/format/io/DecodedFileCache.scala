@@ -36,6 +36,9 @@ object DecodedFileCache {
     }
   }
 
+  /** The value of `key`, if held. */
+  def find[T](key: String): Option[T] = Option(lock.synchronized(entries.get(key))).map(_.value.asInstanceOf[T])
+
   /** The value of `key`, read by `read` when absent and kept with the weight [[UnknownWeight]]. */
   def get[T](key: String)(read: => T): T = get[T](key, (_: T) => UnknownWeight)(read)
 

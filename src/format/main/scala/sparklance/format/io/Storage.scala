@@ -34,6 +34,12 @@ trait InputFile extends Closeable {
    * the same bytes either way; other files ignore the hint.
    */
   def prefetch(stream: Int, position: Long, length: Int): Unit = ()
+  /**
+   * Whether the bytes under this path never change and the path never names other bytes (a data
+   * file a Lance writer named with a fresh UUID): readers may keep what they decoded of it for
+   * later readers of the path. Files opened by path alone may be rewritten, and are not.
+   */
+  def writtenOnce: Boolean = false
 }
 
 /**

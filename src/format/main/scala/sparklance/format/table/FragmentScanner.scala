@@ -140,7 +140,8 @@ final class FragmentScanner(
     // Lance writers record the size (0 where unknown), which spares an object store a request.
     // Stores may open lazily: the footer's read is where a file a cleanup removed shows.
     val (input, reader) = FileGoneException.guard(tablePath, s"data/${f.getPath}") {
-      val input = counted(if (f.getFileSizeBytes > 0) storage.openInput(path, f.getFileSizeBytes) else storage.openInput(path))
+      // A data file's name is a fresh UUID: what is decoded of it may be kept for the next scan.
+      val input = new Counted(if (f.getFileSizeBytes > 0) storage.openInput(path, f.getFileSizeBytes) else storage.openInput(path), writtenOnce = true)
       input -> DataFileReader.open(input, f.getFileMajorVersion, f.getFileMinorVersion)
     }
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
@@ -160,7 +161,7 @@ final class FragmentScanner(
   }
 
   /** `file`, with every byte read from it counted in `bytesRead`. */
-  private def counted(file: InputFile): InputFile = new InputFile {
+  private final class Counted(file: InputFile, override val writtenOnce: Boolean) extends InputFile {
     def path: String = file.path
     def length: Long = file.length
     override def readAheadBytes: Int = file.readAheadBytes
@@ -179,7 +180,7 @@ final class FragmentScanner(
   private var blobFiles = Map.empty[String, InputFile]
 
   private def blobFile(path: String)(open: => InputFile): InputFile =
-    blobFiles.getOrElse(path, { val f = counted(open); blobFiles += path -> f; f })
+    blobFiles.getOrElse(path, { val f = new Counted(open, writtenOnce = false); blobFiles += path -> f; f })
 
   private lazy val blobFields = fields.zip(sources).collect { case (f, Some(src)) if f.blobEncoding.isDefined => f -> src }
 

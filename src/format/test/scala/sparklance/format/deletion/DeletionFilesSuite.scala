@@ -4,7 +4,7 @@ import java.nio.file.Files
 import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 import sparklance.format.CorruptFileException
-import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.io.{ForwardingStorage, InputFile, LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.DataFragment
 import sparklance.format.proto.TableProtos.DeletionFile.DeletionFileType
 import sparklance.format.table.BasePaths
@@ -26,6 +26,20 @@ class DeletionFilesSuite extends AnyFunSuite {
     roundTrip(Seq(0, 5, 9, 100000), DeletionFileType.ARROW_ARRAY)
     roundTrip(0 until 4999, DeletionFileType.ARROW_ARRAY)
     roundTrip((0 until 20000).filter(_ % 3 != 0), DeletionFileType.BITMAP)
+  }
+
+  test("a deletion file is read once in a process; every reader gets a copy of its own to change") {
+    val dir = Files.createTempDirectory("del").toString
+    val bitmap = RoaringBitmap.bitmapOf(3, 30, 300)
+    val fragment = DataFragment.newBuilder().setId(2).setDeletionFile(DeletionFiles.write(LocalStorage, dir, 2, 1, bitmap)).build()
+    var opened = 0
+    val storage = new ForwardingStorage() {
+      override def openInput(path: String): InputFile = { opened += 1; super.openInput(path) }
+    }
+    val first = DeletionFiles.read(storage, BasePaths.own(dir), fragment)
+    first.add(7)
+    assert(DeletionFiles.read(storage, BasePaths.own(dir), fragment) == bitmap)
+    assert(opened == 1)
   }
 
   test("a fragment without a deletion file has no deleted rows") {

@@ -222,8 +222,47 @@ class FragmentScannerSuite extends AnyFunSuite {
       scanner.close()
       assert(values == (0L until n).filterNot(i => deleted.contains(i.toInt)))
       // A deletion file gone fails the scanner as it opens, with the error a reader catches.
-      Files.delete(java.nio.file.Paths.get(BasePaths.own(dir).deletionFile(withDeletions)))
-      assertThrows[FileGoneException](new FragmentScanner(storage, BasePaths.own(dir), withDeletions, schema.fields, allocator, 0, n))
+      val other = withDeletions.toBuilder.setDeletionFile(DeletionFiles.write(LocalStorage, dir, 4, 2, deleted)).build()
+      Files.delete(java.nio.file.Paths.get(BasePaths.own(dir).deletionFile(other)))
+      assertThrows[FileGoneException](new FragmentScanner(storage, BasePaths.own(dir), other, schema.fields, allocator, 0, n))
+    }
+  }
+
+  test("a data file's metadata is read by the first scan of it in a process; later scans read only its pages") {
+    Using.resource(new RootAllocator()) { allocator =>
+      val dir = Files.createTempDirectory("scan").toString
+      val n = 50000
+      for (version <- Seq(StorageVersion.V2_0, StorageVersion.V2_2)) {
+        val f = twoColumnFragment(dir, n, allocator, version)
+        val reads = scala.collection.mutable.ArrayBuffer.empty[(Long, Int)]
+        val storage = new ForwardingStorage() {
+          override def openInput(path: String, length: Long): InputFile = {
+            val file = super.openInput(path, length)
+            new InputFile {
+              def path: String = file.path
+              def length: Long = file.length
+              def read(position: Long, k: Int): Array[Byte] = { reads += ((position, k)); file.read(position, k) }
+              def close(): Unit = file.close()
+            }
+          }
+        }
+        def scan(): Seq[(Long, Option[String])] = {
+          val scanner = new FragmentScanner(storage, BasePaths.own(dir), f, twoColumns.fields, allocator, 0, n)
+          val rows = scanner.flatMap { b =>
+            val (v, s) = (b.vectors(0).asInstanceOf[BigIntVector], b.vectors(1).asInstanceOf[VarCharVector])
+            try (0 until b.numRows).map(i => v.get(i) -> Option(s.getObject(i)).map(_.toString)) finally b.close()
+          }.toList
+          scanner.close()
+          rows
+        }
+        val length = f.getFiles(0).getFileSizeBytes
+        assert(scan() == (0 until n).map(i => i.toLong -> text(i)), version)
+        assert(reads.exists { case (p, k) => p + k == length }, s"$version: the first scan reads the file's end")
+        reads.clear()
+        assert(scan() == (0 until n).map(i => i.toLong -> text(i)), version)
+        // Pages only: nothing of the 40-byte footer.
+        assert(reads.nonEmpty && !reads.exists { case (p, k) => p + k > length - 40 }, s"$version: ${reads.takeRight(3)} of $length bytes")
+      }
     }
   }
 }

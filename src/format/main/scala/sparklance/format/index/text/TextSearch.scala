@@ -7,7 +7,6 @@ import scala.jdk.CollectionConverters._
 import sparklance.format.{IndexNotFoundException, LanceException, Resources, UnsupportedFeatureException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.Indices
-import sparklance.format.io.DecodedFileCache
 import sparklance.format.io.Storage
 import sparklance.format.proto.TableProtos.{DataFragment, IndexMetadata}
 import sparklance.format.rowids.RowLineage
@@ -77,15 +76,9 @@ final class TextSearch(storage: Storage, val snapshot: Snapshot, val column: Str
     address != -1L && covered.contains(RowAddress.fragmentId(address).toInt) &&
       fragments.get(RowAddress.fragmentId(address)).exists { f =>
         snapshot.stableRowIds || // the row id index holds live rows only
-          !deleted.getOrElseUpdate(f.getId, deletions(f)).contains(RowAddress.offset(address).toInt)
+          !deleted.getOrElseUpdate(f.getId, DeletionFiles.read(storage, snapshot.files, f)).contains(RowAddress.offset(address).toInt)
       }
   }
-
-  /** The deleted offsets of fragment `f`: a deletion file never changes, so kept across queries (read only). */
-  private def deletions(f: DataFragment): RoaringBitmap =
-    if (!f.hasDeletionFile) new RoaringBitmap()
-    else DecodedFileCache.get(snapshot.files.deletionFile(f), (b: RoaringBitmap) => b.getLongSizeInBytes)(
-      DeletionFiles.read(storage, snapshot.files, f))
 
   /** Where the row of `rowId` (an id of an answer) is in this version: its row address, -1 for none. */
   def address(rowId: Long): Long = if (snapshot.stableRowIds) rowIdIndex.address(rowId) else rowId
