@@ -124,7 +124,7 @@ def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, reque
         counts, log = s3.snapshot_counts(), list(s3.log)
         return result, counts, log
 
-    _, clean, _ = requests(scan)
+    _, clean, clean_log = requests(scan)
     _, _, deleting = requests(f"DELETE FROM {t} WHERE id % 100 = 37")
     # Rows deleted all over every fragment: the scan reads around them in as few requests as
     # before, plus one for each fragment's deletion file (read per batch of rows, the chunks
@@ -134,6 +134,13 @@ def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, reque
     expected = duckdb.sql("SELECT sum(id), sum(id % 1000), max('s' || id), sum(id::DOUBLE / 3) FROM range(200000) t(id) "
                           "WHERE id % 100 <> 37").fetchall()[0]
     assert got[0][:3] == expected[:3] and got[0][3] == pytest.approx(expected[3])
+    # Data files and deletion files never change: the process keeps their metadata and deleted
+    # rows (storage.md), so scanning again sends only the GETs of pages.
+    again, repeated, repeated_log = requests(scan)
+    assert again == got
+    assert repeated.get("HEAD", 0) == 0 and not [key for _, key in repeated_log if "/_deletions/" in key], repeated_log
+    data_gets = lambda log: len([key for kind, key in log if kind == "GET" and key.endswith(".lance")])
+    assert data_gets(repeated_log) <= data_gets(clean_log) - fragments, (clean_log, repeated_log)  # no file's tail
     # A commit writes files under new names, whose parents need no directory markers (S3A's mkdirs
     # is a HEAD, two LISTs and a PUT): none for the new fragment's zone map segment either.
     _, _, appending = requests(f"INSERT INTO {t} SELECT id, 0, 'new', 0.0 FROM range(200000, 200100)")
