@@ -265,4 +265,38 @@ class FragmentScannerSuite extends AnyFunSuite {
       }
     }
   }
+
+  test("rows data skipping kept are read with pages fetched ahead where they are most of the split, apart where they are few") {
+    Using.resource(new RootAllocator()) { allocator =>
+      val dir = Files.createTempDirectory("scan").toString
+      val n = 60000
+      val f = twoColumnFragment(dir, n, allocator, StorageVersion.V2_2)
+      val prefetched = scala.collection.mutable.ArrayBuffer.empty[Long]
+      val storage = new ForwardingStorage() {
+        override def openInput(path: String, length: Long): InputFile = {
+          val file = super.openInput(path, length)
+          new InputFile {
+            def path: String = file.path
+            def length: Long = file.length
+            def read(position: Long, k: Int): Array[Byte] = file.read(position, k)
+            override def prefetch(stream: Int, position: Long, k: Int): Unit = prefetched += position
+            def close(): Unit = file.close()
+          }
+        }
+      }
+      for ((kept, fetchesAhead) <- Seq(
+          RoaringBitmap.bitmapOfRange(0L, n.toLong) -> true,
+          { val b = RoaringBitmap.bitmapOfRange(0L, n.toLong); b.remove(10000L, 35000L); b } -> true,
+          RoaringBitmap.bitmapOf((0 until n by 97): _*) -> false,
+          RoaringBitmap.bitmapOfRange(20000L, 45000L) -> false)) {
+        prefetched.clear()
+        val scanner = new FragmentScanner(storage, BasePaths.own(dir), f, twoColumns.fields, allocator, 0, n, within = Some(kept))
+        val values = scala.collection.mutable.ArrayBuffer.empty[Long]
+        scanner.foreach { b => val v = b.vectors.head.asInstanceOf[BigIntVector]; (0 until b.numRows).foreach(i => values += v.get(i)); b.close() }
+        scanner.close()
+        assert(values == kept.toArray.toSeq.map(_.toLong))
+        assert(prefetched.nonEmpty == fetchesAhead, s"${kept.getCardinality} rows kept")
+      }
+    }
+  }
 }
