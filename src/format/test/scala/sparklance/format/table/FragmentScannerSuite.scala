@@ -46,6 +46,20 @@ class FragmentScannerSuite extends AnyFunSuite {
     writer.finish().head.toBuilder.setId(4).build()
   }
 
+  /** Storage whose data files (opened with their length) tell `onRead` of every read and `onPrefetch` of every prefetch. */
+  private class WatchedStorage(onRead: (Long, Int) => Unit = (_, _) => (), onPrefetch: Long => Unit = _ => ()) extends ForwardingStorage {
+    override def openInput(path: String, length: Long): InputFile = {
+      val file = super.openInput(path, length)
+      new InputFile {
+        def path: String = file.path
+        def length: Long = file.length
+        def read(position: Long, k: Int): Array[Byte] = { onRead(position, k); file.read(position, k) }
+        override def prefetch(stream: Int, position: Long, k: Int): Unit = onPrefetch(position)
+        def close(): Unit = file.close()
+      }
+    }
+  }
+
   test("live rows and their offsets, across deleted runs and scattered deletions") {
     Using.resource(new RootAllocator()) { allocator =>
       val dir = Files.createTempDirectory("scan").toString
@@ -195,7 +209,7 @@ class FragmentScannerSuite extends AnyFunSuite {
       val withDeletions = fragment(dir, n, allocator).toBuilder.setDeletionFile(DeletionFiles.write(LocalStorage, dir, 4, 1, deleted)).build()
       val dataRead = new java.util.concurrent.CountDownLatch(1)
       // The deletion file's read waits until the data file has been read from: read one after the other, they wait 10 s and fail.
-      val storage = new ForwardingStorage() {
+      val storage = new WatchedStorage(onRead = (_, _) => dataRead.countDown()) {
         override def inBackground[T](path: String)(work: () => T): Background[T] = {
           val task = new java.util.concurrent.FutureTask[T](() => work())
           new Thread(task).start()
@@ -205,15 +219,6 @@ class FragmentScannerSuite extends AnyFunSuite {
           if (path.contains("_deletions") && !dataRead.await(10, java.util.concurrent.TimeUnit.SECONDS))
             throw new java.io.IOException(s"$path was read before the data file")
           super.openInput(path)
-        }
-        override def openInput(path: String, length: Long): InputFile = {
-          val file = super.openInput(path, length)
-          new InputFile {
-            def path: String = file.path
-            def length: Long = file.length
-            def read(position: Long, n: Int): Array[Byte] = { dataRead.countDown(); file.read(position, n) }
-            def close(): Unit = file.close()
-          }
         }
       }
       val scanner = new FragmentScanner(storage, BasePaths.own(dir), withDeletions, schema.fields, allocator, 0, n)
@@ -235,17 +240,7 @@ class FragmentScannerSuite extends AnyFunSuite {
       for (version <- Seq(StorageVersion.V2_0, StorageVersion.V2_2)) {
         val f = twoColumnFragment(dir, n, allocator, version)
         val reads = scala.collection.mutable.ArrayBuffer.empty[(Long, Int)]
-        val storage = new ForwardingStorage() {
-          override def openInput(path: String, length: Long): InputFile = {
-            val file = super.openInput(path, length)
-            new InputFile {
-              def path: String = file.path
-              def length: Long = file.length
-              def read(position: Long, k: Int): Array[Byte] = { reads += ((position, k)); file.read(position, k) }
-              def close(): Unit = file.close()
-            }
-          }
-        }
+        val storage = new WatchedStorage(onRead = (position, k) => reads += ((position, k)))
         def scan(): Seq[(Long, Option[String])] = {
           val scanner = new FragmentScanner(storage, BasePaths.own(dir), f, twoColumns.fields, allocator, 0, n)
           val rows = scanner.flatMap { b =>
@@ -272,18 +267,7 @@ class FragmentScannerSuite extends AnyFunSuite {
       val n = 60000
       val f = twoColumnFragment(dir, n, allocator, StorageVersion.V2_2)
       val prefetched = scala.collection.mutable.ArrayBuffer.empty[Long]
-      val storage = new ForwardingStorage() {
-        override def openInput(path: String, length: Long): InputFile = {
-          val file = super.openInput(path, length)
-          new InputFile {
-            def path: String = file.path
-            def length: Long = file.length
-            def read(position: Long, k: Int): Array[Byte] = file.read(position, k)
-            override def prefetch(stream: Int, position: Long, k: Int): Unit = prefetched += position
-            def close(): Unit = file.close()
-          }
-        }
-      }
+      val storage = new WatchedStorage(onPrefetch = prefetched += _)
       for ((kept, fetchesAhead) <- Seq(
           RoaringBitmap.bitmapOfRange(0L, n.toLong) -> true,
           { val b = RoaringBitmap.bitmapOfRange(0L, n.toLong); b.remove(10000L, 35000L); b } -> true,
