@@ -147,10 +147,8 @@ final class FragmentScanner(
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
-    // Rows named one by one are scattered, and so are rows data skipping kept where they are under
-    // half of the split: read the parts of pages holding them. Kept rows that make up most of the
-    // split (a MERGE's keys spread over every zone) are read as a plain scan's are, pages fetched ahead.
-    if (only.isDefined || within.exists(rows => 2 * rows.rangeCardinality(start, end) < end - start)) reader.readSparsely()
+    // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
+    if (within.isDefined || only.isDefined) reader.readSparsely()
     else {
       // Pages are fetched from the first live row where the deletion file has been read already;
       // from the split's start where it is still on its way, rather than waiting for it.

@@ -46,15 +46,14 @@ class FragmentScannerSuite extends AnyFunSuite {
     writer.finish().head.toBuilder.setId(4).build()
   }
 
-  /** Storage whose data files (opened with their length) tell `onRead` of every read and `onPrefetch` of every prefetch. */
-  private class WatchedStorage(onRead: (Long, Int) => Unit = (_, _) => (), onPrefetch: Long => Unit = _ => ()) extends ForwardingStorage {
+  /** Storage whose data files (opened with their length) tell `onRead` of every read. */
+  private class WatchedStorage(onRead: (Long, Int) => Unit) extends ForwardingStorage {
     override def openInput(path: String, length: Long): InputFile = {
       val file = super.openInput(path, length)
       new InputFile {
         def path: String = file.path
         def length: Long = file.length
         def read(position: Long, k: Int): Array[Byte] = { onRead(position, k); file.read(position, k) }
-        override def prefetch(stream: Int, position: Long, k: Int): Unit = onPrefetch(position)
         def close(): Unit = file.close()
       }
     }
@@ -257,29 +256,6 @@ class FragmentScannerSuite extends AnyFunSuite {
         assert(scan() == (0 until n).map(i => i.toLong -> text(i)), version)
         // Pages only: nothing of the 40-byte footer.
         assert(reads.nonEmpty && !reads.exists { case (p, k) => p + k > length - 40 }, s"$version: ${reads.takeRight(3)} of $length bytes")
-      }
-    }
-  }
-
-  test("rows data skipping kept are read with pages fetched ahead where they are most of the split, apart where they are few") {
-    Using.resource(new RootAllocator()) { allocator =>
-      val dir = Files.createTempDirectory("scan").toString
-      val n = 60000
-      val f = twoColumnFragment(dir, n, allocator, StorageVersion.V2_2)
-      val prefetched = scala.collection.mutable.ArrayBuffer.empty[Long]
-      val storage = new WatchedStorage(onPrefetch = prefetched += _)
-      for ((kept, fetchesAhead) <- Seq(
-          RoaringBitmap.bitmapOfRange(0L, n.toLong) -> true,
-          { val b = RoaringBitmap.bitmapOfRange(0L, n.toLong); b.remove(10000L, 35000L); b } -> true,
-          RoaringBitmap.bitmapOf((0 until n by 97): _*) -> false,
-          RoaringBitmap.bitmapOfRange(20000L, 45000L) -> false)) {
-        prefetched.clear()
-        val scanner = new FragmentScanner(storage, BasePaths.own(dir), f, twoColumns.fields, allocator, 0, n, within = Some(kept))
-        val values = scala.collection.mutable.ArrayBuffer.empty[Long]
-        scanner.foreach { b => val v = b.vectors.head.asInstanceOf[BigIntVector]; (0 until b.numRows).foreach(i => values += v.get(i)); b.close() }
-        scanner.close()
-        assert(values == kept.toArray.toSeq.map(_.toLong))
-        assert(prefetched.nonEmpty == fetchesAhead, s"${kept.getCardinality} rows kept")
       }
     }
   }
