@@ -30,10 +30,14 @@ def test_index_built_on_two_executors_is_pylance_s_and_exact_join_agrees(warehou
     lance.write_dataset(pa.table({"id": pa.array(np.arange(ROWS), pa.int64()),
                                   "emb": pa.FixedSizeListArray.from_arrays(pa.array(data.ravel()), DIM)}),
                         path, max_rows_per_file=1000)
-    # pylance's own index with the same options, on a copy: the recall ours must match.
-    shutil.copytree(path, tmp_path / "copy.lance")
-    theirs = lance.dataset(str(tmp_path / "copy.lance"))
-    theirs.create_index("emb", "IVF_PQ", num_partitions=6, num_sub_vectors=8, metric="l2")
+    # pylance's own index with the same options, on copies: the recall ours must match. pylance
+    # trains from a random sample, so its recall here moves from build to build (579 to 600 hits
+    # of 720 over 9 builds): ours is held to the median of three.
+    theirs = []
+    for copy in range(3):
+        shutil.copytree(path, tmp_path / f"copy{copy}.lance")
+        theirs.append(lance.dataset(str(tmp_path / f"copy{copy}.lance")))
+        theirs[-1].create_index("emb", "IVF_PQ", num_partitions=6, num_sub_vectors=8, metric="l2")
     queries = (centres[np.arange(12) % 12] + rng.standard_normal((12, DIM))).astype(np.float32)
     np.save(tmp_path / "queries.npy", queries)
     run = subprocess.run([sys.executable, str(CHILD), str(warehouse), name, str(tmp_path / "queries.npy"), str(K)],
@@ -48,15 +52,16 @@ def test_index_built_on_two_executors_is_pylance_s_and_exact_join_agrees(warehou
     [index] = [i for i in ds.describe_indices() if i.name == "emb_idx"]
     assert len(index.segments) == 2 and index.num_rows_indexed == ROWS, index
     assert ds.stats.index_stats("emb_idx")["index_type"] == "IVF_PQ"
-    hits = their_hits = 0
+    hits, their_hits = 0, [0] * len(theirs)
     for i, q in enumerate(queries):
         exact = ds.to_table(nearest={"column": "emb", "q": q, "k": K, "use_index": False}, columns=["id"])["id"].to_pylist()
         full = ds.to_table(nearest={"column": "emb", "q": q, "k": K, "nprobes": 6, "refine_factor": 20}, columns=["id"])
         assert sorted(full["id"].to_pylist()) == sorted(exact), i
         default = ds.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist()
         hits += len(set(default) & set(exact))
-        their_hits += len(set(theirs.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist())
-                          & set(exact))
+        for b, index in enumerate(theirs):
+            their_hits[b] += len(set(index.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist())
+                                 & set(exact))
         # vector_search at its defaults, in the cluster's application: pylance's answer.
         assert sorted(result["searched"][i]) == sorted(default), i
     # recall@10 at pylance's defaults, over more queries than the application ran: near that of
@@ -66,8 +71,9 @@ def test_index_built_on_two_executors_is_pylance_s_and_exact_join_agrees(warehou
     for q in (centres[np.arange(60) % 12] + rng.standard_normal((60, DIM))).astype(np.float32):
         exact = set(ds.to_table(nearest={"column": "emb", "q": q, "k": K, "use_index": False}, columns=["id"])["id"].to_pylist())
         hits += len(set(ds.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist()) & exact)
-        their_hits += len(set(theirs.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist()) & exact)
-    assert hits >= their_hits - 0.03 * K * (len(queries) + 60), (hits, their_hits)
+        for b, index in enumerate(theirs):
+            their_hits[b] += len(set(index.to_table(nearest={"column": "emb", "q": q, "k": K}, columns=["id"])["id"].to_pylist()) & exact)
+    assert hits >= sorted(their_hits)[1] - 0.03 * K * (len(queries) + 60), (hits, their_hits)
 
     # The EXACT NEAREST join there: sparklance's exact search (no cross join), each query's K nearest
     # rows as numpy finds them (float64; no equal distances in this data), with Spark's distances.
