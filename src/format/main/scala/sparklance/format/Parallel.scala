@@ -1,7 +1,8 @@
 package sparklance.format
 
-import java.util.concurrent.{Callable, ExecutionException, Executors, TimeUnit}
+import java.util.concurrent.{Callable, Executors, TimeUnit}
 import scala.jdk.CollectionConverters._
+import sparklance.format.io.Background
 
 /**
  * Runs independent file operations (reads, writes, deletes of small files) on several threads:
@@ -19,9 +20,7 @@ object Parallel {
       val pool = Executors.newFixedThreadPool(math.min(parallelism, items.size))
       try {
         val futures = pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava)
-        futures.asScala.toSeq.map { fut =>
-          try fut.get() catch { case e: ExecutionException => throw e.getCause }
-        }
+        futures.asScala.toSeq.map(Background.of(_).result)
       } finally { pool.shutdownNow(); pool.awaitTermination(1, TimeUnit.MINUTES) }
     }
 }

@@ -64,7 +64,7 @@ private[hadoop] object Prefetches {
    * The threads fetching for every file of the process: a fetch that finds them all busy is
    * skipped rather than queued, so no queue of fetches grows behind a slow store.
    */
-  private val MaxThreads = 32
+  private[hadoop] val MaxThreads = 32
 
   private lazy val pool: ThreadPoolExecutor = new ThreadPoolExecutor(0, MaxThreads, 30, TimeUnit.SECONDS,
     new SynchronousQueue[Runnable](), new ThreadFactory {

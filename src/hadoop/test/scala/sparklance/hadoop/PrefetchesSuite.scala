@@ -98,8 +98,8 @@ class PrefetchesSuite extends AnyFunSuite {
 
   test("work in the background runs on the caller's thread when every fetching thread is busy") {
     val release = new CountDownLatch(1)
-    val started = new CountDownLatch(32)
-    val busy = (1 to 32).map(_ => Prefetches.inBackground(() => { started.countDown(); release.await(10, TimeUnit.SECONDS) }))
+    val started = new CountDownLatch(Prefetches.MaxThreads)
+    val busy = (1 to Prefetches.MaxThreads).map(_ => Prefetches.inBackground(() => { started.countDown(); release.await(10, TimeUnit.SECONDS) }))
     try {
       assert(started.await(10, TimeUnit.SECONDS))
       assert(Prefetches.inBackground(() => Thread.currentThread.getName).result == Thread.currentThread.getName)

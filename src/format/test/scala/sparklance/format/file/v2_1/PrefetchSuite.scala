@@ -48,23 +48,41 @@ class PrefetchSuite extends AnyFunSuite {
     (starts, spans)
   }
 
+  /** A 2.`minor` file of `n` rows of `schema` in pages of at most `maxPageBytes`. */
+  private def fileOf(minor: Int, n: Int, seed: Long, maxPageBytes: Int, a: RootAllocator): Array[Byte] = {
+    val bs = batches(schema, Seq(n), seed, 0.1, a)
+    try write(schema, bs, minor, maxPageBytes = maxPageBytes)._1 finally bs.flatten.foreach(_.close())
+  }
+
+  /** Reads every field of rows [from, until) through `reader`, `batch` rows at a time, and checks them against the file's rows. */
+  private def readsInBatches(reader: DataFileReader, bytes: Array[Byte], from: Long, until: Long, batch: Int, a: RootAllocator): Unit = {
+    val expected = {
+      val r = new FileReader21(new MemFile(bytes, "expected"))
+      try schema.fields.map { f => val v = r.read(f, columnOf, 0, until.toInt, a); try (0 until until.toInt).map(Canon(v, _)) finally v.close() }
+      finally r.close()
+    }
+    var start = from
+    while (start < until) {
+      val count = math.min(batch.toLong, until - start).toInt
+      for ((f, fi) <- schema.fields.zipWithIndex) {
+        val v = reader.read(f, columnOf, start, count, a)
+        try assert((0 until count).forall(i => Canon(v, i) == expected(fi)((start + i).toInt)), s"${f.name} rows $start+$count")
+        finally v.close()
+      }
+      start += count
+    }
+  }
+
   for (minor <- Seq(1, 2))
     test(s"2.$minor: the first page of every column at once, then each next page before it is read, none past the rows read") {
       val a = new RootAllocator()
       try {
-        val n = 40000
-        val bs = batches(schema, Seq(n), 5L + minor, 0.1, a)
-        val (bytes, _) = try write(schema, bs, minor, maxPageBytes = 32 << 10) finally bs.flatten.foreach(_.close())
+        val bytes = fileOf(minor, 40000, 5L + minor, maxPageBytes = 32 << 10, a)
         val (starts0, _) = pagesOf(bytes, 0)
         assert(starts0.size > 6, s"column 0 has ${starts0.size - 1} pages")
         // From inside a page, to where a page of column 0 starts: that page is not fetched.
         val from = (starts0(1) + starts0(2)) / 2
         val until = starts0(starts0.size - 3)
-        val expected = {
-          val r = new FileReader21(new MemFile(bytes, "expected"))
-          try schema.fields.map { f => val v = r.read(f, columnOf, 0, n, a); try (0 until n).map(Canon(v, _)) finally v.close() }
-          finally r.close()
-        }
 
         val file = new RecordingFile(bytes)
         val reader: DataFileReader = new FileReader21(file)
@@ -73,16 +91,7 @@ class PrefetchSuite extends AnyFunSuite {
         def pageOf(c: Int, row: Long) = pagesOf(bytes, c)._1.lastIndexWhere(_ <= row)
         assert(file.prefetches == columns.flatMap { case (c, _) => wanted(c, Seq(pageOf(c, from))) })
 
-        var start = from
-        while (start < until) {
-          val count = math.min(3000L, until - start).toInt
-          for ((f, fi) <- schema.fields.zipWithIndex) {
-            val v = reader.read(f, columnOf, start, count, a)
-            try assert((0 until count).forall(i => Canon(v, i) == expected(fi)((start + i).toInt)), s"${f.name} rows $start+$count")
-            finally v.close()
-          }
-          start += count
-        }
+        readsInBatches(reader, bytes, from, until, 3000, a)
         reader.close()
         for ((c, _) <- columns) {
           val (starts, _) = pagesOf(bytes, c)
@@ -98,28 +107,15 @@ class PrefetchSuite extends AnyFunSuite {
       val a = new RootAllocator()
       try {
         val n = 30000
-        val bs = batches(schema, Seq(n), 11L + minor, 0.1, a)
-        val (bytes, _) = try write(schema, bs, minor, maxPageBytes = 1 << 20) finally bs.flatten.foreach(_.close())
+        val bytes = fileOf(minor, n, 11L + minor, maxPageBytes = 1 << 20, a)
         val tailStart = bytes.length - ContainerReader.TailBytes
         val (_, spans) = pagesOf(bytes, 1)
         val (lastStart, lastLength) = spans.last
         assert(lastStart < tailStart && lastStart + lastLength > tailStart, s"the last page spans ${spans.last}, the tail starts at $tailStart")
-        val expected = {
-          val r = new FileReader21(new MemFile(bytes, "expected"))
-          try { val v = r.read(schema.fields(1), columnOf, 0, n, a); try (0 until n).map(Canon(v, _)) finally v.close() }
-          finally r.close()
-        }
         val file = new RecordingFile(bytes)
         val reader: DataFileReader = new FileReader21(file)
         reader.willRead(columns, 0, n)
-        var start = 0
-        while (start < n) {
-          val count = math.min(7000, n - start)
-          val v = reader.read(schema.fields(1), columnOf, start, count, a)
-          try assert((0 until count).forall(i => Canon(v, i) == expected(start + i)), s"rows $start+$count")
-          finally v.close()
-          start += count
-        }
+        readsInBatches(reader, bytes, 0, n, 7000, a)
         reader.close()
         assert(file.prefetches.contains((2 + ((spans.size - 1) & 1), lastStart, (tailStart - lastStart).toInt)))
         // A read of the file across the tail's start could not be served by what was fetched ahead.
