@@ -3,6 +3,7 @@ package sparklance.format.file
 import java.io.Closeable
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
+import org.roaringbitmap.RoaringBitmap
 import sparklance.format.{Resources, UnsupportedFeatureException}
 import sparklance.format.file.v1.FileReaderV1
 import sparklance.format.file.v2_0.FileReader20
@@ -49,11 +50,14 @@ trait DataFileReader extends Closeable {
   def blobDescriptors(field: LanceField, column: Int, rowStart: Long, numRows: Int): BlobDescriptors
 
   /**
-   * Tells the reader that the rows asked for are a few scattered runs (data skipping kept them),
-   * so that it reads and decodes only the parts of pages holding them where the format allows,
-   * rather than whole pages. A hint: results are the same either way.
+   * Tells the reader that a scan reads `columns` (file column, field name) at `rows` only, scattered
+   * runs (data skipping kept them, or they were named one by one), so that it reads and decodes
+   * only the parts of pages holding them where the format allows, rather than whole pages. A
+   * reader that fetches pages ahead ([[sparklance.format.io.InputFile.prefetch]]) fetches those of
+   * which `rows` are a large part, each column's first now and each next when the scan reaches the
+   * one before. A hint, given before the first read: results are the same either way.
    */
-  def readSparsely(): Unit = ()
+  def readSparsely(columns: Seq[(Int, String)], rows: RoaringBitmap): Unit = ()
 
   /**
    * Tells the reader that a scan will read `columns` (file column, field name) over rows `[from,

@@ -147,15 +147,20 @@ final class FragmentScanner(
     // In 2.1+ files only leaves have columns; parents are listed with column index -1.
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
-    // Rows data skipping kept, or rows named one by one, are scattered: read the parts of pages holding them.
-    if (within.isDefined || only.isDefined) reader.readSparsely()
-    else {
-      // Pages are fetched from the first live row where the deletion file has been read already;
-      // from the split's start where it is still on its way, rather than waiting for it.
-      val firstLive =
-        if (!deletionFile.forall(_.isDone)) start
-        else { val live = deleted.nextAbsentValue(start.toInt); if (live < 0) end else math.min(end, live) }
-      if (firstLive < end) reader.willRead(fields.flatMap(_.preOrder).flatMap(f => columnOf.get(f.id).map(_ -> f.name)), firstLive, end)
+    val columns = fields.flatMap(_.preOrder).flatMap(f => columnOf.get(f.id).map(_ -> f.name))
+    only.orElse(within) match {
+      // Rows named one by one, or data skipping kept, are scattered: read the parts of pages holding them.
+      case Some(rows) =>
+        val inSplit = RoaringBitmap.bitmapOfRange(start, end)
+        inSplit.and(rows)
+        reader.readSparsely(columns, inSplit)
+      case None =>
+        // Pages are fetched from the first live row where the deletion file has been read already;
+        // from the split's start where it is still on its way, rather than waiting for it.
+        val firstLive =
+          if (!deletionFile.forall(_.isDone)) start
+          else { val live = deleted.nextAbsentValue(start.toInt); if (live < 0) end else math.min(end, live) }
+        if (firstLive < end) reader.willRead(columns, firstLive, end)
     }
     Source(reader, columnOf, input, f)
   }

@@ -40,13 +40,18 @@ private[v2_1] object Segment {
  * young generation, and frees them only by a concurrent cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
  * rows asked for are scattered runs), which also decodes pages whole where a run needs more than
  * a quarter of a page's chunks. Other pages are decoded whole, on demand, and the last two decoded
- * are kept, so that consecutive increasing row ranges decode each page once. Pages starting
- * before `prefetchBefore()` (the end of the rows a scan reads, 0 for none) are fetched ahead
- * ([[sparklance.format.io.InputFile.prefetch]]): the first read of a page has the file fetch the
- * next one in the background.
+ * are kept, so that consecutive increasing row ranges decode each page once.
+ *
+ * Pages are fetched ahead ([[sparklance.format.io.InputFile.prefetch]]): the first read of a page
+ * has the file fetch the next one to fetch in the background. In an ordered scan those are the
+ * pages starting before `prefetchBefore()` (the end of the rows it reads, 0 for none); with
+ * `sparse`, the pages of which the rows read (`sparse`'s) are a quarter or more, whose bytes the
+ * scattered reads mostly need anyway: on an object store, one request for the page beside the
+ * other columns' rather than one after another for its chunk index and its chunks.
  */
-private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String, sparse: Boolean = false,
-    prefetchBefore: () => Long = () => 0L) {
+private[v2_1] final class ColumnReader21(container: ContainerReader, val index: Int, fieldName: String,
+    sparseRows: Option[org.roaringbitmap.RoaringBitmap] = None, prefetchBefore: () => Long = () => 0L) {
+  private val sparse = sparseRows.isDefined
   private val path = container.path
   private val meta = container.columns(index)
   private val pages = meta.getPagesList.asScala.toIndexedSeq
@@ -87,28 +92,43 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   /** The last page starting at or before `row` (an empty page may precede the one holding it). */
   private def pageOf(row: Long): Int = java.util.Arrays.binarySearch(rowStarts, row) match { case i if i >= 0 => i; case i => -i - 2 }
 
-  // The last page whose successor was prefetched: scans go through a column's pages in order.
+  // The pages up to here had what follows them fetched: a scan goes through a column's pages in order.
   private var prefetchedAfter = -1
+  // Scattered reads alternate the two streams by the order of their fetches, pages in order by their parity.
+  private var sparseFetches = 0
+
+  /** Whether page p is fetched ahead of its reads (see the class). */
+  private def fetchesAhead(p: Int): Boolean = pages(p).getLength > 0 && (sparseRows match {
+    case None => rowStarts(p) < prefetchBefore()
+    case Some(rows) => rows.rangeCardinality(rowStarts(p), rowStarts(p + 1)) * 4 >= pages(p).getLength
+  })
+
+  /** The first page from `p` on fetched ahead: `p` itself in an ordered scan, the next one whose rows it reads with `sparse`. */
+  private def nextFetched(p: Int): Int =
+    if (!sparse) p else Iterator.range(p, pages.size).find(fetchesAhead).getOrElse(pages.size)
 
   private def prefetchNext(p: Int): Unit = if (p > prefetchedAfter) {
-    prefetchedAfter = p
-    prefetch(p + 1)
+    val next = nextFetched(p + 1)
+    // The pages between are read without one: only the arrival at `next` fetches what follows it.
+    prefetchedAfter = math.max(p, next - 1)
+    prefetch(next)
   }
 
-  /** Fetches ahead the page holding `row` (see [[prefetchNext]] for the pages after it). */
+  /** Fetches ahead the page holding `row`, or with `sparse` the first page from there on whose rows are read (see [[prefetchNext]] for the pages after it). */
   def prefetchPageOf(row: Long): Unit = if (row >= 0 && row < numRows) {
     var p = pageOf(row)
     while (p < pages.size && rowStarts(p + 1) <= row) p += 1 // past empty pages
-    prefetchedAfter = math.max(prefetchedAfter, p - 1)
-    prefetch(p)
+    val first = nextFetched(p)
+    prefetchedAfter = math.max(prefetchedAfter, first - 1)
+    prefetch(first)
   }
 
   /**
    * Has the file fetch page p's buffers (its first `MaxPrefetch` bytes) in the background, under
-   * a stream of its own parity, so that fetching page p + 1 leaves page p's bytes to its reads.
+   * a stream of its own parity, so that fetching the next page leaves page p's bytes to its reads.
    */
   private def prefetch(p: Int): Unit =
-    if (!sparse && p < pages.size && rowStarts(p) < prefetchBefore() && pages(p).getLength > 0) {
+    if (p < pages.size && fetchesAhead(p)) {
       // A page whose buffers lie outside the file is reported where it is read, not here.
       try {
         val (offsets, sizes) = buffers(p)
@@ -116,7 +136,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         if (used.nonEmpty) {
           val start = used.map(offsets).min
           val end = used.map(i => offsets(i) + sizes(i)).max
-          container.prefetch(2 * index + (p & 1), start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
+          val parity = if (sparse) { sparseFetches += 1; sparseFetches & 1 } else p & 1
+          container.prefetch(2 * index + parity, start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
         }
       } catch { case _: sparklance.format.CorruptFileException => }
     }

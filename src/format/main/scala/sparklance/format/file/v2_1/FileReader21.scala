@@ -5,6 +5,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, ListVector, StructVector}
 import org.apache.arrow.vector.types.pojo.ArrowType
+import org.roaringbitmap.RoaringBitmap
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
 import sparklance.format.file.{BlobDescriptors, ContainerReader}
@@ -50,15 +51,21 @@ final class FileReader21(input: InputFile) extends sparklance.format.file.DataFi
   private[v2_1] def column(i: Int, name: String): ColumnReader21 = {
     if (i < 0 || i >= columns.length)
       throw new CorruptFileException(path, s"column $i (field '$name') was requested, but the file has ${columns.length} columns")
-    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name, sparse, () => readEnd)
+    if (columns(i) == null) columns(i) = new ColumnReader21(container, i, name, sparseRows, () => readEnd)
     columns(i)
   }
 
-  @volatile private var sparse = false
-  override def readSparsely(): Unit = sparse = true
+  @volatile private var sparseRows = Option.empty[RoaringBitmap]
+  override def readSparsely(columns: Seq[(Int, String)], rows: RoaringBitmap): Unit = {
+    sparseRows = Some(rows)
+    if (!rows.isEmpty) {
+      val first = Integer.toUnsignedLong(rows.first)
+      columns.foreach { case (c, name) => if (c >= 0 && c < this.columns.length) column(c, name).prefetchPageOf(first) }
+    }
+  }
 
   @volatile private var readEnd = 0L
-  override def willRead(columns: Seq[(Int, String)], from: Long, until: Long): Unit = if (!sparse) {
+  override def willRead(columns: Seq[(Int, String)], from: Long, until: Long): Unit = if (sparseRows.isEmpty) {
     readEnd = until
     columns.foreach { case (c, name) => if (c >= 0 && c < this.columns.length) column(c, name).prefetchPageOf(from) }
   }

@@ -2,6 +2,7 @@ package sparklance.format.file.v2_1
 
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.types.pojo.ArrowType
+import org.roaringbitmap.RoaringBitmap
 import org.scalatest.funsuite.AnyFunSuite
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
@@ -12,7 +13,8 @@ import sparklance.format.table.LanceField
 /**
  * A scan that says which columns and rows it reads ([[DataFileReader.willRead]]) has the file
  * fetch each column's first page at once, then each next page as the scan reaches the one before,
- * none past the rows it reads; scattered reads fetch nothing ahead.
+ * none past the rows it reads; scattered reads ([[DataFileReader.readSparsely]]) fetch the pages
+ * they read much of likewise.
  */
 class PrefetchSuite extends AnyFunSuite {
   import Writer21Fixtures._
@@ -124,20 +126,41 @@ class PrefetchSuite extends AnyFunSuite {
       } finally a.close()
     }
 
-  test("scattered reads, and reads of a reader not told what it reads, fetch nothing ahead") {
+  test("scattered reads fetch ahead, in order, the pages of which they read a quarter of the rows or more; an untold reader nothing") {
     val a = new RootAllocator()
     try {
-      val bs = batches(schema, Seq(20000), 3L, 0.1, a)
-      val (bytes, _) = try write(schema, bs, 2, maxPageBytes = 64 << 10) finally bs.flatten.foreach(_.close())
+      val n = 20000
+      val bs = batches(schema, Seq(n), 3L, 0.1, a)
+      val (bytes, _) = try write(schema, bs, 2, maxPageBytes = 16 << 10) finally bs.flatten.foreach(_.close())
+      // Every row of the first quarter, every 7th after it (a seventh of those pages' rows: not fetched).
+      val picked = ((0L until 5000L) ++ (5000L until n.toLong by 7)).toArray
+      val rows = new RoaringBitmap()
+      picked.foreach(r => rows.add(r.toInt))
       val sparse = new RecordingFile(bytes)
       val picking = new FileReader21(sparse)
-      picking.readSparsely()
-      picking.willRead(columns, 0, 20000)
-      schema.fields.foreach(f => picking.readRows(f, columnOf, (0L until 20000L by 7).toArray, a).close())
+      picking.readSparsely(columns, rows)
+      val expected = new FileReader21(new MemFile(bytes, "expected"))
+      for (f <- schema.fields) {
+        val (got, all) = (picking.readRows(f, columnOf, picked, a), expected.read(f, columnOf, 0, n, a))
+        try assert(picked.indices.forall(i => Canon(got, i) == Canon(all, picked(i).toInt)), f.name)
+        finally { got.close(); all.close() }
+      }
+      expected.close()
+      picking.close()
+      for ((c, _) <- columns) {
+        val (starts, spans) = pagesOf(bytes, c)
+        val dense = spans.indices.filter(p => rows.rangeCardinality(starts(p), starts(p + 1)) * 4 >= starts(p + 1) - starts(p))
+        assert(dense.size > 1 && dense.size < spans.size, s"column $c: pages $dense of ${spans.size} are read densely")
+        val fetched = sparse.prefetches.filter(_._1 / 2 == c)
+        assert(fetched.map(f => (f._2, f._3)) == dense.map(spans), s"column $c")
+        // One after the other on the column's two streams: the next page's fetch leaves the one before to its reads.
+        assert(fetched.map(_._1 % 2).sliding(2).forall(w => w.size < 2 || w(0) != w(1)), fetched)
+      }
       val untold = new RecordingFile(bytes)
       val plain = new FileReader21(untold)
-      schema.fields.foreach(f => plain.read(f, columnOf, 0, 20000, a).close())
-      assert(sparse.prefetches.isEmpty && untold.prefetches.isEmpty)
+      schema.fields.foreach(f => plain.read(f, columnOf, 0, n, a).close())
+      plain.close()
+      assert(untold.prefetches.isEmpty)
       assert(a.getAllocatedMemory == 0)
     } finally a.close()
   }
