@@ -53,12 +53,12 @@ private[hadoop] object Prefetches {
   val MaxBytes: Long = 64L << 20
 
   /**
-   * `work` (reads of a small file, as a deletion file) on a fetching thread, or on the caller's
-   * where every one is busy.
+   * `work` (reads of a small file, as a deletion file) on a fetching thread, or where every one is
+   * busy, on the caller's when it asks for the result.
    */
   def inBackground[T](work: () => T): Background[T] =
     try Background.of(pool.submit(new Callable[T] { def call(): T = work() }))
-    catch { case _: RejectedExecutionException => Background.now(work) }
+    catch { case _: RejectedExecutionException => Background.later(work) }
 
   /**
    * The threads fetching for every file of the process: a fetch that finds them all busy is

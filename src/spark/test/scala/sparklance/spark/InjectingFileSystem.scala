@@ -8,7 +8,8 @@ import org.apache.hadoop.util.Progressable
 
 /**
  * The local file system under the scheme `inject://`, which throws what a test armed it with
- * (an interrupt, an Error: anything) at one operation of one thread, once: after that thread has
+ * (an interrupt, an Error: anything) at one operation of one thread (or of a fetching thread
+ * working for it), once: after that thread has
  * created `afterManifests` manifests, at the first listing, create or delete whose path the
  * trigger accepts. So a test reaches into the work a statement does after its commit landed.
  */
@@ -56,7 +57,11 @@ object InjectingFileSystem {
   def arm(injection: Injection): Unit = armed.set(Some(injection))
   def disarm(): Unit = armed.set(None)
 
-  private def at(op: Operation, path: Path): Unit = armed.get.filter(_.thread eq Thread.currentThread()).foreach { i =>
+  // The storage of a scheme other than file: and HDFS's does some of a thread's work on its fetching
+  // threads (a commit's transaction file, written while it lists the versions): theirs counts as its.
+  private def at(op: Operation, path: Path): Unit = armed.get.filter { i =>
+    (i.thread eq Thread.currentThread()) || Thread.currentThread().getName.startsWith("sparklance-prefetch-")
+  }.foreach { i =>
     if (op == Create && path.getName.endsWith(".manifest")) i.manifests += 1
     else if (!i.fired && i.manifests >= i.afterManifests && i.trigger(op, path)) {
       i.fired = true

@@ -11,7 +11,7 @@ import sparklance.format.{BuildInfo, CommitConflictException, CommitStateUnknown
   TxnAlreadyAppliedException}
 import sparklance.format.deletion.DeletionFiles
 import sparklance.format.index.{FragmentReuse, Indices, RewriteIndexRules}
-import sparklance.format.io.Storage
+import sparklance.format.io.{Background, Storage}
 import sparklance.format.rowids.RowLineage
 import sparklance.format.proto.TableProtos.{DataFragment, DeletionFile, IndexMetadata, Manifest}
 import sparklance.format.proto.TransactionProtos.Transaction
@@ -77,8 +77,14 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     // Checked against concurrent commits: the operation, or the write that carries a schema change.
     var txn = Transactions.build(readVersion, uuid, Committer.changeOf(op), properties)
     var txnName = s"$readVersion-$uuid.txn"
-    // A schema change's Merge names the final fragment list, so it is written with each manifest.
-    if (pending.isEmpty) writeTransaction(txnName, txn)
+    // The transaction file: a schema change's Merge names the final fragment list, so it is written
+    // with each manifest; any other once, here, while the attempt is built and the look for newer
+    // versions lists them (side by side on an object store). The manifest names it: no manifest is
+    // put before it is there.
+    var txnWrite: Option[Background[Unit]] = Option.when(pending.isEmpty) {
+      val (name, first) = (txnName, txn)
+      storage.inBackground(transactionPath(name))(() => writeTransaction(name, first))
+    }
     val ourTransactionFiles = scala.collection.mutable.Set(txnName)
 
     var current = op
@@ -144,19 +150,28 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       // Cleanup removes old manifests, so with a stale base the put of a version below the newest
       // could succeed and leave a dead branch no reader follows: look first, and lose the race.
       val put: PutOutcome = if (newerExists(version)) PutOutcome.Superseded
-        else try { if (storage.putIfAbsent(target, bytes)) PutOutcome.Landed else PutOutcome.Taken }
-        catch { case NonFatal(e) => PutOutcome.Failed(e) }
-      put match {
-        case PutOutcome.Landed => OrphanCheck.verdict(dataset, naming, version, manifest, base.map(_.manifest)) match {
-          case OrphanCheck.Live =>
-            writeHint(version)
-            return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
-          // The look before the put and the put itself let another commit and a cleanup in between.
-          case OrphanCheck.Orphan =>
-            try storage.delete(target) catch { case NonFatal(e) => unknown(version, e) }
-          case OrphanCheck.Undecided => unknown(version, new IllegalStateException(s"version $version landed, but newer " +
-            "versions of the same time exist and nothing tells whether they were built on it"))
+        else {
+          txnWrite.foreach(_.result)
+          txnWrite = None
+          try { if (storage.putIfAbsent(target, bytes)) PutOutcome.Landed else PutOutcome.Taken }
+          catch { case NonFatal(e) => PutOutcome.Failed(e) }
         }
+      put match {
+        case PutOutcome.Landed =>
+          // The hint is written while the check lists the versions; should the check find ours an
+          // orphan, the hint names a version ahead of the table's, which readers never trust.
+          val hint = storage.inBackground(hintPath)(() => writeHint(version))
+          val verdict = OrphanCheck.verdict(dataset, naming, version, manifest, base.map(_.manifest))
+          hint.result
+          verdict match {
+            case OrphanCheck.Live =>
+              return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
+            // The look before the put and the put itself let another commit and a cleanup in between.
+            case OrphanCheck.Orphan =>
+              try storage.delete(target) catch { case NonFatal(e) => unknown(version, e) }
+            case OrphanCheck.Undecided => unknown(version, new IllegalStateException(s"version $version landed, but newer " +
+              "versions of the same time exist and nothing tells whether they were built on it"))
+          }
         case PutOutcome.Failed(_) => keepWritten = true
         case _ =>
       }
@@ -311,8 +326,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     (touching.result(), None)
   }
 
+  private def transactionPath(name: String): String = Storage.join(dataset.path, s"_transactions/$name")
+
   private def writeTransaction(name: String, txn: Transaction, replace: Boolean = false): Unit = {
-    val path = Storage.join(dataset.path, s"_transactions/$name")
+    val path = transactionPath(name)
     if (replace) storage.overwrite(path, txn.toByteArray)
     else Using.resource(storage.create(path))(_.write(txn.toByteArray))
   }
@@ -322,8 +339,10 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
     try dataset.versions.lastOption.exists(_ > version) catch { case NonFatal(_) => false }
 
   /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
+  private def hintPath: String = Storage.join(dataset.path, "_versions/latest_version_hint.json")
+
   private def writeHint(version: Long): Unit =
-    try storage.overwrite(Storage.join(dataset.path, "_versions/latest_version_hint.json"), s"""{"version":$version}""".getBytes("UTF-8"))
+    try storage.overwrite(hintPath, s"""{"version":$version}""".getBytes("UTF-8"))
     catch { case NonFatal(_) => }
 
   /** The deletion files an operation's updated fragments reference. */

@@ -69,10 +69,10 @@ trait Storage {
   /**
    * Runs `work`, whose requests are to the store `path` is in, so that they may overlap the
    * caller's own: an object store runs it on a background thread, so that the latencies of both
-   * pass side by side; where a request answers at once (local files), the caller's thread runs it
-   * before this returns.
+   * pass side by side; where a request answers at once (local files), nothing is gained by that,
+   * and the caller's thread runs it when it asks for the result.
    */
-  def inBackground[T](path: String)(work: () => T): Background[T] = Background.now(work)
+  def inBackground[T](path: String)(work: () => T): Background[T] = Background.later(work)
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream
   /** Writes `bytes` to `path` only if nothing exists there; returns false if it already existed. */

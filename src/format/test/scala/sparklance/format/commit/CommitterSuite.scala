@@ -5,7 +5,7 @@ import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CommitConflictException, TableNotFoundException, VersionNotFoundException}
-import sparklance.format.io.{LocalStorage, Storage}
+import sparklance.format.io.{Background, FileEntry, ForwardingStorage, LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.proto.TransactionProtos.Transaction
 import sparklance.format.table.{Dataset, LanceSchema, ManifestFile, VersionNaming}
@@ -47,6 +47,50 @@ class CommitterSuite extends AnyFunSuite {
     assert(txn.hasOverwrite && txn.getReadVersion == 2)
     val hint = new String(LocalStorage.readAll(Storage.join(ds.path, "_versions/latest_version_hint.json")), "UTF-8")
     assert(hint == """{"version":3}""")
+  }
+
+  test("where the store works in the background, the transaction file is written while versions are listed, the hint while the landed version is checked") {
+    import java.util.concurrent.{CountDownLatch, TimeUnit}
+    val dir = Files.createTempDirectory("commit").resolve("t.lance").toString
+    val local = new Dataset(LocalStorage, dir)
+    new Committer(local).commit(None, Operation.Overwrite(Nil, schema))
+    val (listedBefore, hintStarted) = (new CountDownLatch(1), new CountDownLatch(1))
+    @volatile var manifestPut = false
+    @volatile var transactionFileWhenPut = false
+    @volatile var checkedWithoutHint = false
+    // Each side waits for the other: done one after the other, they wait 10 s (and fail).
+    val storage = new ForwardingStorage() {
+      override def inBackground[T](path: String)(work: () => T): Background[T] = {
+        val task = new java.util.concurrent.FutureTask[T](() => work())
+        new Thread(task).start()
+        Background.of(task)
+      }
+      override def list(dir: String): Seq[FileEntry] = {
+        if (!manifestPut) listedBefore.countDown()
+        else if (!hintStarted.await(10, TimeUnit.SECONDS)) checkedWithoutHint = true
+        super.list(dir)
+      }
+      override def create(path: String): java.io.OutputStream = {
+        if (path.contains("/_transactions/") && !listedBefore.await(10, TimeUnit.SECONDS))
+          throw new java.io.IOException(s"$path was written before the versions were listed")
+        super.create(path)
+      }
+      override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+        transactionFileWhenPut = LocalStorage.list(Storage.join(dir, "_transactions")).size == 2
+        val put = super.putIfAbsent(path, bytes)
+        manifestPut = true
+        put
+      }
+      override def overwrite(path: String, bytes: Array[Byte]): Unit = {
+        if (path.endsWith("latest_version_hint.json")) hintStarted.countDown()
+        super.overwrite(path, bytes)
+      }
+    }
+    val v2 = new Committer(new Dataset(storage, dir)).commit(Some(local.snapshot()), Operation.Append(Seq(fragment(10, "a.lance"))))
+    assert(v2.version == 2 && transactionFileWhenPut && !checkedWithoutHint)
+    assert(new String(LocalStorage.readAll(Storage.join(dir, "_versions/latest_version_hint.json")), "UTF-8") == """{"version":2}""")
+    val m = local.snapshot().manifest
+    assert(m.getVersion == 2 && Transaction.parseFrom(LocalStorage.readAll(Storage.join(dir, s"_transactions/${m.getTransactionFile}"))).hasAppend)
   }
 
   test("an append that loses the race to another append is rebased, keeping both") {
