@@ -1,7 +1,6 @@
 package sparklance.spark
 
 import java.nio.file.{Files, Path}
-import org.apache.spark.sql.SparkSession
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
@@ -17,14 +16,8 @@ import sparklance.format.table.Dataset
  */
 class AmbiguousCommitSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val root: Path = Files.createTempDirectory("ambiguous-spark")
-  private lazy val spark = SparkSession.builder().master("local[2]").appName("ambiguous-commit")
+  private lazy val spark = TestFileSystemCatalog.builder("ambiguous-commit", "fl", "faulty", classOf[FaultyFileSystem], root)
     .config("spark.sql.shuffle.partitions", "2")
-    .config("spark.sql.catalog.fl", classOf[LanceCatalog].getName)
-    .config("spark.sql.catalog.fl.warehouse", s"faulty://$root/wh")
-    .config("spark.sql.catalog.fl.hadoop.fs.faulty.impl", classOf[FaultyFileSystem].getName)
-    .config("spark.sql.catalog.fl.hadoop.fs.faulty.impl.disable.cache", "true")
-    // A single writer in this test: the local create(overwrite = false) is put-if-absent enough.
-    .config("spark.sql.catalog.fl.hadoop.sparklance.storage.faulty.putIfAbsent", "create")
     .getOrCreate()
 
   override def afterAll(): Unit = try spark.stop() finally super.afterAll()

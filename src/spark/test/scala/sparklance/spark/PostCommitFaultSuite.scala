@@ -2,7 +2,6 @@ package sparklance.spark
 
 import java.nio.file.{Files, Path}
 import org.apache.hadoop.fs.{Path => HadoopPath}
-import org.apache.spark.sql.SparkSession
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
@@ -20,14 +19,8 @@ import sparklance.format.table.Dataset
  */
 class PostCommitFaultSuite extends AnyFunSuite with BeforeAndAfterAll {
   private val root: Path = Files.createTempDirectory("post-commit-faults")
-  private lazy val spark = SparkSession.builder().master("local[2]").appName("post-commit-faults")
+  private lazy val spark = TestFileSystemCatalog.builder("post-commit-faults", "lance", "inject", classOf[InjectingFileSystem], root)
     .config("spark.sql.shuffle.partitions", "2")
-    .config("spark.sql.catalog.lance", classOf[LanceCatalog].getName)
-    .config("spark.sql.catalog.lance.warehouse", s"inject://$root/wh")
-    .config("spark.sql.catalog.lance.hadoop.fs.inject.impl", classOf[InjectingFileSystem].getName)
-    .config("spark.sql.catalog.lance.hadoop.fs.inject.impl.disable.cache", "true")
-    // One writer at a time in this suite: create(overwrite = false) is put-if-absent enough.
-    .config("spark.sql.catalog.lance.hadoop.sparklance.storage.inject.putIfAbsent", "create")
     .config("spark.sql.extensions", classOf[LanceSparkSessionExtensions].getName)
     .getOrCreate()
 
