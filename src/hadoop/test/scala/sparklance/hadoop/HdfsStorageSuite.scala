@@ -169,6 +169,9 @@ class HdfsStorageSuite extends AnyFunSuite with BeforeAndAfterAll {
     val h = Storages.forPath(s"$root/t.lance", Map("spark.hadoop.dfs.replication" -> "1", "fs.x" -> "y"))
       .asInstanceOf[HadoopStorage]
     assert(h.configuration.get("dfs.replication") == "1" && h.configuration.get("fs.x") == "y")
+    // One storage per configuration: every split a task reads asks for one.
+    assert(Storages.forPath("s3a://bucket/t.lance", Map("fs.x" -> "y")) eq Storages.forPath("s3a://other/u.lance", Map("fs.x" -> "y")))
+    assert(Storages.forPath("s3a://bucket/t.lance", Map("fs.x" -> "z")).asInstanceOf[HadoopStorage].configuration.get("fs.x") == "z")
   }
 
   test("a HadoopStorage survives Java serialization with its configuration (as sent to executors)") {
