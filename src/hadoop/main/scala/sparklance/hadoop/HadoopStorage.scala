@@ -273,7 +273,7 @@ object HadoopStorage {
    * Keys prefixed `spark.hadoop.` (as in a Spark conf) are set without the prefix. One storage
    * per distinct `entries` is kept ([[KeptStorages]] of them, the least recently asked for out
    * first): building one parses Hadoop's default resources, milliseconds of XML that every split a
-   * task read paid, a seventh of a scan's time on S3.
+   * task read paid, a seventh of a scan's samples on S3 (JFR).
    */
   def fromConf(entries: Map[String, String]): HadoopStorage = built.synchronized {
     val known = built.get(entries)
@@ -288,7 +288,7 @@ object HadoopStorage {
     }
   }
 
-  private[hadoop] val KeptStorages = 64
+  private val KeptStorages = 64
 
   private val built = new java.util.LinkedHashMap[Map[String, String], HadoopStorage](16, 0.75f, true) {
     override def removeEldestEntry(e: java.util.Map.Entry[Map[String, String], HadoopStorage]): Boolean = size() > KeptStorages

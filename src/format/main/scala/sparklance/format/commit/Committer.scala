@@ -241,6 +241,9 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
           current = current match { case e: Operation.Evolving => e.copy(change = rebased.op); case _ => rebased.op }
           txn = Transactions.build(readVersion, uuid, rebased.op, properties)
           if (pending.isEmpty) {
+            // The first transaction file, if it is still to be written, is not needed any more.
+            txnWrite.foreach(_.cancel())
+            txnWrite = None
             txnName = s"$readVersion-$uuid.txn"
             writeTransaction(txnName, txn); ourTransactionFiles += txnName
           }
@@ -338,9 +341,9 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
   private def newerExists(version: Long): Boolean =
     try dataset.versions.lastOption.exists(_ > version) catch { case NonFatal(_) => false }
 
-  /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
   private def hintPath: String = Storage.join(dataset.path, "_versions/latest_version_hint.json")
 
+  /** The hint is only a hint: failing to write it must not turn a landed commit into an error. */
   private def writeHint(version: Long): Unit =
     try storage.overwrite(hintPath, s"""{"version":$version}""".getBytes("UTF-8"))
     catch { case NonFatal(_) => }
