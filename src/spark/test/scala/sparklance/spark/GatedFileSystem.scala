@@ -5,6 +5,7 @@ import java.net.URI
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicReference
 import org.apache.hadoop.fs.{FSDataInputStream, Path, RawLocalFileSystem}
+import scala.jdk.CollectionConverters._
 
 /**
  * The local file system under the scheme `gated://`, which sparklance treats as an object store
@@ -36,7 +37,7 @@ object GatedFileSystem {
   /** Disarms the gate; returns the data files opened while it was armed. */
   def disarm(): Set[String] = {
     val gate = armed.getAndSet(None)
-    gate.fold(Set.empty[String])(g => scala.jdk.CollectionConverters.SetHasAsScala(g.opened).asScala.toSet)
+    gate.fold(Set.empty[String])(_.opened.asScala.toSet)
   }
 
   private def opening(path: String): Unit = armed.get.foreach { gate =>

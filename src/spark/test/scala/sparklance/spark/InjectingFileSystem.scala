@@ -9,9 +9,8 @@ import org.apache.hadoop.util.Progressable
 /**
  * The local file system under the scheme `inject://`, which throws what a test armed it with
  * (an interrupt, an Error: anything) at one operation of one thread (or of a fetching thread
- * working for it), once: after that thread has
- * created `afterManifests` manifests, at the first listing, create or delete whose path the
- * trigger accepts. So a test reaches into the work a statement does after its commit landed.
+ * working for it), once: after that thread has created `afterManifests` manifests, at the first
+ * listing, create or delete whose path the trigger accepts. So a test reaches into the work a statement does after its commit landed.
  */
 class InjectingFileSystem extends RawLocalFileSystem {
   override def getUri: URI = URI.create("inject:///")

@@ -105,6 +105,13 @@ final class FragmentScanner(
     if (only.isDefined || !fragment.hasDeletionFile) None
     else Some(storage.inBackground(files.deletionFile(fragment))(() => DeletionFiles.read(storage, files, fragment)))
 
+  // The split's rows named, or kept, for a scattered read: the same for each data file of the fragment.
+  private lazy val scatteredRows: Option[RoaringBitmap] = only.orElse(within).map { rows =>
+    val inSplit = RoaringBitmap.bitmapOfRange(start, end)
+    inSplit.and(rows)
+    inSplit
+  }
+
   private lazy val deleted: RoaringBitmap = only match {
     case Some(rows) => RoaringBitmap.flip(rows, 0L, math.max(fragment.getPhysicalRows, end))
     case None =>
@@ -148,12 +155,9 @@ final class FragmentScanner(
     val columnOf = f.getFieldsList.asScala.zip(f.getColumnIndicesList.asScala)
       .collect { case (id, c) if c.intValue >= 0 => id.intValue -> c.intValue }.toMap
     val columns = fields.flatMap(_.preOrder).flatMap(f => columnOf.get(f.id).map(_ -> f.name))
-    only.orElse(within) match {
+    scatteredRows match {
       // Rows named one by one, or data skipping kept, are scattered: read the parts of pages holding them.
-      case Some(rows) =>
-        val inSplit = RoaringBitmap.bitmapOfRange(start, end)
-        inSplit.and(rows)
-        reader.readSparsely(columns, inSplit)
+      case Some(rows) => reader.readSparsely(columns, rows)
       case None =>
         // Pages are fetched from the first live row where the deletion file has been read already;
         // from the split's start where it is still on its way, rather than waiting for it.

@@ -3,6 +3,8 @@ package sparklance.spark.scan
 import java.nio.file.{Files, Path}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
+import scala.jdk.CollectionConverters._
+import scala.util.Using
 import sparklance.format.io.LocalStorage
 import sparklance.spark.{GatedFileSystem, LanceSparkSessionExtensions, TestFileSystemCatalog}
 
@@ -46,7 +48,7 @@ class SplitLookAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lance.db")
     spark.sql("CREATE TABLE lance.db.gone TBLPROPERTIES ('max_rows_per_file' = '3000') AS SELECT id FROM range(9000)")
     val data = root.resolve("wh/db/gone.lance/data")
-    val files = Files.list(data).toArray.map(_.asInstanceOf[Path]).filter(_.toString.endsWith(".lance"))
+    val files = Using.resource(Files.list(data))(_.iterator.asScala.filter(_.toString.endsWith(".lance")).toSeq)
     assert(files.length > 2)
     val lost = files.sortBy(f => Files.getLastModifiedTime(f).toMillis).last
     Files.delete(lost)

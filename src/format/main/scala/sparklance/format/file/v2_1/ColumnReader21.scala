@@ -37,7 +37,7 @@ private[v2_1] object Segment {
  * from only the chunks holding it, and one of a full-zip page without repetition (vectors, long
  * strings and binaries) from only its bytes, so that no array holds a page (pages are up to 8 MB
  * stored, and may decode to far more; G1 allocates arrays above half a heap region outside its
- * young generation, and frees them only by a concurrent cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparse` (the
+ * young generation, and frees them only by a concurrent cycle). Bytes are read ahead for the next ranges of an ordered scan, but not with `sparseRows` (the
  * rows asked for are scattered runs), which also decodes pages whole where a run needs more than
  * a quarter of a page's chunks. Other pages are decoded whole, on demand, and the last two decoded
  * are kept, so that consecutive increasing row ranges decode each page once.
@@ -45,7 +45,7 @@ private[v2_1] object Segment {
  * Pages are fetched ahead ([[sparklance.format.io.InputFile.prefetch]]): the first read of a page
  * has the file fetch the next one to fetch in the background. In an ordered scan those are the
  * pages starting before `prefetchBefore()` (the end of the rows it reads, 0 for none); with
- * `sparse`, the pages of which the rows read (`sparse`'s) are a quarter or more, whose bytes the
+ * `sparseRows`, the pages of which those rows are a quarter or more, whose bytes the
  * scattered reads mostly need anyway: on an object store, one request for the page beside the
  * other columns' rather than one after another for its chunk index and its chunks.
  */
@@ -94,8 +94,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
 
   // The pages up to here had what follows them fetched: a scan goes through a column's pages in order.
   private var prefetchedAfter = -1
-  // Scattered reads alternate the two streams by the order of their fetches, pages in order by their parity.
-  private var sparseFetches = 0
+  // Fetches alternate between the column's two streams, so that a fetch never replaces the one of the page being read.
+  private var fetches = 0
 
   /** Whether page p is fetched ahead of its reads (see the class). */
   private def fetchesAhead(p: Int): Boolean = pages(p).getLength > 0 && (sparseRows match {
@@ -125,7 +125,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
 
   /**
    * Has the file fetch page p's buffers (its first `MaxPrefetch` bytes) in the background, under
-   * a stream of its own parity, so that fetching the next page leaves page p's bytes to its reads.
+   * the other of the column's two streams than the fetch before, so that fetching the next page
+   * leaves page p's bytes to its reads.
    */
   private def prefetch(p: Int): Unit =
     if (p < pages.size && fetchesAhead(p)) {
@@ -136,8 +137,8 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
         if (used.nonEmpty) {
           val start = used.map(offsets).min
           val end = used.map(i => offsets(i) + sizes(i)).max
-          val parity = if (sparse) { sparseFetches += 1; sparseFetches & 1 } else p & 1
-          container.prefetch(2 * index + parity, start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
+          fetches += 1
+          container.prefetch(2 * index + (fetches & 1), start, math.min(end - start, ColumnReader21.MaxPrefetch.toLong).toInt)
         }
       } catch { case _: sparklance.format.CorruptFileException => }
     }

@@ -89,7 +89,11 @@ class PrefetchSuite extends AnyFunSuite {
         val file = new RecordingFile(bytes)
         val reader: DataFileReader = new FileReader21(file)
         reader.willRead(columns, from, until)
-        def wanted(c: Int, pages: Seq[Int]) = { val spans = pagesOf(bytes, c)._2; pages.map(p => (2 * c + (p & 1), spans(p)._1, spans(p)._2)) }
+        // A column's fetches alternate between its two streams, its first on the odd one.
+        def wanted(c: Int, pages: Seq[Int]) = {
+          val spans = pagesOf(bytes, c)._2
+          pages.zipWithIndex.map { case (p, k) => (2 * c + ((k + 1) & 1), spans(p)._1, spans(p)._2) }
+        }
         def pageOf(c: Int, row: Long) = pagesOf(bytes, c)._1.lastIndexWhere(_ <= row)
         assert(file.prefetches == columns.flatMap { case (c, _) => wanted(c, Seq(pageOf(c, from))) })
 
@@ -119,7 +123,8 @@ class PrefetchSuite extends AnyFunSuite {
         reader.willRead(columns, 0, n)
         readsInBatches(reader, bytes, 0, n, 7000, a)
         reader.close()
-        assert(file.prefetches.contains((2 + ((spans.size - 1) & 1), lastStart, (tailStart - lastStart).toInt)))
+        // Every page of column 1 fetched in turn, the first on its odd stream: the last on the stream of the column's page count's parity.
+        assert(file.prefetches.contains((2 + (spans.size & 1), lastStart, (tailStart - lastStart).toInt)))
         // A read of the file across the tail's start could not be served by what was fetched ahead.
         assert(file.reads.forall { case (p, l) => p >= tailStart || p + l <= tailStart }, file.reads)
         assert(a.getAllocatedMemory == 0)
