@@ -1,6 +1,7 @@
 package sparklance.format.io
 
 import java.util.concurrent.{ExecutionException, Future, FutureTask}
+import scala.util.control.NonFatal
 
 /**
  * Work [[Storage.inBackground]] was given, under way or to be done: `result` waits for it (or does
@@ -26,6 +27,24 @@ object Background {
   def later[T](work: () => T): Background[T] = {
     val task = new FutureTask[T](() => work())
     new Background(task, Some(task))
+  }
+
+  /**
+   * The results of `works`, in order, once each has ended. Should one fail, the works not yet
+   * started are called off, `release` gets the results of those that succeeded (files they wrote,
+   * say), and the first failure, in order, is thrown: all of them or none.
+   */
+  def all[T](works: Seq[Background[T]])(release: T => Unit): Seq[T] = {
+    var failure = Option.empty[Throwable]
+    val done = works.flatMap { w =>
+      if (failure.isDefined && w.cancel()) None
+      else try Some(w.result) catch { case e: Throwable => failure = failure.orElse(Some(e)); None }
+    }
+    failure.foreach { e =>
+      done.foreach(t => try release(t) catch { case NonFatal(r) => e.addSuppressed(r) })
+      throw e
+    }
+    done
   }
 
   /** Work under way as `future`. */

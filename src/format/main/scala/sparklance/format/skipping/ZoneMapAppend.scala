@@ -1,10 +1,10 @@
 package sparklance.format.skipping
 
-import org.apache.arrow.memory.RootAllocator
+import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.NewFragmentIndices
-import sparklance.format.io.Storage
+import sparklance.format.io.{Background, Storage}
 import sparklance.format.proto.TableProtos.IndexMetadata
 import sparklance.format.table.Snapshot
 
@@ -24,35 +24,39 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[Zone
 
   override def segments(ids: Seq[Long], readVersion: Long): Seq[IndexMetadata] =
     if (ids.isEmpty) Nil
-    else {
-      val allocator = new RootAllocator()
-      try columns.map(c => ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType, fresh(c, ids), ids,
-        readVersion, c.rowsPerZone, allocator))
-      finally allocator.close()
-    }
+    else perColumn { (c, allocator) =>
+      ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType, fresh(c, ids), ids, readVersion, c.rowsPerZone,
+        allocator) -> Nil
+    }.map(_._1)
 
   override def landing(ids: Seq[Long], base: Option[Snapshot], current: Seq[IndexMetadata], live: Set[Long]): NewFragmentIndices.Landing =
     if (ids.isEmpty || base.isEmpty) super.landing(ids, base, current, live)
     else {
       val read = base.get
-      val allocator = new RootAllocator()
-      val written = scala.collection.mutable.ArrayBuffer.empty[IndexMetadata]
-      try {
-        val replaced = columns.flatMap { c =>
-          val mine = current.filter(i => i.getName == c.indexName && ZoneMapSegment.isZoneMap(i) &&
-            i.getFieldsList.asScala.map(_.intValue) == Seq(c.fieldId))
-          val folding = mine.size + 1 >= foldAt
-          val (kept, covered) =
-            if (folding) ZoneMapFold.zonesOf(storage, read.files, mine, live -- ids, c.arrowType, allocator) else (Nil, Set.empty[Long])
-          written += ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
-            (kept ++ fresh(c, ids)).sortBy(z => (z.fragmentId, z.start)), (covered ++ ids).toSeq.sorted, read.version,
-            c.rowsPerZone, allocator)
-          if (folding) mine else Nil
-        }
-        NewFragmentIndices.Landing(written.toSeq, replaced)
-      } catch { case e: Throwable => discard(written.toSeq); throw e }
-      finally allocator.close()
+      val written = perColumn { (c, allocator) =>
+        val mine = current.filter(i => i.getName == c.indexName && ZoneMapSegment.isZoneMap(i) &&
+          i.getFieldsList.asScala.map(_.intValue) == Seq(c.fieldId))
+        val folding = mine.size + 1 >= foldAt
+        val (kept, covered) =
+          if (folding) ZoneMapFold.zonesOf(storage, read.files, mine, live -- ids, c.arrowType, allocator) else (Nil, Set.empty[Long])
+        ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType,
+          (kept ++ fresh(c, ids)).sortBy(z => (z.fragmentId, z.start)), (covered ++ ids).toSeq.sorted, read.version,
+          c.rowsPerZone, allocator) -> (if (folding) mine else Nil)
+      }
+      NewFragmentIndices.Landing(written.map(_._1), written.flatMap(_._2))
     }
+
+  /**
+   * `write` of every column: the segment written and the segments it replaces. The columns' files
+   * are written side by side where the store answers slowly (a PUT each on S3, which one after the
+   * other were most of a small commit's time); should one fail, the others' files are removed.
+   */
+  private def perColumn(write: (ZoneMapAppend.Column, BufferAllocator) => (IndexMetadata, Seq[IndexMetadata]))
+      : Seq[(IndexMetadata, Seq[IndexMetadata])] = {
+    val allocator = new RootAllocator()
+    try Background.all(columns.map(c => storage.inBackground(tablePath)(() => write(c, allocator))))(w => discard(Seq(w._1)))
+    finally allocator.close()
+  }
 
   /** The zones of `c` in the new fragments, under their ids. */
   private def fresh(c: ZoneMapAppend.Column, ids: Seq[Long]): Seq[Zone] = c.zones.map(z => z.copy(fragmentId = ids(z.fragmentId.toInt)))
