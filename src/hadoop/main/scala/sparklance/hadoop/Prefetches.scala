@@ -57,7 +57,7 @@ private[hadoop] object Prefetches {
    * busy, on the caller's when it asks for the result.
    */
   def inBackground[T](work: () => T): Background[T] =
-    try Background.of(pool.submit(new Callable[T] { def call(): T = work() }))
+    try Background.started(pool.submit(_: Callable[T]))(work)
     catch { case _: RejectedExecutionException => Background.later(work) }
 
   /**

@@ -1,14 +1,18 @@
 package sparklance.format.io
 
-import java.util.concurrent.{ExecutionException, Future, FutureTask}
+import java.util.concurrent.{Callable, CancellationException, ExecutionException, Future, FutureTask}
+import java.util.concurrent.atomic.AtomicBoolean
 import scala.util.control.NonFatal
 
 /**
  * Work [[Storage.inBackground]] was given, under way or to be done: `result` waits for it (or does
  * it) and gives its value, or throws what it threw (the exception itself, not a wrapper, so that
  * callers catch the types they know).
+ *
+ * @param claim set once the work starts or is called off, whichever comes first (None: work
+ *              started elsewhere, which cannot be called off)
  */
-final class Background[T] private (future: Future[T], runFirst: Option[FutureTask[T]] = None) {
+final class Background[T] private (future: Future[T], claim: Option[AtomicBoolean], runFirst: Option[FutureTask[T]] = None) {
   def isDone: Boolean = future.isDone
   def result: T = {
     runFirst.foreach(_.run()) // at most once: a task run or cancelled before is left as it is
@@ -16,18 +20,29 @@ final class Background[T] private (future: Future[T], runFirst: Option[FutureTas
   }
 
   /**
-   * Calls the work off where it has not started: whether it never will (else it runs or ran to its
-   * end, and its result, if any, is the caller's to release).
+   * Calls the work off if it has not started: whether it never will (else it runs or ran to its
+   * end, and its result, if any, is the caller's to release). A future's own `cancel` would not
+   * do: it succeeds while the work runs, which then runs on with no one to take its result.
    */
-  def cancel(): Boolean = future.cancel(false)
+  def cancel(): Boolean = claim.exists(_.compareAndSet(false, true)) && { future.cancel(false); true }
 }
 
 object Background {
   /** `work`, done on the thread that first asks for its result, when it does. */
   def later[T](work: () => T): Background[T] = {
-    val task = new FutureTask[T](() => work())
-    new Background(task, Some(task))
+    val claim = new AtomicBoolean()
+    val task = new FutureTask[T](claiming(claim, work))
+    new Background(task, Some(claim), Some(task))
   }
+
+  /** `work`, handed to `start` (an executor's `submit`, say), which runs it on another thread. */
+  def started[T](start: Callable[T] => Future[T])(work: () => T): Background[T] = {
+    val claim = new AtomicBoolean()
+    new Background(start(claiming(claim, work)), Some(claim))
+  }
+
+  /** Work under way as `future`; it cannot be called off. */
+  def of[T](future: Future[T]): Background[T] = new Background(future, None)
 
   /**
    * The results of `works`, in order, once each has ended. Should one fail, the works not yet
@@ -47,6 +62,6 @@ object Background {
     done
   }
 
-  /** Work under way as `future`. */
-  def of[T](future: Future[T]): Background[T] = new Background(future)
+  private def claiming[T](claim: AtomicBoolean, work: () => T): Callable[T] = () =>
+    if (claim.compareAndSet(false, true)) work() else throw new CancellationException("called off before it started")
 }

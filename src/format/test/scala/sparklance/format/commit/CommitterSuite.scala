@@ -60,11 +60,7 @@ class CommitterSuite extends AnyFunSuite {
     @volatile var checkedWithoutHint = false
     // Each side waits for the other: done one after the other, they wait 10 s (and fail).
     val storage = new ForwardingStorage() {
-      override def inBackground[T](path: String)(work: () => T): Background[T] = {
-        val task = new java.util.concurrent.FutureTask[T](() => work())
-        new Thread(task).start()
-        Background.of(task)
-      }
+      override def inBackground[T](path: String)(work: () => T): Background[T] = ForwardingStorage.onOwnThread(work)
       override def list(dir: String): Seq[FileEntry] = {
         if (!manifestPut) listedBefore.countDown()
         else if (!hintStarted.await(10, TimeUnit.SECONDS)) checkedWithoutHint = true

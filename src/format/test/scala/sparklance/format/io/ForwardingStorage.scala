@@ -20,3 +20,9 @@ class ForwardingStorage(to: Storage = LocalStorage) extends Storage {
   def rename(from: String, to: String): Unit = this.to.rename(from, to)
   def renamesAtomically(path: String): Boolean = to.renamesAtomically(path)
 }
+
+object ForwardingStorage {
+  /** `work` started at once on a thread of its own: background work as an object store's storage runs it. */
+  def onOwnThread[T](work: () => T): Background[T] =
+    Background.started[T] { c => val task = new java.util.concurrent.FutureTask[T](c); new Thread(task).start(); task }(work)
+}

@@ -3,7 +3,7 @@ package sparklance.format.skipping
 import java.io.{IOException, OutputStream}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
-import java.util.concurrent.{CountDownLatch, FutureTask, TimeUnit}
+import java.util.concurrent.{CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
-import sparklance.format.io.{Background, ForwardingStorage, LocalStorage, Storage}
+import sparklance.format.io.{Background, FileEntry, ForwardingStorage, LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema}
 
@@ -30,11 +30,7 @@ class ZoneMapAppendSuite extends AnyFunSuite {
 
   /** A store that runs its background work on threads of its own, as an object store does. */
   private class ThreadedStorage extends ForwardingStorage() {
-    override def inBackground[T](path: String)(work: () => T): Background[T] = {
-      val task = new FutureTask[T](() => work())
-      new Thread(task).start()
-      Background.of(task)
-    }
+    override def inBackground[T](path: String)(work: () => T): Background[T] = ForwardingStorage.onOwnThread(work)
   }
 
   private def append(storage: Storage, dir: String) = {
@@ -51,17 +47,23 @@ class ZoneMapAppendSuite extends AnyFunSuite {
     dir
   }
 
-  test("where the store works in the background, the columns' segments are written side by side and land with the fragments") {
+  test("where the store works in the background, the columns' segments are written side by side, while the versions are listed, and land with the fragments") {
     val dir = newTable()
-    val bothStarted = new CountDownLatch(2)
-    // Each segment's file waits for the other's to start: written one after the other, the first waits 10 s and fails.
+    val (bothStarted, versionsListed) = (new CountDownLatch(2), new CountDownLatch(1))
+    // Each segment's file waits for the other's to start, and for the committer's look for newer
+    // versions: written one after the other, or before that look, the first waits 10 s and fails.
     val storage = new ThreadedStorage {
       override def create(path: String): OutputStream = {
         if (path.endsWith(ZoneMapSegment.FileName)) {
           bothStarted.countDown()
           if (!bothStarted.await(10, TimeUnit.SECONDS)) throw new IOException(s"$path was written alone")
+          if (!versionsListed.await(10, TimeUnit.SECONDS)) throw new IOException(s"$path was written before the versions were listed")
         }
         super.create(path)
+      }
+      override def list(dir: String): Seq[FileEntry] = {
+        if (dir.endsWith("_versions")) versionsListed.countDown()
+        super.list(dir)
       }
     }
     val v2 = append(storage, dir)

@@ -209,11 +209,7 @@ class FragmentScannerSuite extends AnyFunSuite {
       val dataRead = new java.util.concurrent.CountDownLatch(1)
       // The deletion file's read waits until the data file has been read from: read one after the other, they wait 10 s and fail.
       val storage = new WatchedStorage(onRead = (_, _) => dataRead.countDown()) {
-        override def inBackground[T](path: String)(work: () => T): Background[T] = {
-          val task = new java.util.concurrent.FutureTask[T](() => work())
-          new Thread(task).start()
-          Background.of(task)
-        }
+        override def inBackground[T](path: String)(work: () => T): Background[T] = ForwardingStorage.onOwnThread(work)
         override def openInput(path: String): InputFile = {
           if (path.contains("_deletions") && !dataRead.await(10, java.util.concurrent.TimeUnit.SECONDS))
             throw new java.io.IOException(s"$path was read before the data file")
