@@ -150,9 +150,12 @@ def test_deleted_rows_and_commits_cost_few_requests(spark, s3, s3_catalog, reque
     assert any(kind == "PUT" and "/_indices/" in key for kind, key in appending)
     # The manifest is read once, to open the table: the work after the commit (auto compaction,
     # zone map folding, cleanup) starts from the version the commit wrote, while it is the latest.
+    # The versions are listed three times: to open the table, before the commit's put and after it;
+    # the work after the commit starts from that last listing, which found no newer version.
     for log in [deleting, appending]:
         assert [key for kind, key in log if kind == "GET" and key.endswith(".manifest")] == \
             [key for kind, key in log if key.endswith(".manifest")][:1], log
+        assert len([kind for kind, _ in log if kind == "LIST"]) == 3, log
 
 
 def test_scans_fetching_pages_ahead_read_every_row_once(spark, s3, s3_catalog, request):

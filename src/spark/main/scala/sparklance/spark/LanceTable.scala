@@ -170,7 +170,7 @@ class LanceTable(val tableName: String, val dataset: Dataset, val snapshot: Snap
             indexing = indexing, record = Some(record), appTxn = marker,
             claim = IdentityColumns.claim(snapshot, marks, reached))
           PostCommit(tableName, committed.version)(
-            AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed.snapshot, compact = !overwrite))
+            AutoMaintenance.afterCommit(dataset, tableName, settings, snapshot, committed, compact = !overwrite))
         }
       }, marks)
     }, OptimizedWrite.plan(info.schema(), snapshot.config, info.options().asScala.toMap, bytesPerRow),

@@ -118,6 +118,8 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       if (pending.isDefined) { txnName = s"${base.get.version}-$uuid.txn"; ourTransactionFiles += txnName }
       val manifest = nextManifest(base, current, txnName, appTxn, claim)
       val version = manifest.getVersion
+      // The look for newer versions (below) lists them while the attempt's index segments are written.
+      val newer = storage.inBackground(Storage.join(dataset.path, "_versions"))(() => newerExists(version))
       // The attempt before was refused for certain (or none failed): nothing names its segments.
       if (!keepWritten) indexing.foreach(_.discard(attemptSegments))
       val landing = indexing.map { i =>
@@ -149,7 +151,7 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
       val target = Storage.join(dataset.path, s"_versions/${naming.fileName(version)}")
       // Cleanup removes old manifests, so with a stale base the put of a version below the newest
       // could succeed and leave a dead branch no reader follows: look first, and lose the race.
-      val put: PutOutcome = if (newerExists(version)) PutOutcome.Superseded
+      val put: PutOutcome = if (newer.result) PutOutcome.Superseded
         else {
           txnWrite.foreach(_.result)
           txnWrite = None
@@ -164,8 +166,8 @@ final class Committer(dataset: Dataset, retries: CommitRetries = CommitRetries()
           val verdict = OrphanCheck.verdict(dataset, naming, version, manifest, base.map(_.manifest))
           hint.result
           verdict match {
-            case OrphanCheck.Live =>
-              return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)))
+            case OrphanCheck.Newest | OrphanCheck.Live =>
+              return CommitResult(Snapshot(dataset.path, naming, ManifestFile(manifest, index)), newest = verdict == OrphanCheck.Newest)
             // The look before the put and the put itself let another commit and a cleanup in between.
             case OrphanCheck.Orphan =>
               try storage.delete(target) catch { case NonFatal(e) => unknown(version, e) }

@@ -19,7 +19,9 @@ import sparklance.format.table.{BasePaths, Dataset, Snapshot, VersionNaming}
  */
 private[commit] object OrphanCheck {
   sealed trait Verdict
-  /** Our version is the newest, or every newer one came after it. */
+  /** No newer version was listed: ours is the table's latest. */
+  case object Newest extends Verdict
+  /** Every newer version came after ours, or the listing failed. */
   case object Live extends Verdict
   /** A newer version existed before ours: ours is invisible. */
   case object Orphan extends Verdict
@@ -34,7 +36,7 @@ private[commit] object OrphanCheck {
     }
     val times = entries.flatMap(e => VersionNaming.parse(e.name).collect { case (`naming`, v) => v -> e.modifiedMillis }).toMap
     val newer = times.filter(_._1 > version)
-    if (newer.isEmpty) Live
+    if (newer.isEmpty) Newest
     else times.get(version) match {
       case Some(mine) if newer.values.exists(_ < mine) => Orphan
       case Some(mine) if newer.values.forall(_ > mine) => Live

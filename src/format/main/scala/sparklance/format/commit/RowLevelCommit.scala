@@ -74,7 +74,7 @@ final class RowLevelCommit(dataset: Dataset, read: Snapshot, pending: Option[Pen
         case u: Operation.Update => u.updated.count(f => u.deletedOffsets.contains(f.getId))
         case _ => 0
       }
-      Some(RowLevelCommit.Result(result.snapshot, deletionFiles, added.map(_.getFilesCount.toLong).sum + inPlace.size))
+      Some(RowLevelCommit.Result(result, deletionFiles, added.map(_.getFilesCount.toLong).sum + inPlace.size))
     }
 }
 
@@ -92,7 +92,8 @@ object RowLevelCommit {
   val FileParallelism = 16
 
   /** The version the statement created and the files it wrote. */
-  final case class Result(snapshot: Snapshot, deletionFilesWritten: Long, dataFilesWritten: Long) {
+  final case class Result(commit: CommitResult, deletionFilesWritten: Long, dataFilesWritten: Long) {
+    def snapshot: Snapshot = commit.snapshot
     def version: Long = snapshot.version
   }
 

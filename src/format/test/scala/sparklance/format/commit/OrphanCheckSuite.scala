@@ -7,7 +7,7 @@ import org.apache.arrow.vector.BigIntVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.scalatest.funsuite.AnyFunSuite
 import scala.util.Using
-import sparklance.format.io.LocalStorage
+import sparklance.format.io.{ForwardingStorage, LocalStorage}
 import sparklance.format.table.{Dataset, LanceSchema}
 
 /**
@@ -56,6 +56,31 @@ class OrphanCheckSuite extends AnyFunSuite {
     sameTime(ds, 3, 4)
     val ours = ds.snapshot(Some(3L)).manifest
     assert(OrphanCheck.verdict(ds, ds.naming, 3, ours, Some(ds.snapshot(Some(2L)).manifest)) == OrphanCheck.Live)
+    // The newest version is told apart: the work after a commit then needs no listing of its own.
+    assert(OrphanCheck.verdict(ds, ds.naming, 4, ds.snapshot(Some(4L)).manifest, Some(ours)) == OrphanCheck.Newest)
+  }
+
+  test("a commit that finds no newer version after its put says its version is the newest; one another writer committed on top of before the check is not told so") {
+    val ds = table(Files.createTempDirectory("orphan-newest"))
+    val read = ds.snapshot()
+    val fragment = read.fragments.head.getId
+    val first = new RowLevelCommit(ds, read).delete(fragment << 32).commit(RowLevelCommit.Kind.Delete).get
+    assert(first.commit.newest)
+    // Another writer commits on top of ours between our put and the check after it: ours is
+    // live, but not the newest.
+    var raced = false
+    val racing = new ForwardingStorage() {
+      override def putIfAbsent(path: String, bytes: Array[Byte]): Boolean = {
+        val put = super.putIfAbsent(path, bytes)
+        if (put && !raced) { raced = true; OrphanCheckSuite.this.delete(ds, 7) }
+        put
+      }
+    }
+    val latest = ds.snapshot()
+    val second = new RowLevelCommit(new Dataset(racing, ds.path), latest).delete((fragment << 32) | 1)
+      .commit(RowLevelCommit.Kind.Delete).get
+    assert(raced && second.version == first.version + 1 && ds.latestVersion == second.version + 1)
+    assert(!second.commit.newest)
   }
 
   test("a manifest put into a hole below versions not built on it is not taken for live") {

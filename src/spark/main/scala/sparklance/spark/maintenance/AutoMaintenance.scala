@@ -2,6 +2,7 @@ package sparklance.spark.maintenance
 
 import org.slf4j.LoggerFactory
 import scala.util.control.NonFatal
+import sparklance.format.commit.CommitResult
 import sparklance.format.table.{Dataset, Snapshot}
 import sparklance.spark.CatalogSettings
 
@@ -21,11 +22,13 @@ object AutoMaintenance {
    * every `auto_compact.min_fragments` batches keeps them few (4 after the same 200 batches,
    * at the same rows per second); `auto_compact` = false on the table still turns it off.
    */
-  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: Snapshot,
+  def afterCommit(dataset: Dataset, tableName: String, settings: CatalogSettings, read: Snapshot, committed: CommitResult,
       compact: Boolean = true, compactByDefault: Boolean = false): Unit = {
     // One look at the table serves compaction and folding, unless compaction commits in between.
-    // While the version committed is the latest, its manifest is not read and decoded again (a GET on S3).
-    val latest = try Some(dataset.latest(committed)) catch {
+    // While the version committed is the latest, its manifest is not read and decoded again (a GET
+    // on S3); where the commit's own listing, just after its put, found no newer version, the
+    // versions are not listed again either (a LIST on S3, one after the other with the commit's).
+    val latest = if (committed.newest) Some(committed.snapshot) else try Some(dataset.latest(committed.snapshot)) catch {
       case NonFatal(e) => log.warn(s"Maintenance of $tableName after version ${committed.version} skipped; the statement committed", e); None
     }
     val compaction = latest.filter(_ => compact).flatMap(AutoCompaction.afterCommit(dataset, tableName, settings, _, compactByDefault))

@@ -79,7 +79,7 @@ final class LanceDeltaBatchWrite(table: LanceTable, command: RowLevelOperation.C
     committed.foreach { r =>
       reportFiles(r.deletionFilesWritten, r.dataFilesWritten)
       PostCommit(table.tableName, r.version)(
-        AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot, r.snapshot)).run()
+        AutoMaintenance.afterCommit(table.dataset, table.tableName, table.settings, snapshot, r.commit)).run()
     }
   }
 

@@ -88,7 +88,7 @@ final class LanceStreamingWrite(table: LanceTable, info: LogicalWriteInfo, mode:
       }
       committed.foreach { c =>
         PostCommit(table.tableName, c.version)(
-          AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c.snapshot, compact = !overwrite,
+          AutoMaintenance.afterCommit(dataset, table.tableName, table.settings, latest, c, compact = !overwrite,
             compactByDefault = true)).run()
       }
     }
