@@ -178,7 +178,7 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
   private def loadWeighed[T](kind: String, segments: Seq[(Covered, IndexMetadata)], keyType: ArrowType,
       weigh: Option[T] => Long)(read: IndexMetadata => Option[T]): Seq[(Covered, T)] =
     segments.flatMap { case (coverage, segment) =>
-      DecodedFileCache.get(s"${files.indexDir(segment)}|$kind|$keyType", weigh)(read(segment)).map(coverage -> _)
+      DecodedFileCache.get(DataSkipping.cacheKey(files, segment, kind, keyType), weigh)(read(segment)).map(coverage -> _)
     }
 
   private def usable(kind: IndexMetadata => Boolean)(i: IndexMetadata) = kind(i) && DataSkipping.uses(i, stableRowIds)
@@ -199,9 +199,8 @@ final class DataSkipping(storage: Storage, files: BasePaths, schema: LanceSchema
     // Weighed by their zones: a table of many small appends has a segment per append, and with
     // the default weight a point query's segments no longer fitted and were all read again.
     val zoneMaps = indicesOn(field.id, ZoneMapSegment.isZoneMap).map(segments =>
-      loadWeighed[Map[Long, Array[Zone]]]("zonemap-by-fragment", segments, field.arrowType, DataSkipping.zoneMapWeight)(segment =>
-        ZoneMapSegment.read(storage, files, segment, field.arrowType, allocator)
-          .map(_.groupBy(_.fragmentId).map { case (id, zones) => id -> zones.toArray })))
+      loadWeighed[Map[Long, Array[Zone]]](DataSkipping.ZoneMapKind, segments, field.arrowType, DataSkipping.zoneMapWeight)(segment =>
+        ZoneMapSegment.read(storage, files, segment, field.arrowType, allocator).map(DataSkipping.byFragment)))
     val btrees = indicesOn(field.id, usable(BTreeSegment.isBTree))
       .map(load("btree", _, field.arrowType)(BTreeSegment.read(storage, files, _, field.arrowType, allocator)))
     val bitmaps = indicesOn(field.id, usable(BitmapSegment.isBitmap))
@@ -343,6 +342,25 @@ object DataSkipping {
 
   private def zoneMapWeight(zones: Option[Map[Long, Array[Zone]]]): Long =
     256L + zones.fold(0L)(_.valuesIterator.map(_.length.toLong).sum * ZoneBytes)
+
+  private val ZoneMapKind = "zonemap-by-fragment"
+
+  /** Where the process keeps what it decoded of `segment` as `kind`, for keys of type `keyType`. */
+  private def cacheKey(files: BasePaths, segment: IndexMetadata, kind: String, keyType: ArrowType): String =
+    s"${files.indexDir(segment)}|$kind|$keyType"
+
+  private def byFragment(zones: Seq[Zone]): Map[Long, Array[Zone]] = zones.groupBy(_.fragmentId).map { case (id, zs) => id -> zs.toArray }
+
+  /**
+   * Keeps `zones`, which the process has just written as the file of zone map `segment` of
+   * `tablePath` (on a column of Arrow type `columnType`), as if a scan had read them: the next
+   * statement on the table in this process does not read back the segments the last one wrote
+   * (a GET on an object store before its scan can plan).
+   */
+  def remember(tablePath: String, segment: IndexMetadata, columnType: ArrowType, zones: Seq[Zone]): Unit = {
+    val value = Some(byFragment(zones))
+    DecodedFileCache.get(cacheKey(BasePaths.own(tablePath), segment, ZoneMapKind, columnType), zoneMapWeight)(value)
+  }
 
   /**
    * Whether scans skip rows by this index: a zone map; a BTREE, but not one of index version 0 on

@@ -122,7 +122,9 @@ object ZoneMapSegment {
       fragments: Iterable[Long], readVersion: Long, rowsPerZone: Long, allocator: BufferAllocator): IndexMetadata = {
     val uuid = UUID.randomUUID()
     val size = write(storage, tablePath, uuid, columnType, zones, rowsPerZone, allocator)
-    metadata(uuid, name, fieldId, readVersion, IndexEntry.fragments(fragments), rowsPerZone, size)
+    val entry = metadata(uuid, name, fieldId, readVersion, IndexEntry.fragments(fragments), rowsPerZone, size)
+    DataSkipping.remember(tablePath, entry, columnType, zones)
+    entry
   }
 
   /**

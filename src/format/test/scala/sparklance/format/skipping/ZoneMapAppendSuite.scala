@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import scala.jdk.CollectionConverters._
 import sparklance.format.commit.{Committer, Operation}
 import sparklance.format.index.Indices
-import sparklance.format.io.{Background, FileEntry, ForwardingStorage, LocalStorage, Storage}
+import sparklance.format.io.{Background, FileEntry, ForwardingStorage, InputFile, LocalStorage, Storage}
 import sparklance.format.proto.TableProtos.{DataFile, DataFragment}
 import sparklance.format.table.{Dataset, LanceSchema}
 
@@ -79,6 +79,29 @@ class ZoneMapAppendSuite extends AnyFunSuite {
       assert(zones("id_idx") == Seq(idZone.copy(fragmentId = fragmentId)))
       assert(zones("name_idx").map(z => (z.fragmentId, z.length, z.nullCount, z.min.map(v => new String(v.asInstanceOf[ZoneValue.Bytes].value, UTF_8)))) ==
         Seq((fragmentId, 10L, 2L, Some("a"))))
+    } finally allocator.close()
+  }
+
+  test("the segments a commit wrote are kept as read: the next scan's data skipping in the process does not read them back") {
+    val dir = newTable()
+    append(LocalStorage, dir)
+    val snapshot = new Dataset(LocalStorage, dir).snapshot()
+    val unreadable = new ForwardingStorage() {
+      override def openInput(path: String): InputFile =
+        if (path.endsWith(ZoneMapSegment.FileName)) throw new IOException(s"$path was read") else super.openInput(path)
+      override def openInput(path: String, length: Long): InputFile =
+        if (path.endsWith(ZoneMapSegment.FileName)) throw new IOException(s"$path was read") else super.openInput(path, length)
+    }
+    val allocator = new RootAllocator()
+    try {
+      val skipping = new DataSkipping(unreadable, snapshot.files, snapshot.schema, Indices.parse(snapshot.file.indexSection, dir),
+        snapshot.fragments, snapshot.stableRowIds, allocator)
+      val fragmentId = snapshot.fragments.head.getId
+      // ids 0 to 9: 50 is in no zone, 5 in the fragment's one zone of 10 rows.
+      assert(skipping.candidates(ColumnFilter.Compare(0, ColumnFilter.CompareOp.Equal, ZoneValue.Integral(50))).map {
+        case (id, rows) => id -> rows.getCardinality } == Map(fragmentId -> 0))
+      assert(skipping.candidates(ColumnFilter.Compare(0, ColumnFilter.CompareOp.Equal, ZoneValue.Integral(5))).map {
+        case (id, rows) => id -> rows.getCardinality } == Map(fragmentId -> 10))
     } finally allocator.close()
   }
 
