@@ -24,16 +24,16 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[Zone
 
   override def segments(ids: Seq[Long], readVersion: Long): Seq[IndexMetadata] =
     if (ids.isEmpty) Nil
-    else perColumn { (c, allocator) =>
+    else perColumn[IndexMetadata](identity) { (c, allocator) =>
       ZoneMapSegment.create(storage, tablePath, c.indexName, c.fieldId, c.arrowType, fresh(c, ids), ids, readVersion, c.rowsPerZone,
-        allocator) -> Nil
-    }.map(_._1)
+        allocator)
+    }
 
   override def landing(ids: Seq[Long], base: Option[Snapshot], current: Seq[IndexMetadata], live: Set[Long]): NewFragmentIndices.Landing =
     if (ids.isEmpty || base.isEmpty) super.landing(ids, base, current, live)
     else {
       val read = base.get
-      val written = perColumn { (c, allocator) =>
+      val written = perColumn[(IndexMetadata, Seq[IndexMetadata])](_._1) { (c, allocator) =>
         val mine = current.filter(i => i.getName == c.indexName && ZoneMapSegment.isZoneMap(i) &&
           i.getFieldsList.asScala.map(_.intValue) == Seq(c.fieldId))
         val folding = mine.size + 1 >= foldAt
@@ -47,14 +47,14 @@ final class ZoneMapAppend(storage: Storage, tablePath: String, columns: Seq[Zone
     }
 
   /**
-   * `write` of every column: the segment written and the segments it replaces. The columns' files
-   * are written side by side where the store answers slowly (a PUT each on S3, which one after the
-   * other were most of a small commit's time); should one fail, the others' files are removed.
+   * `write` of every column, whose result holds the segment it wrote (`segment`). The columns'
+   * files are written side by side where the store answers slowly (a PUT each on S3, which one
+   * after the other were most of a small commit's time); should one fail, the others' files are
+   * removed.
    */
-  private def perColumn(write: (ZoneMapAppend.Column, BufferAllocator) => (IndexMetadata, Seq[IndexMetadata]))
-      : Seq[(IndexMetadata, Seq[IndexMetadata])] = {
+  private def perColumn[T](segment: T => IndexMetadata)(write: (ZoneMapAppend.Column, BufferAllocator) => T): Seq[T] = {
     val allocator = new RootAllocator()
-    try Background.all(columns.map(c => storage.inBackground(tablePath)(() => write(c, allocator))))(w => discard(Seq(w._1)))
+    try Background.all(columns.map(c => storage.inBackground(tablePath)(() => write(c, allocator))))(w => discard(Seq(segment(w))))
     finally allocator.close()
   }
 

@@ -22,14 +22,17 @@ class BackgroundSuite extends AnyFunSuite {
     assert(later.cancel())
     intercept[java.util.concurrent.CancellationException](later.result)
     val gate = new CountDownLatch(1)
+    var runner: Thread = null
     // Started by an executor that runs it only once the gate opens: called off before that.
     val queued = Background.started[Int] { c =>
       val task = new java.util.concurrent.FutureTask[Int](c)
-      new Thread(() => { gate.await(10, TimeUnit.SECONDS); task.run() }).start()
+      runner = new Thread(() => { gate.await(10, TimeUnit.SECONDS); task.run() })
+      runner.start()
       task
     }(() => runs.incrementAndGet())
     assert(queued.cancel())
     gate.countDown()
+    runner.join(10000)
     assert(!queued.cancel())
     assert(runs.get == 0)
   }
