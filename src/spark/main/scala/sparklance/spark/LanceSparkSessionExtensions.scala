@@ -9,7 +9,7 @@ import sparklance.spark.rowlevel.{AssignedColumnsRule, CarriedBlobsRule, Conditi
  * which Spark's row-level write API does not, so that the statement can rewrite only those
  * columns where most of a fragment's rows change (see [[rowlevel.RewriteMode]]); and it plans
  * row-level statements to read and move less: see [[ConditionColumnsRule]], [[CarriedBlobsRule]], [[MergeSourceKeyFilter]],
- * [[OuterMergeRule]] and [[TargetKeyPruning]]; and optimized writes keep an ordered input's order
+ * [[OuterMergeRule]] and [[TargetKeyPruning]] (with [[rowlevel.CollectedKeysPlanning]]); and optimized writes keep an ordered input's order
  * ([[write.OrderedInputRule]]) and cut their shuffle into tasks of one fragment's rows ([[write.FragmentSizedShuffle]]) or drop it when the input's partitions are large ([[write.ShuffleFreeWrite]]); and `ALTER COLUMN ... SET NOT NULL` runs, checked against the data ([[SetNotNullRule]]);
  * and writes of data tagged as vectors of another dimension than the column's are refused ([[write.VectorInputCheck]]);
  * and the table function `vector_search` finds the rows nearest a vector ([[search.VectorSearchFunction]]), as
@@ -49,6 +49,7 @@ final class LanceSparkSessionExtensions extends (SparkSessionExtensions => Unit)
     extensions.injectOptimizerRule(_ => sparklance.spark.write.OrderedInputRule)
     extensions.injectQueryStageOptimizerRule(sparklance.spark.write.FragmentSizedShuffle(_))
     extensions.injectQueryStagePrepRule(sparklance.spark.write.ShuffleFreeWrite(_))
+    extensions.injectQueryStagePrepRule(_ => rowlevel.CollectedKeysPlanning)
     extensions.injectOptimizerRule(new search.NearestByIndexRule(_))
     extensions.injectOptimizerRule(_ => search.TextMatchIndexRule)
     extensions.injectOptimizerRule(_ => scan.ArrayContainsSkippingRule)

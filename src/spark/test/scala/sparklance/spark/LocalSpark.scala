@@ -30,6 +30,27 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
     }
   }
 
+  /** `body`'s result and the Spark jobs it ran (those of its job group). */
+  def jobsOf[T](body: => T): (T, Int) = {
+    val sc = spark.sparkContext
+    val group = s"counted-${System.nanoTime}"
+    val started = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        Option(e.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).foreach(started.add)
+    }
+    sc.addSparkListener(listener)
+    try {
+      sc.setJobGroup(group, "counted")
+      val result = try body finally sc.clearJobGroup()
+      // Listeners get events in order: once a job started after `body` is seen, all of body's are.
+      sc.setJobGroup(s"$group-marker", "marker")
+      try sc.parallelize(Seq(1), 1).count() finally sc.clearJobGroup()
+      while (!started.contains(s"$group-marker")) Thread.sleep(10)
+      (result, started.toArray.count(_ == group))
+    } finally sc.removeSparkListener(listener)
+  }
+
   override def afterAll(): Unit = {
     try spark.stop()
     finally try sparklance.format.io.LocalStorage.deleteRecursively(warehouse.toString) finally super.afterAll()

@@ -524,6 +524,38 @@ class RowLevelOperationsSuite extends AnyFunSuite with LocalSpark with AdaptiveS
     case s: InMemoryTableScanExec => s
   }.size
 
+  private def aggregates(plan: org.apache.spark.sql.execution.SparkPlan) =
+    collectWithSubqueries(plan) { case a: org.apache.spark.sql.execution.aggregate.BaseAggregateExec => a }
+
+  test("an upsert MERGE collects its source's keys for the target's scan as they are: no aggregate, and no job for local rows") {
+    val t = zoned(5000)
+    // Key 7000 comes twice: both rows are inserted.
+    source((10, Some(-1), "upd"), (2550, Some(-1), "upd"), (7000, Some(7), "new"), (7000, Some(8), "new"))
+    val merge = s"MERGE INTO $t t USING src s ON t.pk = s.pk $upsert"
+    val (plan, jobs) = jobsOf(executed(merge))
+    val keys = targetScan(plan).runtimeFilters.collect { case DynamicPruningExpression(in: InSubqueryExec) => in }
+    assert(keys.size == 1 && keys.head.values().exists(_.toSeq.map(_.asInstanceOf[Int]).sorted == Seq(10, 2550, 7000, 7000)), plan)
+    // Spark's own plan gathers the distinct keys with an aggregate: a shuffle, two jobs more.
+    // Here the source's shuffle, the target's scan, the join and write; the keys are the local rows'.
+    assert(aggregates(plan).isEmpty && jobs == 3, s"$jobs jobs: $plan")
+    assert(targetScan(plan).metrics("numOutputRows").value == 2, plan)
+    val expected = (0 until 5000).map(i => if (Set(10, 2550)(i)) Row(i, -1, "upd") else Row(i, i, "old"))
+    assert(rows(t) == expected ++ Seq(Row(7000, 7, "new"), Row(7000, 8, "new")))
+    source((2550, Some(-2), "upd"), (7001, Some(9), "new"))
+    spark.table("src").cache()
+    try {
+      val cached = executed(merge)
+      assert(aggregates(cached).isEmpty && targetScan(cached).metrics("numOutputRows").value == 1, cached)
+    } finally spark.catalog.uncacheTable("src")
+    // Without adaptive execution Spark's plan stays as it is.
+    withSQLConf("spark.sql.adaptive.enabled" -> "false") {
+      source((10, Some(-3), "upd"))
+      assert(targetScan(executed(merge)).metrics("numOutputRows").value == 1)
+    }
+    assert(rows(t) == expected.map { case Row(10, _, _) => Row(10, -3, "upd"); case Row(2550, _, _) => Row(2550, -2, "upd"); case r => r } ++
+      Seq(Row(7000, 7, "new"), Row(7000, 8, "new"), Row(7001, 9, "new")))
+  }
+
   test("an upsert MERGE on an indexed integer key reads its source twice: the join, and the keys the target's scan keeps exactly") {
     val t = zoned(5000)
     source((10, Some(-1), "upd"), (2550, Some(-1), "upd"), (4999, Some(-1), "upd"), (7000, Some(7), "new"), (-3, None, "new"))

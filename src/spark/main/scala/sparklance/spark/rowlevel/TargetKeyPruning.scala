@@ -12,7 +12,9 @@ import org.apache.spark.sql.catalyst.rules.Rule
  * keys, without reading them. Spark plans dynamic pruning only on partition columns; this rule
  * adds Spark's own dynamic pruning subquery on the target's key column where the table holds an
  * index data skipping uses on it (zone map, BTREE, BITMAP). At run time Spark gathers the source's
- * distinct keys (or reuses its broadcast) and hands `key IN (...)` to the scan
+ * keys (reusing their broadcast to the join where there is one, else by an aggregate of the distinct
+ * keys, or, from a source an outer join keeps, collecting them as they are: [[CollectedKeysPlanning]])
+ * and hands `key IN (...)` to the scan
  * ([[sparklance.spark.scan.LanceRowLevelScan]]), which plans only the rows those keys may be in
  * and, on an integral or string key, reads the key column first and the other columns only of the
  * rows holding one of the keys
@@ -66,7 +68,10 @@ final class TargetKeyPruning(session: SparkSession) extends Rule[LogicalPlan] wi
       case EqualTo(t: Attribute, s) if targetKey(t) && sourceKey(s) => (t, s)
       case EqualTo(s, t: Attribute) if targetKey(t) && sourceKey(s) => (t, s)
     }.map { case (key, keyOfSource) =>
-      val filter = KeyPruningSubquery(key, optimized(source), keyOfSource)
+      // The side an outer join keeps is never broadcast: no broadcast of the source to reuse.
+      val kept = join.joinType == RightOuter || join.joinType == LeftOuter
+      val filter = if (kept) KeyPruningSubquery.collected(key, source, keyOfSource, optimized)
+        else KeyPruningSubquery(key, optimized(source), keyOfSource)
       if (targetLeft) join.copy(left = filtered(join.left, read, filter)) else join.copy(right = filtered(join.right, read, filter))
     }
   }
