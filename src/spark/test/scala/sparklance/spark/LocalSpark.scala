@@ -46,7 +46,12 @@ trait LocalSpark extends BeforeAndAfterAll { self: Suite =>
       // Listeners get events in order: once a job started after `body` is seen, all of body's are.
       sc.setJobGroup(s"$group-marker", "marker")
       try sc.parallelize(Seq(1), 1).count() finally sc.clearJobGroup()
-      while (!started.contains(s"$group-marker")) Thread.sleep(10)
+      // Bounded: a listener event Spark dropped (its queue full) must fail the test, not hang it.
+      val deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(2)
+      while (!started.contains(s"$group-marker")) {
+        if (System.nanoTime() > deadline) throw new AssertionError("Spark's listener never saw the marker job start")
+        Thread.sleep(10)
+      }
       (result, started.toArray.count(_ == group))
     } finally sc.removeSparkListener(listener)
   }

@@ -69,8 +69,8 @@ final class TargetKeyPruning(session: SparkSession) extends Rule[LogicalPlan] wi
       case EqualTo(s, t: Attribute) if targetKey(t) && sourceKey(s) => (t, s)
     }.map { case (key, keyOfSource) =>
       // The side an outer join keeps is never broadcast: no broadcast of the source to reuse.
-      val kept = join.joinType == RightOuter || join.joinType == LeftOuter
-      val filter = if (kept) KeyPruningSubquery.collected(key, source, keyOfSource, optimized)
+      val sourceKept = join.joinType == RightOuter || join.joinType == LeftOuter
+      val filter = if (sourceKept) KeyPruningSubquery.collected(key, source, keyOfSource, optimized)
         else KeyPruningSubquery(key, optimized(source), keyOfSource)
       if (targetLeft) join.copy(left = filtered(join.left, read, filter)) else join.copy(right = filtered(join.right, read, filter))
     }
