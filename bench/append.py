@@ -11,10 +11,12 @@ slows them alike; the ratios to `none`, `parquet` and `pylance` are printed.
 `--jar` runs another sparklance jar (e.g. an older build, to compare before and after a change);
 `--storage-version` picks the tables' `data_storage_version` (2.2 by default, e.g. 2.0);
 `--vector-dim D` adds `emb`, a vector of D float32s (an embedding: `ARRAY<FLOAT>` declared a vector
-of D items, a fixed-size list for pylance, a list in Parquet).
+of D items, a fixed-size list for pylance, a list in Parquet); `--cached` caches the input rows in
+Spark's memory first (for the Parquet and sparklance writes alike), as pylance's input is already in
+Arrow memory: the write alone, without computing the rows.
 
 Run: .venv/bin/python bench/append.py [--rows 10000000] [--runs 3] [--storage-version 2.0]
-     [--only default parquet pylance] [--jar path/to/sparklance.jar] [--vector-dim 128]"""
+     [--only default parquet pylance] [--jar path/to/sparklance.jar] [--vector-dim 128] [--cached]"""
 import argparse
 import itertools
 import shutil
@@ -44,6 +46,8 @@ def main():
                     help="measure these kinds only")
     ap.add_argument("--storage-version", default="2.2", help="the tables' data_storage_version")
     ap.add_argument("--vector-dim", type=int, default=0, help="add a vector column of this many float32s")
+    ap.add_argument("--cached", action="store_true",
+                    help="cache the input rows in Spark's memory first, as pylance's are in Arrow memory")
     args = ap.parse_args()
     if args.jar:
         sparklance.jar_path = lambda: args.jar
@@ -59,6 +63,9 @@ def main():
         df = df.selectExpr("*", f"array_repeat(CAST(k % 97 AS FLOAT), {dim}) AS emb")
         columns += ", emb ARRAY<FLOAT>"
     vector = f", 'emb.arrow.fixed-size-list.size' = '{dim}'" if dim else ""
+    if args.cached:
+        df = df.cache()
+        df.count()
     counter = itertools.count()
     version = f"'data_storage_version' = '{args.storage_version}'"
     kinds = {"default": f"TBLPROPERTIES ({version}{vector})", "all": f"TBLPROPERTIES ('zonemap_columns' = '*', {version}{vector})",

@@ -111,10 +111,10 @@ object DataFileReader {
 
   /**
    * Whether the reader of data files of format `major.minor` picks scattered rows out of pages
-   * (2.1 and 2.2); the 2.0 and legacy readers read ranges around them.
+   * (2.1 and 2.2; 2.0 out of the parts of pages stored plainly); the legacy reader reads ranges around them.
    */
   def picksRows(major: Int, minor: Int): Boolean = (major, minor) match {
-    case (2, 1) | (2, 2) => true
+    case (2, 0) | (2, 1) | (2, 2) => true
     case _ => false
   }
 

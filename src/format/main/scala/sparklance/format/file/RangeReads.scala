@@ -22,8 +22,9 @@ object RangeReads {
    * ([[RowSelection]]), into one vector at once: Arrow's copy value by value refuses some nested
    * types (a large list inside a list).
    */
-  def rows(rows: Array[Long], allocator: BufferAllocator, maxBytes: Long = Long.MaxValue)(
+  def rows(rows: Array[Long], allocator: BufferAllocator, maxBytes: Long = Long.MaxValue, maxSpan: Int = MaxSpan)(
       readRange: (Long, Int, Long) => FieldVector): FieldVector = {
+    require(maxSpan >= 1, s"a span of $maxSpan rows")
     require(rows.nonEmpty, "no rows to read")
     // The ranges read are kept until their rows are copied, at once: they take at most `maxBytes`.
     val read = ArrayBuffer.empty[FieldVector]
@@ -35,7 +36,7 @@ object RangeReads {
       while (i < rows.length && !spent) {
         val start = rows(i)
         var j = i + 1
-        while (j < rows.length && rows(j) - start < MaxSpan) j += 1
+        while (j < rows.length && rows(j) - start < maxSpan) j += 1
         val part = readRange(start, (rows(j - 1) - start + 1).toInt, maxBytes - used)
         read += part
         val count = part.getValueCount

@@ -55,6 +55,13 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
 
   def length: Long = starts(numPages)
 
+  /** The bytes its pages' buffers take in the file. */
+  lazy val storedBytes: Long = {
+    var total = 0L
+    for (p <- 0 until numPages; b <- 0 until meta.getPages(p).getBufferSizesCount) total += meta.getPages(p).getBufferSizes(b)
+    total
+  }
+
   private val encodings = new Array[ArrayEncoding](numPages)
 
   def encoding(p: Int): ArrayEncoding = {
@@ -133,38 +140,56 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
     out.result()
   }
 
+  /** `e` under any `nullable.no_nulls` wrappers. */
+  private def withoutNoNulls(e: ArrayEncoding): ArrayEncoding =
+    if (e.hasNullable && e.getNullable.hasNoNulls) withoutNoNulls(e.getNullable.getNoNulls.getValues) else e
+
   /**
-   * The file offset of page p's first value when the page stores fixed-size lists of `dimension`
-   * items of `itemBits` (whole bytes) plainly: flat, uncompressed, without nulls (possibly under
-   * `nullable.no_nulls`), in one page buffer. None for any other page.
+   * The file offset and size of the page buffer in which `e`, an encoding of page p, keeps values
+   * of `bits` (whole bytes) plainly: flat and uncompressed (possibly under `nullable.no_nulls`),
+   * `count` values at least. None for any other encoding.
    */
-  private[v2_0] def plainLists(p: Int, dimension: Int, itemBits: Int): Option[Long] = {
-    def unwrap(e: ArrayEncoding): ArrayEncoding =
-      if (e.hasNullable && e.getNullable.hasNoNulls) unwrap(e.getNullable.getNoNulls.getValues) else e
-    val lists = unwrap(encoding(p))
-    if (!lists.hasFixedSizeList || lists.getFixedSizeList.getDimension != dimension) return None
-    val items = unwrap(lists.getFixedSizeList.getItems)
-    if (!items.hasFlat || itemBits % 8 != 0) return None
-    val flat = items.getFlat
+  private def plainBuffer(p: Int, e: ArrayEncoding, bits: Int, count: Long): Option[(Long, Long)] = {
+    val values = withoutNoNulls(e)
+    if (!values.hasFlat || bits % 8 != 0) return None
+    val flat = values.getFlat
     val page = meta.getPages(p)
     val i = flat.getBuffer.getBufferIndex
-    val plain = flat.getBitsPerValue == itemBits && !flat.hasCompression && flat.hasBuffer &&
+    Option.when(flat.getBitsPerValue == bits && !flat.hasCompression && flat.hasBuffer &&
       flat.getBuffer.getBufferType == Buffer.BufferType.page && i >= 0 && i < page.getBufferOffsetsCount &&
-      page.getBufferSizes(i) >= pageLength(p).toLong * dimension * (itemBits / 8)
-    if (plain) Some(page.getBufferOffsets(i)) else None
+      page.getBufferSizes(i) >= count * (bits / 8))((page.getBufferOffsets(i), page.getBufferSizes(i)))
   }
+
+  /**
+   * The file offset of page p's first value when the page stores fixed-size lists of `dimension`
+   * items of `itemBits` plainly (see [[plainBuffer]]); None for any other page.
+   */
+  private[v2_0] def plainLists(p: Int, dimension: Int, itemBits: Int): Option[Long] = {
+    val lists = withoutNoNulls(encoding(p))
+    if (!lists.hasFixedSizeList || lists.getFixedSizeList.getDimension != dimension) None
+    else plainBuffer(p, lists.getFixedSizeList.getItems, itemBits, pageLength(p).toLong * dimension).map(_._1)
+  }
+
+  /** The file offset of page p's first value when the page stores values of `bits` plainly (see [[plainBuffer]]); None otherwise. */
+  private[v2_0] def plainValues(p: Int, bits: Int): Option[Long] = plainBuffer(p, encoding(p), bits, pageLength(p)).map(_._1)
 
   /**
    * Reads fixed-size lists `[start, start + n)` (see [[plainLists]]) from the file straight into
    * `target`, value after value, without decoding their pages; false, with nothing read, when a
    * page holding them stores them otherwise.
    */
-  def readPlainListsInto(start: Long, n: Int, dimension: Int, itemBits: Int, target: ArrowBuf): Boolean = {
+  def readPlainListsInto(start: Long, n: Int, dimension: Int, itemBits: Int, target: ArrowBuf): Boolean =
+    readPlainInto(start, n, dimension.toLong * (itemBits / 8), plainLists(_, dimension, itemBits), target)
+
+  /** Reads values `[start, start + n)` of `bits` each (see [[plainValues]]) straight into `target`, as [[readPlainListsInto]]. */
+  def readPlainValuesInto(start: Long, n: Int, bits: Int, target: ArrowBuf): Boolean =
+    readPlainInto(start, n, bits / 8, plainValues(_, bits), target)
+
+  private def readPlainInto(start: Long, n: Int, valueBytes: Long, plainAt: Int => Option[Long], target: ArrowBuf): Boolean = {
     checkRange(start, n)
-    val valueBytes = dimension.toLong * (itemBits / 8)
     val first = if (n > 0) pageOf(start) else numPages
     val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
-    val offsets = pages.map(p => plainLists(p, dimension, itemBits))
+    val offsets = pages.map(plainAt)
     val plain = offsets.forall(_.isDefined)
     if (plain) pages.zip(offsets).foreach { case (p, offset) =>
       val from = math.max(start, starts(p)) - starts(p)
@@ -173,6 +198,69 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
       container.readInto(offset.get + from * valueBytes, target.nioBuffer(at, ((to - from) * valueBytes).toInt), s"${where(p)} rows $from-$to")
     }
     plain
+  }
+
+  /**
+   * Where page p keeps its strings when they are stored plainly: a binary page whose end offsets
+   * (64 bits) and bytes (8 bits) are flat and uncompressed, each in a page buffer of its own (either
+   * possibly under `nullable.no_nulls`; nulls, if any, in the offsets' adjustment, §2.6). None for any other page.
+   */
+  private def plainBinary(p: Int): Option[ColumnReader.PlainBinary] = {
+    val e = withoutNoNulls(encoding(p))
+    if (!e.hasBinary) return None
+    val b = e.getBinary
+    for {
+      (ends, _) <- plainBuffer(p, b.getIndices, 64, pageLength(p))
+      (bytes, bytesSize) <- plainBuffer(p, b.getBytes, 8, 0)
+      if b.getNullAdjustment > 0
+    } yield ColumnReader.PlainBinary(ends, bytes, bytesSize, b.getNullAdjustment)
+  }
+
+  /**
+   * Values `[start, start + n)` of a string or binary column read from the parts of their pages
+   * that hold them (the values' end offsets, then their bytes), without reading or decoding whole
+   * pages: a few rows of a page of long strings cost their own bytes, not the page's megabytes.
+   * None, with nothing read, where a page holding them stores them otherwise ([[plainBinary]]).
+   */
+  def plainBinarySegments(start: Long, n: Int): Option[IndexedSeq[Segment]] = {
+    checkRange(start, n)
+    val first = if (n > 0) pageOf(start) else numPages
+    val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
+    val plain = pages.map(plainBinary)
+    if (!plain.forall(_.isDefined)) return None
+    Some(pages.zip(plain.map(_.get)).map { case (p, layout) =>
+      val from = (math.max(start, starts(p)) - starts(p)).toInt
+      val to = (math.min(start + n, starts(p + 1)) - starts(p)).toInt
+      val count = to - from
+      // The end offset of the value before `from` too: where the first value's bytes start.
+      val before = if (from == 0) 0 else 1
+      val raw = container.read(layout.ends + 8L * (from - before), 8L * (count + before), s"the string end offsets of ${where(p)}")
+      val adj = layout.adjustment
+      def end(k: Int): Long = {
+        val v = LittleEndian.getLong(raw, 8 * k)
+        if (v < 0) throw new CorruptFileException(path, s"${where(p)}: string end offset ${java.lang.Long.toUnsignedString(v)} is out of range")
+        PageDecoder.unadjusted(v, adj)
+      }
+      val base = if (before == 1) end(0) else 0L
+      val offsets = new Array[Long](count + 1)
+      var validity: Array[Byte] = null
+      var i = 0
+      while (i < count) {
+        val v = LittleEndian.getLong(raw, 8 * (i + before))
+        if (v >= adj) {
+          if (validity == null) { validity = new Array[Byte](Bits.bytesFor(count)); Bits.setOnes(validity, 0, count) }
+          validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
+        }
+        offsets(i + 1) = end(i + before) - base
+        if (offsets(i + 1) < offsets(i)) throw new CorruptFileException(path, s"${where(p)}: string end offsets decrease at value ${from + i}")
+        i += 1
+      }
+      if (base + offsets(count) > layout.bytesSize) throw new CorruptFileException(path,
+        s"${where(p)}: values $from until $to end at byte ${base + offsets(count)} of a buffer of ${layout.bytesSize}")
+      val data = if (offsets(count) == 0) Array.emptyByteArray
+        else container.read(layout.bytes + base, offsets(count), s"the string bytes of ${where(p)} values $from-$to")
+      Segment(p, Decoded.VariableValues(count, validity, offsets, data, 0), 0, count)
+    })
   }
 
   /** For a list column: itemStarts(p) = the global item number of page p's first item (§2.8). */
@@ -196,4 +284,9 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
       throw new CorruptFileException(path,
         s"${where(p)}: expected a struct header page, found ${encoding(p).getArrayEncodingCase.name.toLowerCase}")
     }
+}
+
+private[v2_0] object ColumnReader {
+  /** A plain binary page's buffers: its end offsets' and bytes' file offsets, the bytes' size, and the null adjustment. */
+  final case class PlainBinary(ends: Long, bytes: Long, bytesSize: Long, adjustment: Long)
 }

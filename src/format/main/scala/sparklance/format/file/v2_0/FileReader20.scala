@@ -7,7 +7,7 @@ import org.apache.arrow.vector.complex.{FixedSizeListVector, LargeListVector, Li
 import org.apache.arrow.vector.types.pojo.ArrowType
 import scala.jdk.CollectionConverters._
 import sparklance.format.{CorruptFileException, UnsupportedFeatureException}
-import sparklance.format.file.{ContainerReader, RowBytes}
+import sparklance.format.file.{ContainerReader, RangeReads, RowBytes}
 import sparklance.format.io.InputFile
 import sparklance.format.proto.FileProtos.FileDescriptor
 import sparklance.format.table.{LanceField, LanceSchema}
@@ -85,19 +85,38 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
    * whole). `columnOf(fieldId)` gives the file column of every field id in the subtree.
    */
   def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
-      maxBytes: Long): FieldVector = {
+      maxBytes: Long): FieldVector = read(field, columnOf, rowStart, numRows, allocator, maxBytes, sparse = false)
+
+  /** As [[read]]; `sparse`: a few rows of a page, read from its parts where the page allows. */
+  private def read(field: LanceField, columnOf: Int => Int, rowStart: Long, numRows: Int, allocator: BufferAllocator,
+      maxBytes: Long, sparse: Boolean): FieldVector = {
     require(rowStart >= 0 && numRows >= 0 && rowStart + numRows <= this.numRows,
       s"Rows $rowStart until ${rowStart + numRows} requested from $path, which has ${this.numRows} rows")
     val vector = field.toArrow.createVector(allocator)
     try {
-      val rows = fill(vector, field, columnOf, rowStart, numRows, maxBytes)
+      val rows = fill(vector, field, columnOf, rowStart, numRows, maxBytes, sparse)
       if (rows < numRows) vector.setValueCount(rows)
       vector
     } catch { case e: Throwable => vector.close(); throw e }
   }
 
+  /**
+   * Rows far apart are read one range each, rows close together as one range: a range spans at
+   * most as many rows as take [[FileReader20.SpanBytes]] in the file (the field's columns' bytes
+   * a row), so that reading the rows between two picked ones costs about what one more range
+   * costs. Vectors of 128 floats are read a row at a time where a thousand rows lie between picks;
+   * narrow columns in ranges of thousands of rows, as before.
+   */
+  override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator,
+      maxBytes: Long): FieldVector = {
+    val bytesPerRow = math.max(1.0, field.preOrder.map(f => column(columnOf(f.id)).storedBytes).sum.toDouble / math.max(1L, numRows))
+    val span = math.max(1, math.min(RangeReads.MaxSpan.toDouble, FileReader20.SpanBytes / bytesPerRow).toInt)
+    RangeReads.rows(rows, allocator, maxBytes, span)((start, n, left) => read(field, columnOf, start, n, allocator, left, sparse = true))
+  }
+
   /** Fills `v` with the first of rows `[start, start + n)` that fit `maxBytes`; returns how many. */
-  private def fill(v: FieldVector, field: LanceField, columnOf: Int => Int, start: Long, n: Int, maxBytes: Long): Int = {
+  private def fill(v: FieldVector, field: LanceField, columnOf: Int => Int, start: Long, n: Int, maxBytes: Long,
+      sparse: Boolean): Int = {
     val col = column(columnOf(field.id))
     field.arrowType match {
       case _: ArrowType.Struct =>
@@ -112,7 +131,7 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         var left = maxBytes
         field.children.zipWithIndex.foreach { case (child, i) =>
           val kid = struct.getChildByOrdinal(i).asInstanceOf[FieldVector]
-          rows = math.min(rows, fill(kid, child, columnOf, start, rows, math.max(left, share)))
+          rows = math.min(rows, fill(kid, child, columnOf, start, rows, math.max(left, share), sparse))
           if (maxBytes < Long.MaxValue) left -= RowBytes(kid, 0, rows)
         }
         rows
@@ -132,7 +151,7 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         val count = relative(n)
         if (count > Int.MaxValue) throw new UnsupportedFeatureException(
           s"Rows $start until ${start + n} of list field '${field.name}' in $path hold $count items; read fewer rows at a time")
-        fill(items, item, columnOf, first, count.toInt, Long.MaxValue)
+        fill(items, item, columnOf, first, count.toInt, Long.MaxValue, sparse)
         n
 
       case _: ArrowType.Null =>
@@ -146,12 +165,31 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
         shape match {
           case Shape.FixedSizeList(dim, Shape.Fixed(bits)) if bits % 8 == 0 =>
             readPlainLists(v.asInstanceOf[FixedSizeListVector], col, start, n, dim, bits, maxBytes).foreach(rows => return rows)
+          // A few values of a page: read from the file as they are, not the page decoded whole.
+          case Shape.Fixed(bits) if sparse && bits % 8 == 0 =>
+            readPlainValues(v, col, start, n, bits, maxBytes).foreach(rows => return rows)
           case _ =>
         }
-        val segments = col.segments(start, n, shape, maxBytes)
+        val segments = (if (sparse && shape == Shape.Variable) col.plainBinarySegments(start, n).map(within(_, maxBytes)) else None)
+          .getOrElse(col.segments(start, n, shape, maxBytes))
         val rows = segments.map(_.count).sum
         VectorLoader.loadLeaf(v, segments, rows)
         rows
+    }
+  }
+
+  /** The first values of `segments` that take at most `maxBytes` of Arrow memory, one at least (as [[ColumnReader.segments]] counts). */
+  private def within(segments: IndexedSeq[Segment], maxBytes: Long): IndexedSeq[Segment] = {
+    var used = 0L
+    var spent = false
+    segments.zipWithIndex.flatMap { case (s, i) =>
+      if (spent) None
+      else {
+        val (fit, bytes) = Decoded.valuesWithin(s.data, s.from, s.count, maxBytes - used, atLeastOne = i == 0)
+        used += bytes
+        spent = fit < s.count
+        Option.when(fit > 0)(s.copy(count = fit))
+      }
     }
   }
 
@@ -171,6 +209,19 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
     else {
       VectorLoader.load(v, rows, null, Nil)
       VectorLoader.load(v.getDataVector, Math.multiplyExact(rows, dim), null, Seq(data))
+      Some(rows)
+    }
+  }
+
+  /** Values of `bits` each stored plainly, read from the file straight into `v`'s Arrow memory, as [[readPlainLists]]. */
+  private def readPlainValues(v: FieldVector, col: ColumnReader, start: Long, n: Int, bits: Int, maxBytes: Long): Option[Int] = {
+    val valueBytes = bits / 8L
+    val rows = if (n == 0) 0 else math.max(1L, math.min(n.toLong, maxBytes / valueBytes)).toInt
+    val data = v.getAllocator.buffer(math.max(1L, rows * valueBytes))
+    val read = try col.readPlainValuesInto(start, rows, bits, data) catch { case e: Throwable => data.close(); throw e }
+    if (!read) { data.close(); None }
+    else {
+      VectorLoader.load(v, rows, null, Seq(data))
       Some(rows)
     }
   }
@@ -204,4 +255,9 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
   }
 
   def close(): Unit = input.close()
+}
+
+object FileReader20 {
+  /** The file bytes a range of picked rows spans at most: a range read costs about as much as copying this many. */
+  val SpanBytes = 32 * 1024
 }

@@ -21,22 +21,8 @@ class ReadPatternSuite extends AnyFunSuite {
   private val rows = 100000
 
   private lazy val (file, expected) = {
-    val a = new RootAllocator()
-    try {
-      val gen = new RandomVectors(3, 0.1)
-      val out = new ByteArrayOutputStream
-      val w = new FileWriter20(out, schema, maxPageBytes = 128 * 1024)
-      val expected = schema.fields.map(_ => IndexedSeq.newBuilder[Any])
-      for (_ <- 0 until 10) {
-        val vs: Seq[FieldVector] = schema.fields.map(gen.vector(_, rows / 10, a))
-        try {
-          w.write(vs)
-          vs.zip(expected).foreach { case (v, e) => e ++= Rows(v) }
-        } finally vs.foreach(_.close())
-      }
-      w.finish()
-      (out.toByteArray, expected.map(_.result()))
-    } finally a.close()
+    val gen = new RandomVectors(3, 0.1)
+    TestFiles.random(schema, 10, rows / 10, maxPageBytes = 128 * 1024)(_ => gen)
   }
 
   /** The file ranges of every page buffer of column c. */
