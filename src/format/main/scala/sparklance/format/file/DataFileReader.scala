@@ -97,6 +97,7 @@ object DataFileReader {
     def path: String = input.path
     def length: Long = input.length
     override def readAheadBytes: Int = input.readAheadBytes
+    override def readsCheaply: Boolean = input.readsCheaply
     override def writtenOnce: Boolean = input.writtenOnce
     override def prefetch(stream: Int, position: Long, n: Int): Unit = if (!inTail(position, n)) input.prefetch(stream, position, n)
     private def inTail(position: Long, n: Int): Boolean = position >= tailStart && position + n <= length
@@ -110,11 +111,14 @@ object DataFileReader {
   }
 
   /**
-   * Whether the reader of data files of format `major.minor` picks scattered rows out of pages
-   * (2.1 and 2.2; 2.0 out of the parts of pages stored plainly); the legacy reader reads ranges around them.
+   * Whether the reader of data files of format `major.minor` picks scattered rows out of pages:
+   * 2.1 and 2.2; 2.0 out of the parts of pages stored plainly, where files read cheaply
+   * ([[sparklance.format.io.InputFile.readsCheaply]]). The legacy reader reads ranges around them,
+   * and so does the 2.0 reader on object stores.
    */
-  def picksRows(major: Int, minor: Int): Boolean = (major, minor) match {
-    case (2, 0) | (2, 1) | (2, 2) => true
+  def picksRows(major: Int, minor: Int, readsCheaply: Boolean): Boolean = (major, minor) match {
+    case (2, 0) => readsCheaply
+    case (2, 1) | (2, 2) => true
     case _ => false
   }
 

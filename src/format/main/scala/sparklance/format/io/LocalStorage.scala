@@ -17,6 +17,7 @@ object LocalStorage extends Storage {
     private val channel = FileChannel.open(p(path), StandardOpenOption.READ)
     val length: Long = channel.size()
     override def readAheadBytes: Int = 256 << 10
+    override def readsCheaply: Boolean = true
     def read(position: Long, len: Int): Array[Byte] = {
       val buf = ByteBuffer.allocate(len)
       readInto(position, buf)
@@ -35,6 +36,8 @@ object LocalStorage extends Storage {
   }
 
   def openInput(path: String): InputFile = new LocalInputFile(path)
+
+  override def readsCheaply: Boolean = true
 
   // Only the local file system is reachable here; other stores go through the hadoop module.
   override def openExternal(uri: String): InputFile = Storage.scheme(uri) match {

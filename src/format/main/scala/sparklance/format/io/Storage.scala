@@ -27,6 +27,12 @@ trait InputFile extends Closeable {
    */
   def readAheadBytes: Int = 8 << 20
   /**
+   * Whether a read costs about the copy of its bytes (a local file), so that a reader may fetch a
+   * few values at a time from the parts of pages holding them; false where each read is a request
+   * with a round trip of its own (object stores, HDFS), and pages are better fetched whole.
+   */
+  def readsCheaply: Boolean = false
+  /**
    * A hint that bytes `[position, position + length)` will be read soon, by a reader going on
    * through one of its streams (`stream`: a column). A file on an object store fetches them on a
    * background thread, so that the request's latency passes while the reader decodes what it
@@ -72,6 +78,9 @@ trait Storage {
    * pass side by side; where a request answers at once (local files), nothing is gained by that,
    * and the caller's thread runs it when it asks for the result.
    */
+  /** Whether files here read cheaply ([[InputFile.readsCheaply]]): local files. */
+  def readsCheaply: Boolean = false
+
   def inBackground[T](path: String)(work: () => T): Background[T] = Background.later(work)
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream

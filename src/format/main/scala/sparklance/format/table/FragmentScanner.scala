@@ -174,6 +174,7 @@ final class FragmentScanner(
     def path: String = file.path
     def length: Long = file.length
     override def readAheadBytes: Int = file.readAheadBytes
+    override def readsCheaply: Boolean = file.readsCheaply
     // Counted when read: bytes fetched ahead that the scan never reads are not its reads.
     override def prefetch(stream: Int, position: Long, length: Int): Unit = file.prefetch(stream, position, length)
     override def readInto(position: Long, target: java.nio.ByteBuffer): Unit = {

@@ -173,7 +173,7 @@ class LanceScan(table: LanceTable, required: StructType, options: CaseInsensitiv
 
   /** Whether the readers of all the table's data files pick scattered rows ([[DataFileReader.picksRows]]). */
   def picksRows: Boolean = snapshot.fragments.forall(_.getFilesList.asScala.forall(f =>
-    DataFileReader.picksRows(f.getFileMajorVersion, f.getFileMinorVersion)))
+    DataFileReader.picksRows(f.getFileMajorVersion, f.getFileMinorVersion, table.dataset.storage.readsCheaply)))
 
   /** This scan, evaluating `condition` first ([[ScanPrefilterStrategy]]). */
   def withCondition(condition: Expression): LanceScan = new LanceScan(table, required, options, fragmentIds, limit,

@@ -105,10 +105,12 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
    * most as many rows as take [[FileReader20.SpanBytes]] in the file (the field's columns' bytes
    * a row), so that reading the rows between two picked ones costs about what one more range
    * costs. Vectors of 128 floats are read a row at a time where a thousand rows lie between picks;
-   * narrow columns in ranges of thousands of rows, as before.
+   * narrow columns in ranges of thousands of rows. Only where the file reads cheaply (a local
+   * file): on an object store every range would be a request, and pages are read whole, as a scan
+   * reads them.
    */
   override def readRows(field: LanceField, columnOf: Int => Int, rows: Array[Long], allocator: BufferAllocator,
-      maxBytes: Long): FieldVector = {
+      maxBytes: Long): FieldVector = if (!input.readsCheaply) super.readRows(field, columnOf, rows, allocator, maxBytes) else {
     val bytesPerRow = math.max(1.0, field.preOrder.map(f => column(columnOf(f.id)).storedBytes).sum.toDouble / math.max(1L, numRows))
     val span = math.max(1, math.min(RangeReads.MaxSpan.toDouble, FileReader20.SpanBytes / bytesPerRow).toInt)
     RangeReads.rows(rows, allocator, maxBytes, span)((start, n, left) => read(field, columnOf, start, n, allocator, left, sparse = true))

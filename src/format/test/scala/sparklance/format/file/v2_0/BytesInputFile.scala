@@ -3,8 +3,9 @@ package sparklance.format.file.v2_0
 import java.io.EOFException
 import sparklance.format.io.InputFile
 
-/** An in-memory file that records the ranges read from it. */
-final class BytesInputFile(bytes: Array[Byte], val path: String = "mem://test.lance") extends InputFile {
+/** An in-memory file that records the ranges read from it; it reads cheaply as a local file does, or not, as an object store. */
+final class BytesInputFile(bytes: Array[Byte], val path: String = "mem://test.lance", override val readsCheaply: Boolean = false)
+    extends InputFile {
   val reads = scala.collection.mutable.ArrayBuffer.empty[(Long, Int)]
   var closed = false
   def length: Long = bytes.length

@@ -43,12 +43,15 @@ class PickedRowsSuite extends AnyFunSuite {
     val rnd = new Random(11)
     val a = new RootAllocator()
     try {
-      val reader = new FileReader20(new BytesInputFile(file))
-      for (share <- Seq(0.0005, 0.003, 0.02, 0.2, 0.9); (field, i) <- schema.fields.zipWithIndex) {
-        val rowsAsked = picked(rnd, share)
-        val v = reader.readRows(field, columnOf, rowsAsked, a)
-        try assert(Rows(v) == rowsAsked.toIndexedSeq.map(r => expected(i)(r.toInt)), s"${field.name}, share $share")
-        finally v.close()
+      // From a local file, out of the parts of pages; from an object store, out of whole pages.
+      for (cheap <- Seq(true, false)) {
+        val reader = new FileReader20(new BytesInputFile(file, readsCheaply = cheap))
+        for (share <- Seq(0.0005, 0.003, 0.02, 0.2, 0.9); (field, i) <- schema.fields.zipWithIndex) {
+          val rowsAsked = picked(rnd, share)
+          val v = reader.readRows(field, columnOf, rowsAsked, a)
+          try assert(Rows(v) == rowsAsked.toIndexedSeq.map(r => expected(i)(r.toInt)), s"${field.name}, share $share, cheap $cheap")
+          finally v.close()
+        }
       }
     } finally a.close()
   }
@@ -57,7 +60,7 @@ class PickedRowsSuite extends AnyFunSuite {
     val rnd = new Random(12)
     val a = new RootAllocator()
     try {
-      val reader = new FileReader20(new BytesInputFile(file))
+      val reader = new FileReader20(new BytesInputFile(file, readsCheaply = true))
       for (budget <- Seq(1L, 2000L, 50000L); (field, i) <- schema.fields.zipWithIndex) {
         val rowsAsked = picked(rnd, 0.01)
         val v = reader.readRows(field, columnOf, rowsAsked, a, budget)
@@ -89,14 +92,18 @@ class PickedRowsSuite extends AnyFunSuite {
       } finally v.close()
       w.finish()
       val bytes = out.toByteArray
-      val in = new BytesInputFile(bytes)
-      val reader = new FileReader20(in)
-      val opened = in.reads.map(_._2.toLong).sum
       val rowsAsked = Array(0L, 1L, 4096L, 500000L, 500001L, n - 1L)
-      val got = reader.readRows(field, _ => 0, rowsAsked, a)
-      try assert((0 until got.getValueCount).map(got.asInstanceOf[org.apache.arrow.vector.BigIntVector].get(_)) == rowsAsked.toSeq.map(_ * 3))
-      finally got.close()
-      assert(in.reads.map(_._2.toLong).sum - opened < 4096, in.reads.drop(1))
+      for (cheap <- Seq(true, false)) {
+        val in = new BytesInputFile(bytes, readsCheaply = cheap)
+        val reader = new FileReader20(in)
+        val opened = in.reads.map(_._2.toLong).sum
+        val got = reader.readRows(field, _ => 0, rowsAsked, a)
+        try assert((0 until got.getValueCount).map(got.asInstanceOf[org.apache.arrow.vector.BigIntVector].get(_)) == rowsAsked.toSeq.map(_ * 3))
+        finally got.close()
+        // From an object store, the page in one request, as a scan reads it.
+        val fetched = in.reads.map(_._2.toLong).sum - opened
+        if (cheap) assert(fetched < 4096, in.reads.drop(1)) else assert(fetched > 7L * n && in.reads.size - 1 <= 2, in.reads)
+      }
     } finally a.close()
   }
 
@@ -118,17 +125,20 @@ class PickedRowsSuite extends AnyFunSuite {
       w.finish()
       val bytes = out.toByteArray
       assert(new ContainerReader(new BytesInputFile(bytes)).columns(0).getPagesCount == 1)
-      val in = new BytesInputFile(bytes)
-      val reader = new FileReader20(in)
-      val opened = in.reads.map(_._2.toLong).sum
       val rowsAsked = Array(0L, 3L, 17L, 25000L, 25001L, 52003L, n - 1L)
-      val got = reader.readRows(field, _ => 0, rowsAsked, a)
-      try assert(Rows(got).map { case b: Seq[_] => new String(b.map(_.asInstanceOf[Byte]).toArray, "UTF-8"); case other => other } ==
-        rowsAsked.toIndexedSeq.map(r => strings(r.toInt)))
-      finally got.close()
       // The page holds about 6 MB; the rows asked for, a few hundred bytes and their end offsets.
       assert(bytes.length > 5000000)
-      assert(in.reads.map(_._2.toLong).sum - opened < 4096, in.reads.drop(1))
+      for (cheap <- Seq(true, false)) {
+        val in = new BytesInputFile(bytes, readsCheaply = cheap)
+        val reader = new FileReader20(in)
+        val opened = in.reads.map(_._2.toLong).sum
+        val got = reader.readRows(field, _ => 0, rowsAsked, a)
+        try assert(Rows(got).map { case b: Seq[_] => new String(b.map(_.asInstanceOf[Byte]).toArray, "UTF-8"); case other => other } ==
+          rowsAsked.toIndexedSeq.map(r => strings(r.toInt)))
+        finally got.close()
+        val fetched = in.reads.map(_._2.toLong).sum - opened
+        if (cheap) assert(fetched < 4096, in.reads.drop(1)) else assert(fetched > 5000000 && in.reads.size - 1 <= 2, in.reads)
+      }
     } finally a.close()
   }
 }
