@@ -72,15 +72,14 @@ trait Storage {
       throw new UnsupportedFeatureException(s"External blob URI '$uri' is not absolute (it has no scheme)")
     openInput(uri)
   }
+  /** Whether files here read cheaply ([[InputFile.readsCheaply]]): local files. */
+  def readsCheaply: Boolean = false
   /**
    * Runs `work`, whose requests are to the store `path` is in, so that they may overlap the
    * caller's own: an object store runs it on a background thread, so that the latencies of both
    * pass side by side; where a request answers at once (local files), nothing is gained by that,
    * and the caller's thread runs it when it asks for the result.
    */
-  /** Whether files here read cheaply ([[InputFile.readsCheaply]]): local files. */
-  def readsCheaply: Boolean = false
-
   def inBackground[T](path: String)(work: () => T): Background[T] = Background.later(work)
   /** Opens a new file for writing; its parent directories are created. */
   def create(path: String): OutputStream

@@ -29,7 +29,8 @@ object ScanPrefilterStrategy extends SparkStrategy with PredicateHelper {
       val conditionColumns = conjuncts.flatMap(_.references.map(_.name)).toSet
       val others = data.filterNot(a => conditionColumns(a.name))
       val scan = relation.scan.asInstanceOf[LanceScan]
-      // Legacy (0.x) files are read in ranges around the rows kept: as much decoded as by a whole read.
+      // Where a reader reads ranges around the rows kept (legacy files; 2.0 files on object stores),
+      // it decodes as much as a whole read.
       if (conjuncts.isEmpty || !Prefilter.pays(conditionColumns, data.map(_.name).toSet) || !costly(others.map(_.dataType)) ||
           !scan.picksRows) Nil
       else {

@@ -117,7 +117,15 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
    * first values that take at most that much Arrow memory (one at least), counted as pages are
    * decoded, so that no page is decoded past the one that spends the budget.
    */
-  def segments(start: Long, n: Int, shape: Shape, maxBytes: Long = Long.MaxValue): IndexedSeq[Segment] = {
+  def segments(start: Long, n: Int, shape: Shape, maxBytes: Long = Long.MaxValue): IndexedSeq[Segment] =
+    within(start, n, maxBytes)((p, from, _) => (decoded(p, shape), from))
+
+  /**
+   * Values `[start, start + n)` page by page, as `part(page, from, count)` decodes those of a page
+   * (its values and where they begin in them), the first that take at most `maxBytes` (one at
+   * least); no page is asked for past the one that spends the budget.
+   */
+  private def within(start: Long, n: Int, maxBytes: Long)(part: (Int, Int, Int) => (Decoded, Int)): IndexedSeq[Segment] = {
     checkRange(start, n)
     val out = IndexedSeq.newBuilder[Segment]
     var row = start
@@ -128,9 +136,9 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
       if (pageLength(p) > 0) {
         val from = (row - starts(p)).toInt
         val count = math.min(pageLength(p) - from, (start + n - row).toInt)
-        val data = decoded(p, shape)
-        val (fit, bytes) = Decoded.valuesWithin(data, from, count, maxBytes - used, row == start)
-        if (fit > 0) out += Segment(p, data, from, fit)
+        val (data, at) = part(p, from, count)
+        val (fit, bytes) = Decoded.valuesWithin(data, at, count, maxBytes - used, row == start)
+        if (fit > 0) out += Segment(p, data, at, fit)
         used += bytes
         row += fit
         spent = fit < count
@@ -220,47 +228,30 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
    * Values `[start, start + n)` of a string or binary column read from the parts of their pages
    * that hold them (the values' end offsets, then their bytes), without reading or decoding whole
    * pages: a few rows of a page of long strings cost their own bytes, not the page's megabytes.
-   * None, with nothing read, where a page holding them stores them otherwise ([[plainBinary]]).
+   * With `maxBytes`, as [[segments]]. None, with nothing read, where a page holding them stores
+   * them otherwise ([[plainBinary]]).
    */
-  def plainBinarySegments(start: Long, n: Int): Option[IndexedSeq[Segment]] = {
+  def plainBinarySegments(start: Long, n: Int, maxBytes: Long): Option[IndexedSeq[Segment]] = {
     checkRange(start, n)
     val first = if (n > 0) pageOf(start) else numPages
     val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
-    val plain = pages.map(plainBinary)
-    if (!plain.forall(_.isDefined)) return None
-    Some(pages.zip(plain.map(_.get)).map { case (p, layout) =>
-      val from = (math.max(start, starts(p)) - starts(p)).toInt
-      val to = (math.min(start + n, starts(p + 1)) - starts(p)).toInt
-      val count = to - from
-      // The end offset of the value before `from` too: where the first value's bytes start.
-      val before = if (from == 0) 0 else 1
-      val raw = container.read(layout.ends + 8L * (from - before), 8L * (count + before), s"the string end offsets of ${where(p)}")
-      val adj = layout.adjustment
-      def end(k: Int): Long = {
-        val v = LittleEndian.getLong(raw, 8 * k)
-        if (v < 0) throw new CorruptFileException(path, s"${where(p)}: string end offset ${java.lang.Long.toUnsignedString(v)} is out of range")
-        PageDecoder.unadjusted(v, adj)
-      }
-      val base = if (before == 1) end(0) else 0L
-      val offsets = new Array[Long](count + 1)
-      var validity: Array[Byte] = null
-      var i = 0
-      while (i < count) {
-        val v = LittleEndian.getLong(raw, 8 * (i + before))
-        if (v >= adj) {
-          if (validity == null) { validity = new Array[Byte](Bits.bytesFor(count)); Bits.setOnes(validity, 0, count) }
-          validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
-        }
-        offsets(i + 1) = end(i + before) - base
-        if (offsets(i + 1) < offsets(i)) throw new CorruptFileException(path, s"${where(p)}: string end offsets decrease at value ${from + i}")
-        i += 1
-      }
-      if (base + offsets(count) > layout.bytesSize) throw new CorruptFileException(path,
-        s"${where(p)}: values $from until $to end at byte ${base + offsets(count)} of a buffer of ${layout.bytesSize}")
-      val data = if (offsets(count) == 0) Array.emptyByteArray
-        else container.read(layout.bytes + base, offsets(count), s"the string bytes of ${where(p)} values $from-$to")
-      Segment(p, Decoded.VariableValues(count, validity, offsets, data, 0), 0, count)
-    })
+    val layouts = pages.flatMap(p => plainBinary(p).map(p -> _)).toMap
+    Option.when(layouts.size == pages.size)(within(start, n, maxBytes)((p, from, count) => (binaryPart(p, layouts(p), from, count), 0)))
+  }
+
+  /** Values `[from, from + count)` of plain binary page p: their end offsets (and the one before), then their bytes. */
+  private def binaryPart(p: Int, layout: ColumnReader.PlainBinary, from: Int, count: Int): Decoded = {
+    val before = if (from == 0) 0 else 1
+    val raw = container.read(layout.ends + 8L * (from - before), 8L * (count + before), s"the string end offsets of ${where(p)}")
+    val corrupt = (detail: String) => new CorruptFileException(path, s"${where(p)}: string end offsets$detail")
+    // Where the first value's bytes start: the end of the one before it, 0 at the page's start.
+    val start = if (before == 0) 0L else PageDecoder.endOffsets(raw, 0, 1, layout.adjustment, 0L, from - 1L)(corrupt)._2(1)
+    val (validity, offsets) = PageDecoder.endOffsets(raw, 8 * before, count, layout.adjustment, start, from)(corrupt)
+    if (start + offsets(count) > layout.bytesSize) throw new CorruptFileException(path,
+      s"${where(p)}: values $from until ${from + count} end at byte ${start + offsets(count)} of a buffer of ${layout.bytesSize}")
+    val data = if (offsets(count) == 0) Array.emptyByteArray
+      else container.read(layout.bytes + start, offsets(count), s"the string bytes of ${where(p)} values $from-${from + count}")
+    Decoded.VariableValues(count, validity, offsets, data, 0)
   }
 
   /** For a list column: itemStarts(p) = the global item number of page p's first item (§2.8). */

@@ -172,26 +172,11 @@ final class FileReader20(input: InputFile) extends sparklance.format.file.DataFi
             readPlainValues(v, col, start, n, bits, maxBytes).foreach(rows => return rows)
           case _ =>
         }
-        val segments = (if (sparse && shape == Shape.Variable) col.plainBinarySegments(start, n).map(within(_, maxBytes)) else None)
+        val segments = (if (sparse && shape == Shape.Variable) col.plainBinarySegments(start, n, maxBytes) else None)
           .getOrElse(col.segments(start, n, shape, maxBytes))
         val rows = segments.map(_.count).sum
         VectorLoader.loadLeaf(v, segments, rows)
         rows
-    }
-  }
-
-  /** The first values of `segments` that take at most `maxBytes` of Arrow memory, one at least (as [[ColumnReader.segments]] counts). */
-  private def within(segments: IndexedSeq[Segment], maxBytes: Long): IndexedSeq[Segment] = {
-    var used = 0L
-    var spent = false
-    segments.zipWithIndex.flatMap { case (s, i) =>
-      if (spent) None
-      else {
-        val (fit, bytes) = Decoded.valuesWithin(s.data, s.from, s.count, maxBytes - used, atLeastOne = i == 0)
-        used += bytes
-        spent = fit < s.count
-        Option.when(fit > 0)(s.copy(count = fit))
-      }
     }
   }
 

@@ -121,23 +121,7 @@ private[v2_0] final class PageDecoder(buffers: PageBuffers, path: String, where:
   private def endOffsets(enc: ArrayEncoding, n: Int, adj: Long, what: String): (Array[Byte], Array[Long]) = {
     val idx = stored(decode(enc, n, Shape.Fixed(64)), what)
     if (n > 0 && adj <= 0) throw corrupt(s"$what have a null adjustment of $adj")
-    val ends = new Array[Long](n + 1)
-    var validity: Array[Byte] = null
-    var i = 0
-    while (i < n) {
-      val v = LittleEndian.getLong(idx.data, idx.base + 8 * i)
-      if (v < 0) throw corrupt(s"$what: value ${java.lang.Long.toUnsignedString(v)} at row $i is out of range")
-      if (v >= adj) {
-        if (validity == null) {
-          validity = new Array[Byte](Bits.bytesFor(n))
-          Bits.setOnes(validity, 0, n)
-        }
-        validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
-      }
-      ends(i + 1) = PageDecoder.unadjusted(v, adj)
-      if (ends(i + 1) < ends(i)) throw corrupt(s"$what decrease at row $i (${ends(i)} then ${ends(i + 1)})")
-      i += 1
-    }
+    val (validity, ends) = PageDecoder.endOffsets(idx.data, idx.base, n, adj, 0L, 0)(detail => corrupt(s"$what$detail"))
     (Decoded.and(validity, idx.validity, n), ends)
   }
 
@@ -287,4 +271,31 @@ private[v2_0] object PageDecoder {
    * rebuild of a 2.0 string page's offsets). `v >= 0`, `adj > 0`.
    */
   def unadjusted(v: Long, adj: Long): Long = if (v < adj) v else if (v - adj < adj) v - adj else v % adj
+
+  /**
+   * The `n` u64 end offsets stored at `raw(at)` on, nulls as end + `adj` (`adj > 0`): the validity
+   * (null if all valid) and the n + 1 offsets from `start` (the end before the first: 0 at a
+   * page's start), so starting at 0. `firstRow` numbers the rows in errors, made by `corrupt`.
+   */
+  def endOffsets(raw: Array[Byte], at: Int, n: Int, adj: Long, start: Long, firstRow: Long)(
+      corrupt: String => Exception): (Array[Byte], Array[Long]) = {
+    val ends = new Array[Long](n + 1)
+    var validity: Array[Byte] = null
+    var i = 0
+    while (i < n) {
+      val v = LittleEndian.getLong(raw, at + 8 * i)
+      if (v < 0) throw corrupt(s": value ${java.lang.Long.toUnsignedString(v)} at row ${firstRow + i} is out of range")
+      if (v >= adj) {
+        if (validity == null) {
+          validity = new Array[Byte](Bits.bytesFor(n))
+          Bits.setOnes(validity, 0, n)
+        }
+        validity(i >>> 3) = (validity(i >>> 3) & ~(1 << (i & 7))).toByte
+      }
+      ends(i + 1) = unadjusted(v, adj) - start
+      if (ends(i + 1) < ends(i)) throw corrupt(s" decrease at row ${firstRow + i} (${start + ends(i)} then ${start + ends(i + 1)})")
+      i += 1
+    }
+    (validity, ends)
+  }
 }
