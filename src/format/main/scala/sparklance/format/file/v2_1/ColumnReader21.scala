@@ -379,7 +379,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
           val part = IndexedSeq(Slice(chunkMeta, c0 * wordBytes, (c1 - c0 + 1) * wordBytes), chunkBytes) ++ trailing
           val items = (firstItem(c1 + 1) - firstItem(c0)).toInt
           // The page's dictionary is decoded once for all its windows.
-          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowValues,
+          Some(firstItem(c0).toInt -> MiniBlockPage.decode(layout.toBuilder.setNumItems(items).build(), part, items, c, windowArrays,
             if (layout.hasDictionary) Some(dictionary) else None))
         }
       }
@@ -546,18 +546,10 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
     (k, used)
   }
 
-  // The values of the first window of each `segments` call are decoded into one array, reused: its
+  // The first window of each `segments` call decodes into arrays reused from call to call: its
   // segments are copied out (into Arrow memory) before the next call. A fresh array per window was
   // a top frame of a JFR profile of scans, 11% of the task samples of a one-column sum.
-  private var windowArray: Array[Byte] = Array.emptyByteArray
-  private var windowArrayLent = false
-  private def windowValues(length: Int): Array[Byte] =
-    if (windowArrayLent) new Array[Byte](length)
-    else {
-      windowArrayLent = true
-      if (windowArray.length < length) windowArray = new Array[Byte](length)
-      windowArray
-    }
+  private val windowArrays = new PageArrays.Reused
 
   // The chunks scattered rows (`sparse`) are picked from are read into one buffer, reused: every
   // value picked is copied out of it (a read of every chunk, for rows spread over all of them,
@@ -677,7 +669,7 @@ private[v2_1] final class ColumnReader21(container: ContainerReader, val index: 
   def segments(start: Long, n: Int, kind: LeafKind, maxBytes: Long = Long.MaxValue): Seq[Segment] = {
     if (start + n > numRows)
       throw new sparklance.format.CorruptFileException(path, s"column $index ('$fieldName') has $numRows rows, ${start + n} needed")
-    windowArrayLent = false
+    windowArrays.reclaim()
     startCall()
     val out = Seq.newBuilder[Segment]
     var row = start

@@ -7,13 +7,13 @@ import sparklance.format.proto.Encodings21Protos.MiniBlockLayout
 /** Decodes a mini-block page (LANCE-FILE-2.1-2.2.md §5): chunk metadata, chunks, dictionary. */
 private[v2_1] object MiniBlockPage {
   /**
-   * The page's rows. Bit-packed and flat values are decoded into `valueArray(bytes)`, a new array
-   * unless the caller lends one it reuses (at least that long; every byte of it up to there is written).
+   * The page's rows, decoded into `arrays`: new ones, unless the caller lends arrays it reuses
+   * (bit-packed and flat values straight into one, the chunks of variable-width values joined into two).
    * A dictionary page's `items` may be given, decoded before (their values are not copied, see
    * [[Slots.Indexed]]).
    */
   def decode(m: MiniBlockLayout, bufs: IndexedSeq[Slice], rows: Int, ctx: Ctx,
-      valueArray: Int => Array[Byte] = new Array[Byte](_), items: Option[Slots] = None): PageData = {
+      arrays: PageArrays = PageArrays.Fresh, items: Option[Slots] = None): PageData = {
     val layers = new Layers(m.getLayersList.asScala.toIndexedSeq, ctx)
     if (bufs.size < 2) throw ctx.corrupt(s"mini-block page with ${bufs.size} buffers")
     if (m.getRepetitionIndexDepth > 1) throw ctx.unsupported(s"a repetition index of depth ${m.getRepetitionIndexDepth}")
@@ -37,7 +37,7 @@ private[v2_1] object MiniBlockPage {
     // Bit-packed and flat chunks decode straight into one array for the page, not each into its
     // own to be concatenated after.
     val pageWidth = Compressive.pageArrayWidth(m.getValueCompression, ctx)
-    val pageValues = pageWidth.map(t => valueArray(Math.multiplyExact(numItems.toInt, t / 8)))
+    val pageValues = pageWidth.map(t => arrays.values(Math.multiplyExact(numItems.toInt, t / 8)))
     var levels = 0L
     var at = chunks.offset
     var itemsSoFar = 0L
@@ -66,7 +66,7 @@ private[v2_1] object MiniBlockPage {
     if (itemsSoFar != numItems) throw ctx.corrupt(s"chunks hold $itemsSoFar values, the page $numItems")
     var slots = pageValues match {
       case Some(out) if numChunks > 0 => Slots.Fixed(pageWidth.get, out, numItems.toInt)
-      case _ => if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx)
+      case _ => if (values.isEmpty) Slots.Empty(0) else Slots.concat(values, ctx, arrays)
     }
     if (m.hasDictionary) {
       slots = slots match {

@@ -31,8 +31,8 @@ private[v2_1] object Slots {
   /** Placeholders only (all-null pages): every slot is null. */
   final case class Empty(count: Int) extends Slots
 
-  /** Concatenates slots of one kind (chunks of a page). */
-  def concat(parts: collection.Seq[Slots], ctx: Ctx): Slots = {
+  /** Concatenates slots of one kind (chunks of a page); variable-width values into `arrays`. */
+  def concat(parts: collection.Seq[Slots], ctx: Ctx, arrays: PageArrays = PageArrays.Fresh): Slots = {
     if (parts.size == 1) return parts.head
     val total = parts.map(_.count.toLong).sum
     if (total > Int.MaxValue) throw ctx.corrupt(s"$total value slots in one page")
@@ -55,23 +55,26 @@ private[v2_1] object Slots {
           Fixed(1, sink.array, total.toInt)
         } else throw ctx.unsupported(s"${f.bits}-bit values")
       case _: Variable =>
-        val offsets = new Array[Long](total.toInt + 1)
+        val offsets = arrays.offsets(total.toInt + 1)
         // Sized up front: growing by doubling copied a page of strings several times (JFR).
         val bytes = parts.map { case p: Variable => p.offsets(p.count) - p.offsets(0); case _ => 0L }.sum
         if (bytes > Int.MaxValue - 16) throw ctx.corrupt(s"$bytes bytes of values in one page")
-        val sink = new ByteSink(bytes.toInt)
+        val data = arrays.bytes(bytes.toInt)
+        offsets(0) = 0
         var n = 0
+        var size = 0L
         parts.foreach {
           case p: Variable =>
             val base = p.offsets(0)
             val len = p.offsets(p.count) - base
             var i = 1
-            while (i <= p.count) { offsets(n + i) = sink.size + p.offsets(i) - base; i += 1 }
-            sink.append(p.data, base.toInt, len.toInt)
+            while (i <= p.count) { offsets(n + i) = size + p.offsets(i) - base; i += 1 }
+            System.arraycopy(p.data, base.toInt, data, size.toInt, len.toInt)
+            size += len
             n += p.count
           case p => throw ctx.corrupt(s"chunks of different kinds in one page: ${kind(p)} after variable")
         }
-        Variable(offsets, sink.array, n)
+        Variable(offsets, data, n)
       case l: FixedSizeList =>
         val lists = parts.map {
           case p: FixedSizeList if p.dim == l.dim => p
