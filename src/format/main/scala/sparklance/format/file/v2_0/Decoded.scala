@@ -39,6 +39,9 @@ private[v2_0] object Decoded {
     }
     d match {
       case v: VariableValues =>
+        // Mostly all fit: then their sum is one subtraction, not a loop over the values.
+        val all = v.offsets(from + count) - v.offsets(from) + 8L * count
+        if (all <= maxBytes) return (count, all)
         var used = 0L
         var i = 0
         var more = true
