@@ -34,7 +34,9 @@ private[v2_1] object Slots {
   /** Concatenates slots of one kind (chunks of a page); variable-width values into `arrays`. */
   def concat(parts: collection.Seq[Slots], ctx: Ctx, arrays: PageArrays = PageArrays.Fresh): Slots = {
     if (parts.size == 1) return parts.head
-    val total = parts.map(_.count.toLong).sum
+    // Sums without boxing: this runs once per batch of a scan (`map(...).sum` boxed every part's count).
+    var total = 0L
+    parts.foreach(p => total += p.count)
     if (total > Int.MaxValue) throw ctx.corrupt(s"$total value slots in one page")
     parts.head match {
       case _ if parts.isEmpty => Empty(0)
@@ -57,7 +59,8 @@ private[v2_1] object Slots {
       case _: Variable =>
         val offsets = arrays.offsets(total.toInt + 1)
         // Sized up front: growing by doubling copied a page of strings several times (JFR).
-        val bytes = parts.map { case p: Variable => p.offsets(p.count) - p.offsets(0); case _ => 0L }.sum
+        var bytes = 0L
+        parts.foreach { case p: Variable => bytes += p.offsets(p.count) - p.offsets(0); case _ => }
         if (bytes > Int.MaxValue - 16) throw ctx.corrupt(s"$bytes bytes of values in one page")
         val data = arrays.bytes(bytes.toInt)
         offsets(0) = 0
