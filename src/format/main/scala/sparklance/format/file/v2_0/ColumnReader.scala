@@ -148,6 +148,12 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
     out.result()
   }
 
+  /** The pages, not empty, that hold values `[start, start + n)`. */
+  private def pagesHolding(start: Long, n: Int): IndexedSeq[Int] = {
+    val first = if (n > 0) pageOf(start) else numPages
+    (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
+  }
+
   /** `e` under any `nullable.no_nulls` wrappers. */
   private def withoutNoNulls(e: ArrayEncoding): ArrayEncoding =
     if (e.hasNullable && e.getNullable.hasNoNulls) withoutNoNulls(e.getNullable.getNoNulls.getValues) else e
@@ -195,8 +201,7 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
 
   private def readPlainInto(start: Long, n: Int, valueBytes: Long, plainAt: Int => Option[Long], target: ArrowBuf): Boolean = {
     checkRange(start, n)
-    val first = if (n > 0) pageOf(start) else numPages
-    val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
+    val pages = pagesHolding(start, n)
     val offsets = pages.map(plainAt)
     val plain = offsets.forall(_.isDefined)
     if (plain) pages.zip(offsets).foreach { case (p, offset) =>
@@ -233,8 +238,7 @@ private[v2_0] final class ColumnReader(container: ContainerReader, val index: In
    */
   def plainBinarySegments(start: Long, n: Int, maxBytes: Long): Option[IndexedSeq[Segment]] = {
     checkRange(start, n)
-    val first = if (n > 0) pageOf(start) else numPages
-    val pages = (first until numPages).takeWhile(p => starts(p) < start + n).filter(pageLength(_) > 0)
+    val pages = pagesHolding(start, n)
     val layouts = pages.flatMap(p => plainBinary(p).map(p -> _)).toMap
     Option.when(layouts.size == pages.size)(within(start, n, maxBytes)((p, from, count) => (binaryPart(p, layouts(p), from, count), 0)))
   }
